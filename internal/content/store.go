@@ -1,0 +1,102 @@
+package content
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"waymark/internal/store"
+)
+
+const recordColumns = `tbl, uid, pid, language, l10n_parent, deleted, workspace, owner_uid, group_uid,
+	perms_user, perms_group, perms_everybody, fields`
+
+func scanRecord(sc interface{ Scan(...any) error }) (Record, error) {
+	var r Record
+	var fields string
+	if err := sc.Scan(&r.Table, &r.UID, &r.PID, &r.Language, &r.L10nParent, &r.Deleted, &r.Workspace,
+		&r.Owner, &r.Group, &r.Perms.User, &r.Perms.Group, &r.Perms.Everybody, &fields); err != nil {
+		return Record{}, err
+	}
+	f, err := decodeFields(fields)
+	if err != nil {
+		return Record{}, fmt.Errorf("%s:%d: %w", r.Table, r.UID, err)
+	}
+	r.Fields = f
+	return r, nil
+}
+
+// Get reads one record, deleted or not. It returns ErrNotFound when none exists.
+func Get(ctx context.Context, q store.Querier, table string, uid int64) (Record, error) {
+	r, err := scanRecord(q.QueryRow(ctx, "SELECT "+recordColumns+" FROM records WHERE tbl = ? AND uid = ?", table, uid))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, fmt.Errorf("%s:%d: %w", table, uid, ErrNotFound)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("read %s:%d: %w", table, uid, err)
+	}
+	return r, nil
+}
+
+// OnPage lists the live, non-deleted records of table on page pid whose
+// language is one of languages (pass LanguageAll to include all-languages
+// records), ordered by uid.
+func OnPage(ctx context.Context, q store.Querier, table string, pid int64, languages ...int64) ([]Record, error) {
+	query := "SELECT " + recordColumns + " FROM records WHERE tbl = ? AND pid = ? AND deleted = FALSE AND workspace = 0"
+	args := []any{table, pid}
+	if len(languages) > 0 {
+		query += " AND language IN ("
+		for i, l := range languages {
+			if i > 0 {
+				query += ", "
+			}
+			query += "?"
+			args = append(args, l)
+		}
+		query += ")"
+	}
+	rows, err := q.Query(ctx, query+" ORDER BY uid", args...)
+	if err != nil {
+		return nil, fmt.Errorf("records on page %d: %w", pid, err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Translation returns the live translation of a default-language record into
+// language, or ErrNotFound.
+func Translation(ctx context.Context, q store.Querier, table string, parent, language int64) (Record, error) {
+	r, err := scanRecord(q.QueryRow(ctx, "SELECT "+recordColumns+` FROM records
+		WHERE tbl = ? AND l10n_parent = ? AND language = ? AND deleted = FALSE AND workspace = 0 ORDER BY uid LIMIT 1`,
+		table, parent, language))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, fmt.Errorf("%s:%d in language %d: %w", table, parent, language, ErrNotFound)
+	}
+	return r, err
+}
+
+// PutTx inserts or replaces a record as a whole (fixture import). It records no history.
+func PutTx(ctx context.Context, q store.Querier, r Record, now int64) error {
+	_, err := q.Exec(ctx, `INSERT INTO records (`+recordColumns+`, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (tbl, uid) DO UPDATE SET pid = excluded.pid, language = excluded.language,
+			l10n_parent = excluded.l10n_parent, deleted = excluded.deleted, workspace = excluded.workspace,
+			owner_uid = excluded.owner_uid, group_uid = excluded.group_uid, perms_user = excluded.perms_user,
+			perms_group = excluded.perms_group, perms_everybody = excluded.perms_everybody,
+			fields = excluded.fields, updated_at = excluded.updated_at`,
+		r.Table, r.UID, r.PID, r.Language, r.L10nParent, r.Deleted, r.Workspace, r.Owner, r.Group,
+		r.Perms.User, r.Perms.Group, r.Perms.Everybody, encodeFields(r.Fields), now)
+	if err != nil {
+		return fmt.Errorf("store %s:%d: %w", r.Table, r.UID, err)
+	}
+	return nil
+}

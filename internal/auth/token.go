@@ -1,0 +1,61 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"waymark/internal/store"
+)
+
+// PutTokenTx stores token for user (hashed) unless the user already has it.
+// Importing the same fixture twice therefore stores one row.
+func PutTokenTx(ctx context.Context, q store.Querier, user int64, token, label string, now time.Time) error {
+	lookup := TokenLookup(token)
+	rows, err := q.Query(ctx, "SELECT hash FROM api_tokens WHERE lookup = ? AND user_uid = ?", lookup, user)
+	if err != nil {
+		return fmt.Errorf("tokens of user %d: %w", user, err)
+	}
+	var hashes []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			rows.Close()
+			return err
+		}
+		hashes = append(hashes, h)
+	}
+	rows.Close()
+	for _, h := range hashes {
+		if CheckToken(h, token) {
+			return nil
+		}
+	}
+	_, hash, err := HashToken(token)
+	if err != nil {
+		return err
+	}
+	if _, err := q.Exec(ctx, "INSERT INTO api_tokens (user_uid, lookup, hash, label, created_at) VALUES (?, ?, ?, ?, ?)",
+		user, lookup, hash, label, store.Micros(now)); err != nil {
+		return fmt.Errorf("store token of user %d: %w", user, err)
+	}
+	return nil
+}
+
+// NewToken returns a fresh random token ("wm_" + 32 random bytes, URL-safe).
+func NewToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "wm_" + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// IssueToken creates, stores and returns a new token for user.
+func IssueToken(ctx context.Context, q store.Querier, user int64, label string, now time.Time) (string, error) {
+	t := NewToken()
+	if err := PutTokenTx(ctx, q, user, t, label, now); err != nil {
+		return "", err
+	}
+	return t, nil
+}

@@ -1,0 +1,87 @@
+package queue_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"waymark/internal/queue"
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+)
+
+type recorder struct {
+	mu   sync.Mutex // guards runs
+	runs []string
+	got  chan string
+}
+
+func (r *recorder) RunQueued(ctx context.Context, uuid string) error {
+	r.mu.Lock()
+	r.runs = append(r.runs, uuid)
+	r.mu.Unlock()
+	r.got <- uuid
+	return nil
+}
+
+func TestJobInsertedInTxIsWorkedOnlyAfterCommit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		rec := &recorder{got: make(chan string, 4)}
+		q, err := queue.New(db, rec, queue.Config{Workers: 2, PollInterval: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = q.Stop(context.Background()) })
+
+		// A rolled-back insert is never worked.
+		tx, err := db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.InsertTx(ctx, tx, "rolled-back", 0); err != nil {
+			t.Fatal(err)
+		}
+		_ = tx.SQL.Rollback()
+
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return q.InsertTx(ctx, tx, "run-1", 0) }); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-rec.got:
+			if got != "run-1" {
+				t.Fatalf("worked %q, want run-1", got)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("job was not worked within 15s")
+		}
+		n, err := q.Depth(ctx, db)
+		if err != nil || n != 0 {
+			t.Errorf("Depth = %d, %v; want 0", n, err)
+		}
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, r := range rec.runs {
+			if r == "rolled-back" {
+				t.Error("a rolled-back job was worked")
+			}
+		}
+	})
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	db := storetest.SQLite(t)
+	if _, err := queue.New(db, nil, queue.Config{Workers: 1}); err == nil {
+		t.Error("workers without handler accepted")
+	}
+	if _, err := queue.New(db, nil, queue.Config{Workers: -1}); err == nil {
+		t.Error("negative workers accepted")
+	}
+}

@@ -21,7 +21,9 @@ func (e *DeniedError) Error() string { return "permission denied: " + e.Reason }
 // Is makes errors.Is(err, ErrDenied) true.
 func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
 
-func deny(format string, args ...any) error { return &DeniedError{Reason: fmt.Sprintf(format, args...)} }
+func deny(format string, args ...any) error {
+	return &DeniedError{Reason: fmt.Sprintf(format, args...)}
+}
 
 // Checker answers permission questions about a user by uid, reading the user,
 // its groups and the pages involved from the store at every call.
@@ -133,7 +135,7 @@ func (c *Checker) ActorMayReadRecord(ctx context.Context, a *Actor, rec content.
 	return c.pagePerm(ctx, c.db, a, page, content.PermShow)
 }
 
-// pagePageRecord returns the record whose permissions and rootline decide for a page:
+// pageForPerms returns the record whose permissions and rootline decide for a page:
 // the default-language page for a translation.
 func pageForPerms(ctx context.Context, q store.Querier, pageUID int64) (content.Record, error) {
 	p, err := content.Get(ctx, q, "pages", pageUID)

@@ -73,7 +73,8 @@ func (t *Table) FieldLabel(name, lang string) string {
 	return name
 }
 
-// merge lays ext over t: labels and fields of ext win, new fields are appended.
+// merge lays ext over t: labels and ranges of ext win, new fields are appended,
+// and a field excluded by either stays excluded.
 func (t Table) merge(ext Table) Table {
 	out := t
 	out.Label = Labels{}
@@ -103,7 +104,10 @@ func (t Table) merge(ext Table) Table {
 				for k, v := range ef.Label {
 					merged.Label[k] = v
 				}
-				merged.Exclude = ef.Exclude
+				// An extension may exclude a field but never lift an
+				// exclusion: a label-only extension must not make an
+				// excluded field editable by every editor.
+				merged.Exclude = f.Exclude || ef.Exclude
 				if ef.Range != nil {
 					merged.Range = ef.Range
 				}

@@ -70,6 +70,7 @@ func (w *Writer) Write(ctx context.Context, req WriteRequest) (Written, error) {
 }
 
 // WriteTx applies req inside tx: it validates the fields against the schema,
+// locks the record row (a concurrent write of it waits for this one),
 // asks the Authorizer, updates the record and records one history row per changed field.
 func (w *Writer) WriteTx(ctx context.Context, tx *store.Tx, req WriteRequest) (Written, error) {
 	if len(req.Fields) == 0 {
@@ -91,6 +92,13 @@ func (w *Writer) WriteTx(ctx context.Context, tx *store.Tx, req WriteRequest) (W
 		names = append(names, f)
 	}
 	sort.Strings(names)
+	// Lock the row before reading it, so a concurrent write of the same record
+	// waits here and then reads the committed fields instead of storing a
+	// stale copy over them (a lost update on PostgreSQL; SQLite's immediate
+	// transactions already serialise writers).
+	if _, err := tx.Exec(ctx, "UPDATE records SET updated_at = updated_at WHERE tbl = ? AND uid = ?", req.Table, req.UID); err != nil {
+		return Written{}, fmt.Errorf("lock %s:%d: %w", req.Table, req.UID, err)
+	}
 	rec, err := Get(ctx, tx, req.Table, req.UID)
 	if err != nil {
 		return Written{}, err

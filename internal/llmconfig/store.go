@@ -1,0 +1,201 @@
+package llmconfig
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"waymark/internal/clock"
+	"waymark/internal/secret"
+	"waymark/internal/store"
+)
+
+// ErrNotFound is returned by Get, GetByIdentifier, APIKey and SetAPIKey when
+// no configuration has the uid or identifier.
+var ErrNotFound = errors.New("configuration not found")
+
+// Store reads and writes configurations and seals their API keys.
+type Store struct {
+	db    *store.DB
+	box   *secret.Box
+	clock clock.Clock
+}
+
+// Resolver is the spec's name for the Store (ConfigurationResolver).
+type Resolver = Store
+
+// New returns a Store on db that seals API keys with box.
+func New(db *store.DB, box *secret.Box) *Store {
+	return &Store{db: db, box: box, clock: clock.Real{}}
+}
+
+const columns = `uid, identifier, name, active, provider_type, base_url, api_key_sealed, model, script,
+	context_window, max_output_tokens, require_second_approver, privacy, system_prompt,
+	allowed_groups, tool_groups, max_iterations, token_budget, updated_at`
+
+func scan(sc interface{ Scan(...any) error }) (Configuration, error) {
+	var c Configuration
+	var sealed, script, groups, tools string
+	var updated int64
+	if err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Active, &c.ProviderType, &c.BaseURL, &sealed, &c.Model, &script,
+		&c.ContextWindow, &c.MaxOutputTokens, &c.RequireSecondApprover, &c.Privacy, &c.SystemPrompt,
+		&groups, &tools, &c.MaxIterations, &c.TokenBudget, &updated); err != nil {
+		return Configuration{}, err
+	}
+	c.HasAPIKey = sealed != ""
+	c.Script = json.RawMessage(script)
+	c.UpdatedAt = store.Time(updated)
+	if err := json.Unmarshal([]byte(groups), &c.AllowedGroups); err != nil {
+		return Configuration{}, fmt.Errorf("configuration %d: allowed_groups: %w", c.UID, err)
+	}
+	if err := json.Unmarshal([]byte(tools), &c.ToolGroups); err != nil {
+		return Configuration{}, fmt.Errorf("configuration %d: tool_groups: %w", c.UID, err)
+	}
+	return c, nil
+}
+
+// Get reads one configuration, active or not, without its API key.
+func (s *Store) Get(ctx context.Context, uid int64) (Configuration, error) {
+	return s.GetTx(ctx, s.db, uid)
+}
+
+// GetTx is Get inside a transaction (or on any Querier).
+func (s *Store) GetTx(ctx context.Context, q store.Querier, uid int64) (Configuration, error) {
+	c, err := scan(q.QueryRow(ctx, "SELECT "+columns+" FROM configurations WHERE uid = ?", uid))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Configuration{}, fmt.Errorf("configuration %d: %w", uid, ErrNotFound)
+	}
+	if err != nil {
+		return Configuration{}, fmt.Errorf("read configuration %d: %w", uid, err)
+	}
+	return c, nil
+}
+
+// GetByIdentifier reads one configuration by its identifier.
+func (s *Store) GetByIdentifier(ctx context.Context, identifier string) (Configuration, error) {
+	c, err := scan(s.db.QueryRow(ctx, "SELECT "+columns+" FROM configurations WHERE identifier = ?", identifier))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Configuration{}, fmt.Errorf("configuration %q: %w", identifier, ErrNotFound)
+	}
+	if err != nil {
+		return Configuration{}, fmt.Errorf("read configuration %q: %w", identifier, err)
+	}
+	return c, nil
+}
+
+// List reads every configuration, active or not, ordered by uid.
+func (s *Store) List(ctx context.Context) ([]Configuration, error) {
+	rows, err := s.db.Query(ctx, "SELECT "+columns+" FROM configurations ORDER BY uid")
+	if err != nil {
+		return nil, fmt.Errorf("list configurations: %w", err)
+	}
+	defer rows.Close()
+	var out []Configuration
+	for rows.Next() {
+		c, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list configurations: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list configurations: %w", err)
+	}
+	return out, nil
+}
+
+// Put is PutTx in a transaction of its own.
+func (s *Store) Put(ctx context.Context, c Configuration) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error { return s.PutTx(ctx, tx, c) })
+}
+
+// PutTx validates c (after filling defaults: privacy metadata, 20 iterations,
+// empty lists) and inserts or replaces the configuration with its uid. It is
+// authoritative, as a fixture import is: c.APIKey is sealed and stored, and an
+// empty APIKey stores no key. Use SetAPIKey to change only the key. A
+// validation failure is a *FieldError (errors.Is ErrInvalid) and writes nothing.
+func (s *Store) PutTx(ctx context.Context, q store.Querier, c Configuration) error {
+	if err := Validate(c); err != nil {
+		return err
+	}
+	c = withDefaults(c)
+	sealed, err := s.seal(c.APIKey)
+	if err != nil {
+		return fmt.Errorf("configuration %d: %w", c.UID, err)
+	}
+	groups, _ := json.Marshal(c.AllowedGroups)
+	tools, _ := json.Marshal(c.ToolGroups)
+	_, err = q.Exec(ctx, `INSERT INTO configurations (`+columns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (uid) DO UPDATE SET identifier = excluded.identifier, name = excluded.name,
+			active = excluded.active, provider_type = excluded.provider_type, base_url = excluded.base_url,
+			api_key_sealed = excluded.api_key_sealed, model = excluded.model, script = excluded.script,
+			context_window = excluded.context_window, max_output_tokens = excluded.max_output_tokens,
+			require_second_approver = excluded.require_second_approver, privacy = excluded.privacy,
+			system_prompt = excluded.system_prompt, allowed_groups = excluded.allowed_groups,
+			tool_groups = excluded.tool_groups, max_iterations = excluded.max_iterations,
+			token_budget = excluded.token_budget, updated_at = excluded.updated_at`,
+		c.UID, c.Identifier, c.Name, c.Active, string(c.ProviderType), c.BaseURL, sealed, c.Model, string(c.Script),
+		c.ContextWindow, c.MaxOutputTokens, c.RequireSecondApprover, string(c.Privacy), c.SystemPrompt,
+		string(groups), string(tools), c.MaxIterations, c.TokenBudget, store.Micros(s.clock.Now()))
+	if err != nil {
+		return fmt.Errorf("store configuration %d (%s): %w", c.UID, c.Identifier, err)
+	}
+	return nil
+}
+
+// SetAPIKey replaces the stored API key of configuration uid; an empty key
+// removes it. It returns ErrNotFound when the configuration does not exist.
+func (s *Store) SetAPIKey(ctx context.Context, uid int64, key string) error {
+	sealed, err := s.seal(key)
+	if err != nil {
+		return fmt.Errorf("configuration %d: %w", uid, err)
+	}
+	res, err := s.db.Exec(ctx, "UPDATE configurations SET api_key_sealed = ?, updated_at = ? WHERE uid = ?",
+		sealed, store.Micros(s.clock.Now()), uid)
+	if err != nil {
+		return fmt.Errorf("set API key of configuration %d: %w", uid, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("set API key of configuration %d: %w", uid, err)
+	} else if n == 0 {
+		return fmt.Errorf("configuration %d: %w", uid, ErrNotFound)
+	}
+	return nil
+}
+
+// APIKey decrypts the API key of configuration uid for a provider call; ""
+// when none is stored. It is the only way to read a key back. It returns
+// ErrNotFound for an unknown configuration, and a secret error when the
+// stored value does not open (another WAYMARK_SECRET_KEY, or altered).
+func (s *Store) APIKey(ctx context.Context, uid int64) (string, error) {
+	var sealed string
+	err := s.db.QueryRow(ctx, "SELECT api_key_sealed FROM configurations WHERE uid = ?", uid).Scan(&sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("configuration %d: %w", uid, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read API key of configuration %d: %w", uid, err)
+	}
+	if sealed == "" {
+		return "", nil
+	}
+	key, err := s.box.Open(sealed)
+	if err != nil {
+		return "", fmt.Errorf("API key of configuration %d: %w", uid, err)
+	}
+	return key, nil
+}
+
+func (s *Store) seal(key string) (string, error) {
+	if key == "" {
+		return "", nil
+	}
+	sealed, err := s.box.Seal(key)
+	if err != nil {
+		return "", fmt.Errorf("seal API key: %w", err)
+	}
+	return sealed, nil
+}

@@ -1,0 +1,118 @@
+package llmconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+)
+
+// ErrInvalid is matched (errors.Is) by every *FieldError.
+var ErrInvalid = errors.New("invalid configuration")
+
+// FieldError is returned by PutTx when a configuration does not validate.
+// Field is the JSON name of the offending field.
+type FieldError struct {
+	UID    int64
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("configuration %d: %s: %s", e.UID, e.Field, e.Reason)
+}
+
+// Unwrap lets errors.Is(err, ErrInvalid) match.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// MaxIterationsLimit is the largest allowed MaxIterations.
+const MaxIterationsLimit = 100
+
+var slug = regexp.MustCompile(`^[a-z0-9]+(?:[-_][a-z0-9]+)*$`)
+
+// withDefaults fills the zero values that have a default.
+func withDefaults(c Configuration) Configuration {
+	if c.Privacy == "" {
+		c.Privacy = DefaultPrivacy
+	}
+	if c.MaxIterations == 0 {
+		c.MaxIterations = DefaultMaxIterations
+	}
+	if len(bytes.TrimSpace(c.Script)) == 0 {
+		c.Script = json.RawMessage("[]")
+	}
+	if c.AllowedGroups == nil {
+		c.AllowedGroups = []int64{}
+	}
+	if c.ToolGroups == nil {
+		c.ToolGroups = []string{}
+	}
+	return c
+}
+
+// Validate reports the first field of c (after defaults) that is not valid,
+// as a *FieldError.
+func Validate(c Configuration) error {
+	c = withDefaults(c)
+	bad := func(field, format string, args ...any) error {
+		return &FieldError{UID: c.UID, Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case c.UID <= 0:
+		return bad("uid", "must be a positive number, got %d", c.UID)
+	case !slug.MatchString(c.Identifier) || len(c.Identifier) > 64:
+		return bad("identifier", "must be a slug of lowercase letters, digits, '-' and '_' (at most 64), got %q", c.Identifier)
+	}
+	switch c.ProviderType {
+	case ProviderOpenAI:
+		if c.Model == "" {
+			return bad("model", "is required for provider type openai")
+		}
+		if c.BaseURL != "" {
+			u, err := url.Parse(c.BaseURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return bad("baseUrl", "must be an http(s) URL with a host, got %q", c.BaseURL)
+			}
+		}
+	case ProviderDemo, ProviderScript:
+	default:
+		return bad("providerType", "must be one of openai, demo, script, got %q", c.ProviderType)
+	}
+	var script []json.RawMessage
+	if err := json.Unmarshal(c.Script, &script); err != nil {
+		return bad("script", "must be a JSON array of replies")
+	}
+	switch {
+	case c.ContextWindow <= 0:
+		return bad("contextWindow", "must be greater than 0, got %d", c.ContextWindow)
+	case c.MaxOutputTokens < 0 || c.MaxOutputTokens >= c.ContextWindow:
+		return bad("maxOutputTokens", "must be at least 0 and less than contextWindow (%d), got %d", c.ContextWindow, c.MaxOutputTokens)
+	case !validPrivacy(c.Privacy):
+		return bad("privacy", "must be one of none, metadata, redacted, full, got %q", c.Privacy)
+	case c.MaxIterations < 1 || c.MaxIterations > MaxIterationsLimit:
+		return bad("maxIterations", "must be between 1 and %d, got %d", MaxIterationsLimit, c.MaxIterations)
+	case c.TokenBudget < 0:
+		return bad("tokenBudget", "must be 0 (unlimited) or more, got %d", c.TokenBudget)
+	}
+	for _, g := range c.AllowedGroups {
+		if g <= 0 {
+			return bad("allowedGroups", "group uids must be positive, got %d", g)
+		}
+	}
+	for _, g := range c.ToolGroups {
+		if g == "" {
+			return bad("toolGroups", "must not contain an empty name")
+		}
+	}
+	return nil
+}
+
+func validPrivacy(p Privacy) bool {
+	switch p {
+	case PrivacyNone, PrivacyMetadata, PrivacyRedacted, PrivacyFull:
+		return true
+	}
+	return false
+}

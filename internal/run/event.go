@@ -1,0 +1,195 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"waymark/internal/store"
+)
+
+// Kind is the kind of a run event (API §3).
+type Kind string
+
+// The event kinds.
+const (
+	EventRequest   Kind = "request"    // outbound half of a model round
+	EventLLM       Kind = "llm"        // the model's response
+	EventTool      Kind = "tool"       // one executed tool call
+	EventToolWrite Kind = "tool_write" // the record a write produced, its completeness
+	EventApproval  Kind = "approval"   // a decision: approved, decidedBy, reason
+	EventInput     Kind = "input"      // input submitted: submittedBy, never the values
+	EventProgress  Kind = "progress"   // current, total, completed
+	EventHighlight Kind = "highlight"  // table and uid
+	EventNotice    Kind = "notice"     // e.g. a dropped source with its reason
+	EventContext   Kind = "context"    // per-round context window accounting
+	EventStatus    Kind = "status"     // a status change
+	EventLineage   Kind = "lineage"    // the run's lineage: ids and a digest only
+)
+
+// Kinds lists every event kind.
+func Kinds() []Kind {
+	return []Kind{EventRequest, EventLLM, EventTool, EventToolWrite, EventApproval, EventInput,
+		EventProgress, EventHighlight, EventNotice, EventContext, EventStatus, EventLineage}
+}
+
+// Valid reports whether k is one of the kinds.
+func (k Kind) Valid() bool {
+	for _, v := range Kinds() {
+		if k == v {
+			return true
+		}
+	}
+	return false
+}
+
+// alwaysStored reports whether k is stored even at PrivacyNone.
+func (k Kind) alwaysStored() bool {
+	return k == EventLineage || k == EventStatus || k == EventToolWrite || k == EventApproval
+}
+
+// Event is one stored event of a run's stream.
+type Event struct {
+	Sequence  int64 // per run, strictly increasing from 1
+	Kind      Kind
+	Payload   json.RawMessage // a JSON object, as filtered at append
+	CreatedAt time.Time
+}
+
+// AppendEvent appends an event to the run's stream. payload must marshal to
+// a JSON object (or be nil, stored as {}); it passes through Filter at
+// privacy before anything is written. The sequence is the run's counter
+// incremented in the same transaction, so concurrent appenders never
+// collide. A run that does not exist is ErrNotFound; bad input is ErrInvalid.
+func (s *Store) AppendEvent(ctx context.Context, id string, kind Kind, payload any, privacy Privacy) (Event, error) {
+	body, err := eventPayload(id, kind, payload, privacy)
+	if err != nil {
+		return Event{}, err
+	}
+	var ev Event
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		ev, err = s.appendEvent(ctx, tx, id, kind, body)
+		return err
+	})
+	return ev, err
+}
+
+// AppendEventTx is AppendEvent inside tx, so the event commits with the
+// transition it records. It locks the run row until tx ends.
+func (s *Store) AppendEventTx(ctx context.Context, tx *store.Tx, id string, kind Kind, payload any, privacy Privacy) (Event, error) {
+	body, err := eventPayload(id, kind, payload, privacy)
+	if err != nil {
+		return Event{}, err
+	}
+	return s.appendEvent(ctx, tx, id, kind, body)
+}
+
+// eventPayload validates and filters a payload into the JSON to store.
+func eventPayload(id string, kind Kind, payload any, privacy Privacy) ([]byte, error) {
+	if !kind.Valid() {
+		return nil, invalid("event of", id, "unknown event kind %q", kind)
+	}
+	if !privacy.Valid() {
+		return nil, invalid("event of", id, "unknown privacy level %q", privacy)
+	}
+	m := map[string]any{}
+	if payload != nil {
+		raw, err := json.Marshal(payload)
+		if err != nil {
+			return nil, invalid("event of", id, "payload does not marshal: %v", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, invalid("event of", id, "payload is not JSON: %v", err)
+		}
+		switch v := v.(type) {
+		case nil:
+		case map[string]any:
+			m = v
+		default:
+			return nil, invalid("event of", id, "payload is not a JSON object")
+		}
+	}
+	body, err := json.Marshal(Filter(privacy, kind, m))
+	if err != nil {
+		return nil, fmt.Errorf("event of run %s: %w", id, err)
+	}
+	return body, nil
+}
+
+func (s *Store) appendEvent(ctx context.Context, tx *store.Tx, id string, kind Kind, body []byte) (Event, error) {
+	var seq int64
+	err := tx.QueryRow(ctx, `UPDATE runs SET event_sequence = event_sequence + 1 WHERE uuid = ?
+		RETURNING event_sequence`, id).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, fmt.Errorf("event of run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Event{}, fmt.Errorf("event of run %s: %w", id, err)
+	}
+	now := s.clk.Now()
+	if _, err := tx.Exec(ctx, `INSERT INTO run_events (run_uuid, sequence, kind, payload, created_at)
+		VALUES (?, ?, ?, ?, ?)`, id, seq, string(kind), string(body), store.Micros(now)); err != nil {
+		return Event{}, fmt.Errorf("event of run %s: %w", id, err)
+	}
+	return Event{Sequence: seq, Kind: kind, Payload: body, CreatedAt: store.Time(store.Micros(now))}, nil
+}
+
+// Events returns the run's events with a sequence above after, in order, at
+// most limit of them (limit <= 0: all). An unknown run has no events.
+func (s *Store) Events(ctx context.Context, id string, after int64, limit int) ([]Event, error) {
+	q := `SELECT sequence, kind, payload, created_at FROM run_events WHERE run_uuid = ? AND sequence > ?
+		ORDER BY sequence`
+	args := []any{id, after}
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := s.db.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("events of run %s: %w", id, err)
+	}
+	defer rows.Close()
+	out := []Event{}
+	for rows.Next() {
+		ev, err := scanEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("events of run %s: %w", id, err)
+		}
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// LatestEvent returns the run's newest event of kind; ok is false when it
+// has none.
+func (s *Store) LatestEvent(ctx context.Context, id string, kind Kind) (ev Event, ok bool, err error) {
+	ev, err = scanEvent(s.db.QueryRow(ctx, `SELECT sequence, kind, payload, created_at FROM run_events
+		WHERE run_uuid = ? AND kind = ? ORDER BY sequence DESC LIMIT 1`, id, string(kind)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, false, nil
+	}
+	if err != nil {
+		return Event{}, false, fmt.Errorf("latest %s event of run %s: %w", kind, id, err)
+	}
+	return ev, true, nil
+}
+
+func scanEvent(sc scanner) (Event, error) {
+	var (
+		ev            Event
+		kind, payload string
+		created       int64
+	)
+	if err := sc.Scan(&ev.Sequence, &kind, &payload, &created); err != nil {
+		return Event{}, err
+	}
+	ev.Kind, ev.Payload, ev.CreatedAt = Kind(kind), json.RawMessage(payload), store.Time(created)
+	return ev, nil
+}

@@ -1,0 +1,114 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+
+	"waymark/internal/store"
+)
+
+// SetFence stamps the write fence of owner's running run: effect is JSON
+// naming the tool call about to write. The reaper never retries a run whose
+// fence names a non-idempotent write. It loses when the run is no longer
+// owner's or no longer running; the write must then not start.
+func (s *Store) SetFence(ctx context.Context, id, owner string, effect []byte) (bool, error) {
+	return s.setFence(ctx, s.db, id, owner, effect)
+}
+
+// SetFenceTx is SetFence inside tx.
+func (s *Store) SetFenceTx(ctx context.Context, tx *store.Tx, id, owner string, effect []byte) (bool, error) {
+	return s.setFence(ctx, tx, id, owner, effect)
+}
+
+func (s *Store) setFence(ctx context.Context, q store.Querier, id, owner string, effect []byte) (bool, error) {
+	if owner == "" {
+		return false, invalid("fence", id, "lease owner is empty")
+	}
+	if len(effect) == 0 || !json.Valid(effect) {
+		return false, invalid("fence", id, "effect is not JSON")
+	}
+	return s.fence(ctx, q, id, owner, string(effect))
+}
+
+// ClearFence clears the write fence of owner's running run once the tool
+// step is recorded.
+func (s *Store) ClearFence(ctx context.Context, id, owner string) (bool, error) {
+	return s.fence(ctx, s.db, id, owner, "")
+}
+
+// ClearFenceTx is ClearFence inside tx, so it commits with the tool step.
+func (s *Store) ClearFenceTx(ctx context.Context, tx *store.Tx, id, owner string) (bool, error) {
+	return s.fence(ctx, tx, id, owner, "")
+}
+
+func (s *Store) fence(ctx context.Context, q store.Querier, id, owner, effect string) (bool, error) {
+	if owner == "" {
+		return false, invalid("fence", id, "lease owner is empty")
+	}
+	return guarded(ctx, q, "fence", id, `UPDATE runs SET pending_effect = ?, updated_at = ?
+		WHERE uuid = ? AND status = 'running' AND lease_owner = ?`,
+		effect, store.Micros(s.clk.Now()), id, owner)
+}
+
+// Requeue puts owner's running run back in the queue for a retry: running →
+// queued, requeue_count+1, lease released. expectedRequeues is the count the
+// caller read; a concurrent requeue makes it lose. The caller checks first
+// that the run has a stored request and no fenced non-idempotent write.
+func (s *Store) Requeue(ctx context.Context, id, owner string, expectedRequeues int) (bool, error) {
+	return s.requeue(ctx, s.db, id, owner, expectedRequeues, false)
+}
+
+// RequeueTx is Requeue inside tx, so it commits with the new queue job.
+func (s *Store) RequeueTx(ctx context.Context, tx *store.Tx, id, owner string, expectedRequeues int) (bool, error) {
+	return s.requeue(ctx, tx, id, owner, expectedRequeues, false)
+}
+
+// RequeueExpired is Requeue for the reaper: it wins only while owner's lease
+// is expired by the clock, so a concurrent Renew wins over the reaper.
+func (s *Store) RequeueExpired(ctx context.Context, id, owner string, expectedRequeues int) (bool, error) {
+	return s.requeue(ctx, s.db, id, owner, expectedRequeues, true)
+}
+
+// RequeueExpiredTx is RequeueExpired inside tx.
+func (s *Store) RequeueExpiredTx(ctx context.Context, tx *store.Tx, id, owner string, expectedRequeues int) (bool, error) {
+	return s.requeue(ctx, tx, id, owner, expectedRequeues, true)
+}
+
+func (s *Store) requeue(ctx context.Context, q store.Querier, id, owner string, expected int, expired bool) (bool, error) {
+	if owner == "" {
+		return false, invalid("requeue", id, "lease owner is empty")
+	}
+	now := store.Micros(s.clk.Now())
+	query := `UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, lease_owner = '',
+		lease_expires_at = 0, updated_at = ? WHERE uuid = ? AND status = 'running' AND lease_owner = ?
+		AND requeue_count = ?`
+	args := []any{now, id, owner, expected}
+	if expired {
+		query += ` AND lease_expires_at > 0 AND lease_expires_at < ?`
+		args = append(args, now)
+	}
+	return guarded(ctx, q, "requeue", id, query, args...)
+}
+
+// AddUsage adds u to the totals of owner's running run.
+func (s *Store) AddUsage(ctx context.Context, id, owner string, u Usage) (bool, error) {
+	return s.addUsage(ctx, s.db, id, owner, u)
+}
+
+// AddUsageTx is AddUsage inside tx.
+func (s *Store) AddUsageTx(ctx context.Context, tx *store.Tx, id, owner string, u Usage) (bool, error) {
+	return s.addUsage(ctx, tx, id, owner, u)
+}
+
+func (s *Store) addUsage(ctx context.Context, q store.Querier, id, owner string, u Usage) (bool, error) {
+	if owner == "" {
+		return false, invalid("usage", id, "lease owner is empty")
+	}
+	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.Iterations < 0 {
+		return false, invalid("usage", id, "usage %+v is negative", u)
+	}
+	return guarded(ctx, q, "usage", id, `UPDATE runs SET prompt_tokens = prompt_tokens + ?,
+		completion_tokens = completion_tokens + ?, iterations = iterations + ?, updated_at = ?
+		WHERE uuid = ? AND status = 'running' AND lease_owner = ?`,
+		u.PromptTokens, u.CompletionTokens, u.Iterations, store.Micros(s.clk.Now()), id, owner)
+}

@@ -1,0 +1,111 @@
+package run
+
+import (
+	"context"
+	"time"
+
+	"waymark/internal/store"
+)
+
+// Settle ends a run: a non-terminal run held by owner → status (terminal)
+// with reason, error class and message and the stored answer (pass it
+// through StoredAnswer). owner "" settles only a run no one holds (queued or
+// waiting), as for a refusal of a run not yet claimed. Settle stamps
+// finished_at, releases the lease and clears the stored request and the
+// suspended state; the write fence is left as it is, for the audit. A late
+// second settle loses.
+func (s *Store) Settle(ctx context.Context, id, owner string, status Status, reason Reason, errClass, errMsg, answer string) (bool, error) {
+	return s.settle(ctx, s.db, id, owner, status, reason, errClass, errMsg, answer, false)
+}
+
+// SettleTx is Settle inside tx, so the settle commits with its status event.
+func (s *Store) SettleTx(ctx context.Context, tx *store.Tx, id, owner string, status Status, reason Reason, errClass, errMsg, answer string) (bool, error) {
+	return s.settle(ctx, tx, id, owner, status, reason, errClass, errMsg, answer, false)
+}
+
+// SettleExpired dead-letters a running run whose lease, held by owner, has
+// expired by the clock: → failed with reason. The expiry is re-checked in
+// the UPDATE, so a concurrent Renew wins over the reaper.
+func (s *Store) SettleExpired(ctx context.Context, id, owner string, reason Reason, errClass, errMsg string) (bool, error) {
+	return s.settle(ctx, s.db, id, owner, StatusFailed, reason, errClass, errMsg, "", true)
+}
+
+// SettleExpiredTx is SettleExpired inside tx.
+func (s *Store) SettleExpiredTx(ctx context.Context, tx *store.Tx, id, owner string, reason Reason, errClass, errMsg string) (bool, error) {
+	return s.settle(ctx, tx, id, owner, StatusFailed, reason, errClass, errMsg, "", true)
+}
+
+func (s *Store) settle(ctx context.Context, q store.Querier, id, owner string, status Status, reason Reason, errClass, errMsg, answer string, expired bool) (bool, error) {
+	switch {
+	case !status.Terminal():
+		return false, invalid("settle", id, "status %q is not terminal", status)
+	case !reason.Valid():
+		return false, invalid("settle", id, "unknown termination reason %q", reason)
+	case expired && owner == "":
+		return false, invalid("settle", id, "lease owner is empty")
+	}
+	now := store.Micros(s.clk.Now())
+	query := `UPDATE runs SET status = ?, termination_reason = ?, error_class = ?, error_message = ?,
+		answer = ?, lease_owner = '', lease_expires_at = 0, request = '', suspended = '',
+		finished_at = ?, updated_at = ? WHERE uuid = ? AND status IN ` + nonTerminalSQL + ` AND lease_owner = ?`
+	args := []any{string(status), string(reason), errClass, errMsg, answer, now, now, id, owner}
+	if expired {
+		query += ` AND status = 'running' AND lease_expires_at > 0 AND lease_expires_at < ?`
+		args = append(args, now)
+	}
+	return guarded(ctx, q, "settle", id, query, args...)
+}
+
+// Cancel ends any non-terminal run (queued, running or waiting) as
+// cancelled/cancelled, releases the lease and clears the stored request and
+// the suspended state. A running segment notices at its next step boundary
+// (its Renew, Suspend and Settle lose). A terminal run is left alone.
+func (s *Store) Cancel(ctx context.Context, id string) (bool, error) {
+	return s.cancel(ctx, s.db, id, nonTerminalSQL)
+}
+
+// CancelTx is Cancel inside tx.
+func (s *Store) CancelTx(ctx context.Context, tx *store.Tx, id string) (bool, error) {
+	return s.cancel(ctx, tx, id, nonTerminalSQL)
+}
+
+// CancelIfWaiting cancels a run only while it waits for approval or input;
+// a queued or running run (someone just released it) and a terminal run are
+// left alone and the call loses.
+func (s *Store) CancelIfWaiting(ctx context.Context, id string) (bool, error) {
+	return s.cancel(ctx, s.db, id, waitingSQL)
+}
+
+// CancelIfWaitingTx is CancelIfWaiting inside tx.
+func (s *Store) CancelIfWaitingTx(ctx context.Context, tx *store.Tx, id string) (bool, error) {
+	return s.cancel(ctx, tx, id, waitingSQL)
+}
+
+func (s *Store) cancel(ctx context.Context, q store.Querier, id, from string) (bool, error) {
+	now := store.Micros(s.clk.Now())
+	return guarded(ctx, q, "cancel", id, `UPDATE runs SET status = 'cancelled',
+		termination_reason = 'cancelled', lease_owner = '', lease_expires_at = 0, request = '',
+		suspended = '', finished_at = ?, updated_at = ? WHERE uuid = ? AND status IN `+from,
+		now, now, id)
+}
+
+// ExpiredLeases returns the running runs whose lease expired before now,
+// oldest expiry first: the reaper's candidates for RequeueExpired or
+// SettleExpired.
+func (s *Store) ExpiredLeases(ctx context.Context, now time.Time) ([]Run, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+runColumns+` FROM runs WHERE status = 'running'
+		AND lease_expires_at > 0 AND lease_expires_at < ? ORDER BY lease_expires_at, uuid`, store.Micros(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,61 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	"waymark/internal/content"
+)
+
+// Preview shows each proposed field with its label in lang, the value now, the
+// value proposed and, where the schema recommends a length, the measure. A
+// record the user may not read is refused like a missing one (*ResultError).
+func (t *updateTool) Preview(ctx context.Context, call Call, lang string) (Preview, error) {
+	a, err := t.args(call.Args)
+	if err != nil {
+		return Preview{}, err
+	}
+	rec, err := readable(ctx, t.b, call.User, t.spec.table, a.uid)
+	if err != nil {
+		return Preview{}, err
+	}
+	if rec == nil {
+		return Preview{}, &ResultError{Message: t.spec.notFound}
+	}
+	schemas, err := content.LoadSchemas(ctx, t.b.db)
+	if err != nil {
+		return Preview{}, err
+	}
+	table, ok := schemas.Table(t.spec.table)
+	if !ok {
+		return Preview{}, fmt.Errorf("preview: no schema for %s", t.spec.table)
+	}
+	return buildPreview(table, *rec, a.names, a.fields, lang), nil
+}
+
+// buildPreview lays proposed values of names over rec.
+func buildPreview(table *content.Table, rec content.Record, names []string, proposed map[string]string, lang string) Preview {
+	title := rec.Title()
+	if title == "" {
+		title = fmt.Sprintf("#%d", rec.UID)
+	}
+	p := Preview{
+		Heading: fmt.Sprintf("%s: %s", table.Label.In(lang, table.Name), title),
+		Target:  Target{Table: rec.Table, UID: rec.UID, Fields: names},
+		Items:   make([]PreviewItem, 0, len(names)),
+	}
+	for _, n := range names {
+		item := PreviewItem{
+			Field:    n,
+			Label:    table.FieldLabel(n, lang),
+			Current:  rec.Fields[n],
+			Proposed: proposed[n],
+		}
+		if f, ok := table.Field(n); ok && f.Range != nil {
+			item.Measure = &Measure{Count: utf8.RuneCountInString(item.Proposed), Min: f.Range.Min, Max: f.Range.Max}
+		}
+		p.Items = append(p.Items, item)
+	}
+	return p
+}

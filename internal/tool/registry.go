@@ -1,0 +1,237 @@
+package tool
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"waymark/internal/store"
+)
+
+// ErrUnknown is returned for a tool name the registry does not hold.
+var ErrUnknown = errors.New("unknown tool")
+
+// Spec is what the model is told about a tool.
+type Spec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"parameters"`
+}
+
+type entry struct {
+	tool   Tool
+	def    Def
+	schema *jsonschema.Schema
+}
+
+// Registry holds the known tools and reads their global enabled state.
+type Registry struct {
+	db *store.DB
+
+	mu    sync.RWMutex // guards tools
+	tools map[string]entry
+}
+
+// NewRegistry returns an empty registry whose enabled state lives in db.
+func NewRegistry(db *store.DB) *Registry {
+	return &Registry{db: db, tools: map[string]entry{}}
+}
+
+// Register adds t. It fails for an empty or duplicate name, an unknown effect
+// and an argument schema that does not compile.
+func (r *Registry) Register(t Tool) error {
+	d := t.Def()
+	if d.Name == "" {
+		return errors.New("register tool: empty name")
+	}
+	if !d.Effect.Valid() {
+		return fmt.Errorf("register tool %s: unknown effect %q", d.Name, d.Effect)
+	}
+	if len(d.Schema) == 0 {
+		return fmt.Errorf("register tool %s: no argument schema", d.Name)
+	}
+	s, err := compileSchema(d.Name, d.Schema)
+	if err != nil {
+		return fmt.Errorf("register tool %s: %w", d.Name, err)
+	}
+	d.ApprovalBound = d.NeedsApproval()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.tools[d.Name]; dup {
+		return fmt.Errorf("register tool %s: already registered", d.Name)
+	}
+	r.tools[d.Name] = entry{tool: t, def: d, schema: s}
+	return nil
+}
+
+func (r *Registry) entry(name string) (entry, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.tools[name]
+	return e, ok
+}
+
+// Get returns the named tool.
+func (r *Registry) Get(name string) (Tool, bool) {
+	e, ok := r.entry(name)
+	return e.tool, ok
+}
+
+// Def returns the named tool's definition, ApprovalBound set for every write.
+func (r *Registry) Def(name string) (Def, bool) {
+	e, ok := r.entry(name)
+	return e.def, ok
+}
+
+// List returns the definitions of all tools, sorted by name.
+func (r *Registry) List() []Def {
+	r.mu.RLock()
+	out := make([]Def, 0, len(r.tools))
+	for _, e := range r.tools {
+		out = append(out, e.def)
+	}
+	r.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Specs returns the model-facing specs of the named tools in the given order,
+// skipping names the registry does not hold. It does not look at the enabled state.
+func (r *Registry) Specs(names []string) []Spec {
+	out := make([]Spec, 0, len(names))
+	for _, n := range names {
+		if e, ok := r.entry(n); ok {
+			out = append(out, Spec{Name: e.def.Name, Description: e.def.Description, Schema: e.def.Schema})
+		}
+	}
+	return out
+}
+
+// EnabledSpecs is Specs restricted to the tools enabled now.
+func (r *Registry) EnabledSpecs(ctx context.Context, names []string) ([]Spec, error) {
+	all := r.Specs(names)
+	out := all[:0]
+	for _, s := range all {
+		on, err := r.Enabled(ctx, s.Name)
+		if err != nil {
+			return nil, err
+		}
+		if on {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Enabled reports the global state of a tool: its tool_settings row, or its
+// default. It returns ErrUnknown for a name the registry does not hold.
+func (r *Registry) Enabled(ctx context.Context, name string) (bool, error) {
+	e, ok := r.entry(name)
+	if !ok {
+		return false, fmt.Errorf("%w: %s", ErrUnknown, name)
+	}
+	var on bool
+	err := r.db.QueryRow(ctx, "SELECT enabled FROM tool_settings WHERE name = ?", name).Scan(&on)
+	if errors.Is(err, sql.ErrNoRows) {
+		return e.def.DefaultEnabled, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("tool state of %s: %w", name, err)
+	}
+	return on, nil
+}
+
+// SetEnabled stores the global state of a tool.
+func (r *Registry) SetEnabled(ctx context.Context, name string, enabled bool) error {
+	return r.db.InTx(ctx, func(tx *store.Tx) error { return r.SetEnabledTx(ctx, tx, name, enabled) })
+}
+
+// SetEnabledTx stores the global state of a tool inside tx. It returns
+// ErrUnknown for a name the registry does not hold.
+func (r *Registry) SetEnabledTx(ctx context.Context, tx *store.Tx, name string, enabled bool) error {
+	if _, ok := r.entry(name); !ok {
+		return fmt.Errorf("%w: %s", ErrUnknown, name)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO tool_settings (name, enabled) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled`, name, enabled); err != nil {
+		return fmt.Errorf("set tool state of %s: %w", name, err)
+	}
+	return nil
+}
+
+// Validate checks args against the tool's schema. A failure is an *ArgsError
+// whose message names the bad fields; an unknown tool is ErrUnknown.
+func (r *Registry) Validate(name string, args json.RawMessage) error {
+	e, ok := r.entry(name)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknown, name)
+	}
+	return validateJSON(e.schema, args)
+}
+
+// Execute validates the arguments, checks that the tool is enabled and runs
+// it. An unknown or disabled tool, bad arguments and refusals are error
+// results; the error is for infrastructure faults only. It does not ask for
+// approval: the caller runs NeedsApproval calls only once approved.
+func (r *Registry) Execute(ctx context.Context, name string, call Call) (Result, error) {
+	e, ok := r.entry(name)
+	if !ok {
+		return ErrorResult(fmt.Sprintf("unknown tool %q", name)), nil
+	}
+	if err := validateJSON(e.schema, call.Args); err != nil {
+		return ErrorResult(err.Error()), nil
+	}
+	on, err := r.Enabled(ctx, name)
+	if err != nil {
+		return Result{}, err
+	}
+	if !on {
+		return ErrorResult(fmt.Sprintf("tool %q is disabled", name)), nil
+	}
+	res, err := e.tool.Execute(ctx, call)
+	if err != nil {
+		if er, ok := AsResult(err); ok {
+			return er, nil
+		}
+		return res, fmt.Errorf("tool %s: %w", name, err)
+	}
+	return res, nil
+}
+
+// Target returns what a call of a write tool would change; false for a read
+// tool, an unknown one or arguments that do not parse.
+func (r *Registry) Target(name string, args json.RawMessage) (Target, bool) {
+	e, ok := r.entry(name)
+	if !ok {
+		return Target{}, false
+	}
+	w, ok := e.tool.(WriteTool)
+	if !ok || validateJSON(e.schema, args) != nil {
+		return Target{}, false
+	}
+	return w.Target(args)
+}
+
+// Preview validates the arguments and builds the preview of a write call with
+// labels in lang. Bad arguments, an unknown tool, a tool without a preview and
+// a refused target are a *ResultError; other errors are infrastructure faults.
+func (r *Registry) Preview(ctx context.Context, name string, call Call, lang string) (Preview, error) {
+	e, ok := r.entry(name)
+	if !ok {
+		return Preview{}, &ResultError{Message: fmt.Sprintf("unknown tool %q", name)}
+	}
+	w, ok := e.tool.(WriteTool)
+	if !ok {
+		return Preview{}, &ResultError{Message: fmt.Sprintf("tool %q has no preview", name)}
+	}
+	if err := validateJSON(e.schema, call.Args); err != nil {
+		return Preview{}, &ResultError{Message: err.Error()}
+	}
+	return w.Preview(ctx, call, lang)
+}

@@ -1,0 +1,375 @@
+package agent
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"waymark/internal/access"
+	"waymark/internal/llm"
+	"waymark/internal/run"
+	"waymark/internal/store"
+	"waymark/internal/tool"
+)
+
+// DenyReason is why a proposal was declined; the model receives it as a fixed token.
+type DenyReason string
+
+// The denial reasons of the card answers.
+const (
+	DenyVariant DenyReason = "variant" // propose another wording
+	DenySkip    DenyReason = "skip"    // not now: move on
+	DenyKeep    DenyReason = "keep"    // the current content stays: move on
+)
+
+// Decision answers a waiting approval.
+type Decision struct {
+	Approve    bool       `json:"approve"`
+	TurnDigest string     `json:"turnDigest"`
+	Reason     DenyReason `json:"reason,omitempty"`
+}
+
+func (d Decision) validate() error {
+	switch d.Reason {
+	case "", DenyVariant, DenySkip, DenyKeep:
+	default:
+		return invalidf("reason: want variant, skip or keep, got %q", d.Reason)
+	}
+	if d.Approve && d.Reason != "" {
+		return invalidf("reason: only a denial carries a reason")
+	}
+	if d.TurnDigest == "" {
+		return invalidf("turnDigest: required")
+	}
+	return nil
+}
+
+// Approve answers the waiting turn of run id as actor. It refuses, leaving
+// the run waiting, when the digest names another turn, when a preview changed
+// since it was shown (the new preview is stored), and when a four-eyes
+// configuration would be released by its initiator. An approval executes the
+// turn as the run's initiator; a denial feeds the model the denial token.
+func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decision) (Result, error) {
+	if err := d.validate(); err != nil {
+		return Result{}, err
+	}
+	r, a, err := rt.visibleRun(ctx, actor, id)
+	if err != nil {
+		return Result{}, err
+	}
+	if r.Status != run.StatusWaitingForApproval {
+		return Result{}, ErrNotWaiting
+	}
+	cfg, err := rt.configs.Get(ctx, r.Configuration)
+	if err != nil {
+		return Result{}, fmt.Errorf("configuration of run %s: %w", id, err)
+	}
+	if d.Approve {
+		if a.ServiceAccount {
+			return Result{}, ErrNotPermitted
+		}
+		if cfg.RequireSecondApprover {
+			if actor == r.Initiator {
+				return Result{}, ErrSelfApproval
+			}
+			if !a.HasGrant(access.GrantApprove) {
+				return Result{}, ErrNotPermitted
+			}
+		}
+	}
+	s, err := decodeSuspended(r.Suspended)
+	if err != nil {
+		return Result{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(d.TurnDigest), []byte(s.Digest)) != 1 {
+		return Result{}, ErrStaleTurn
+	}
+	owner := rt.owner("resume")
+	seg := rt.newSegment(r, owner, cfg, len(r.Request) > 0)
+	seg.resumed = true
+	st := s.State
+	if d.Approve {
+		fresh := rt.pendingCalls(ctx, seg, &st, toolCalls(s.Calls), s.Lang)
+		if previewsDiffer(s.Calls, fresh) {
+			return Result{}, rt.resuspend(ctx, seg, s, fresh)
+		}
+	}
+	decidedBy := "other_user"
+	if actor == r.Initiator {
+		decidedBy = "run_owner"
+	}
+	seg.emit(run.EventApproval, map[string]any{"approved": d.Approve, "decidedBy": actor, "decider": decidedBy,
+		"reason": string(d.Reason), "turnDigest": s.Digest})
+	seg.emit(run.EventStatus, map[string]any{"status": run.StatusRunning})
+	var fence []byte
+	if d.Approve {
+		fence = fenceFor(s.Calls)
+	}
+	if err := rt.claim(ctx, seg, run.StatusWaitingForApproval, fence); err != nil {
+		return Result{}, err
+	}
+	if !d.Approve {
+		for _, c := range s.Calls {
+			rt.answer(seg, &st, llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}, denial(decidedBy, d.Reason))
+		}
+		return rt.drive(ctx, seg, &st), nil
+	}
+	for i, c := range s.Calls {
+		if err := rt.execute(ctx, seg, &st, c, i == 0 && fence != nil); err != nil {
+			return rt.fault(ctx, seg, err, Result{UUID: id}), nil
+		}
+	}
+	return rt.drive(ctx, seg, &st), nil
+}
+
+// denial is the tool result a declined call gets: a fixed token the model can rely on.
+func denial(decidedBy string, reason DenyReason) tool.Result {
+	c := map[string]string{"error": "approval_denied", "decided_by": decidedBy}
+	if reason != "" {
+		c["reason"] = string(reason)
+	}
+	return tool.Result{Content: c, IsError: true}
+}
+
+// claim takes the waiting run for seg (waiting → running), with the buffered
+// events and, for an approval whose first call writes, the write fence.
+func (rt *Runtime) claim(ctx context.Context, seg *segment, from run.Status, fence []byte) error {
+	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
+		won, err := rt.runs.ResumeTx(ctx, tx, seg.run.UUID, from, seg.owner, rt.cfg.Lease)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return ErrNotWaiting
+		}
+		if fence != nil {
+			if _, err := rt.runs.SetFenceTx(ctx, tx, seg.run.UUID, seg.owner, fence); err != nil {
+				return err
+			}
+		}
+		return seg.flushTx(ctx, tx)
+	})
+	if err == nil {
+		seg.flushed()
+	}
+	return err
+}
+
+// fenceFor is the fence of the first call when it writes.
+func fenceFor(calls []pendingCall) []byte {
+	if len(calls) == 0 || !calls[0].DeclaresWrite {
+		return nil
+	}
+	return effectJSON(calls[0])
+}
+
+func effectJSON(c pendingCall) []byte {
+	b, _ := json.Marshal(map[string]any{"callId": c.ID, "tool": c.Tool, "effect": c.Effect})
+	return b
+}
+
+// execute runs one approved call under the write fence. A write of the
+// content store (effect write) runs inside the transaction that records its
+// events and releases the fence, so the write and its audit commit together;
+// any other effect runs outside a transaction and is recorded right after —
+// even when the segment lost the run meanwhile, so a tool that ran keeps its
+// audit record. A crash in between leaves the fence set for the reaper.
+func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendingCall, fenced bool) error {
+	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
+	if !c.DeclaresWrite {
+		return rt.runRead(ctx, seg, st, lc)
+	}
+	if !fenced {
+		if err := seg.guardedTx(ctx, func(tx *store.Tx) error {
+			_, err := rt.runs.SetFenceTx(ctx, tx, seg.run.UUID, seg.owner, effectJSON(c))
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	call := rt.toolCall(seg, st, lc)
+	if c.Effect == tool.EffectWrite {
+		err := rt.db.InTx(ctx, func(tx *store.Tx) error {
+			won, err := rt.runs.RenewTx(ctx, tx, seg.run.UUID, seg.owner, rt.cfg.Lease)
+			if err != nil {
+				return err
+			}
+			if !won {
+				return errLost
+			}
+			call.Tx = tx
+			res, err := rt.tools.Execute(ctx, c.Tool, call)
+			if err != nil {
+				return err
+			}
+			rt.answer(seg, st, lc, res)
+			if _, err := rt.runs.ClearFenceTx(ctx, tx, seg.run.UUID, seg.owner); err != nil {
+				return err
+			}
+			return seg.flushTx(ctx, tx)
+		})
+		if err == nil {
+			seg.flushed()
+		}
+		return err
+	}
+	res, err := rt.tools.Execute(ctx, c.Tool, call)
+	if err != nil {
+		return err
+	}
+	rt.answer(seg, st, lc, res)
+	lost := false
+	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
+		won, err := rt.runs.ClearFenceTx(ctx, tx, seg.run.UUID, seg.owner)
+		if err != nil {
+			return err
+		}
+		lost = !won
+		for _, e := range seg.events {
+			if _, err := rt.runs.AppendEventTx(ctx, tx, seg.run.UUID, e.kind, e.payload, seg.privacy); err != nil {
+				return err
+			}
+		}
+		if !lost && seg.usage != (run.Usage{}) {
+			_, err = rt.runs.AddUsageTx(ctx, tx, seg.run.UUID, seg.owner, seg.usage)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	seg.flushed()
+	if lost {
+		return errLost
+	}
+	return nil
+}
+
+func toolCalls(calls []pendingCall) []llm.ToolCall {
+	out := make([]llm.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
+	}
+	return out
+}
+
+// previewsDiffer compares what the approver saw with the previews now. A
+// call that had no preview does not bind; one whose preview fails now refuses.
+func previewsDiffer(shown, now []pendingCall) bool {
+	for i := range shown {
+		if shown[i].Preview == nil {
+			continue
+		}
+		if now[i].Preview == nil || !reflect.DeepEqual(shown[i].Preview.Items, now[i].Preview.Items) {
+			return true
+		}
+	}
+	return false
+}
+
+// resuspend stores the current previews on a waiting run (the turn digest stays:
+// it names the calls) and answers ErrPreviewChanged.
+func (rt *Runtime) resuspend(ctx context.Context, seg *segment, s suspended, fresh []pendingCall) error {
+	s.Calls = fresh
+	body, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	seg.emit(run.EventApproval, map[string]any{"previewChanged": true, "turnDigest": s.Digest})
+	if err := rt.claim(ctx, seg, run.StatusWaitingForApproval, nil); err != nil {
+		return err
+	}
+	if err := seg.suspend(ctx, run.StatusWaitingForApproval, body); err != nil {
+		return err
+	}
+	return ErrPreviewChanged
+}
+
+// Input answers a waiting question.
+type Input struct {
+	TurnDigest string          `json:"turnDigest"`
+	Values     json.RawMessage `json:"values"`
+}
+
+// SubmitInput answers the question run id waits for, as actor (the initiator or an administrator).
+func (rt *Runtime) SubmitInput(ctx context.Context, actor int64, id string, in Input) (Result, error) {
+	if in.TurnDigest == "" {
+		return Result{}, invalidf("turnDigest: required")
+	}
+	r, a, err := rt.visibleRun(ctx, actor, id)
+	if err != nil {
+		return Result{}, err
+	}
+	if a.UID != r.Initiator && !a.IsAdmin() {
+		return Result{}, ErrNotFound
+	}
+	if a.ServiceAccount {
+		return Result{}, ErrNotPermitted
+	}
+	if r.Status != run.StatusWaitingForInput {
+		return Result{}, ErrNotWaiting
+	}
+	s, err := decodeSuspended(r.Suspended)
+	if err != nil {
+		return Result{}, err
+	}
+	if s.Input == nil {
+		return Result{}, ErrCorruptState
+	}
+	if subtle.ConstantTimeCompare([]byte(in.TurnDigest), []byte(s.Digest)) != 1 {
+		return Result{}, ErrStaleTurn
+	}
+	if err := tool.ValidateInput(s.Input.Schema, in.Values); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	cfg, err := rt.configs.Get(ctx, r.Configuration)
+	if err != nil {
+		return Result{}, err
+	}
+	seg := rt.newSegment(r, rt.owner("resume"), cfg, len(r.Request) > 0)
+	seg.resumed = true
+	seg.emit(run.EventInput, map[string]any{"submittedBy": actor, "turnDigest": s.Digest, "values": in.Values})
+	seg.emit(run.EventStatus, map[string]any{"status": run.StatusRunning})
+	if err := rt.claim(ctx, seg, run.StatusWaitingForInput, nil); err != nil {
+		return Result{}, err
+	}
+	st := s.State
+	var values any
+	_ = json.Unmarshal(in.Values, &values)
+	rt.answer(seg, &st, llm.ToolCall{ID: s.Input.CallID, Name: s.Input.Tool}, tool.Result{Content: map[string]any{"answer": values}})
+	return rt.drive(ctx, seg, &st), nil
+}
+
+// visibleRun loads a run the actor may see: its initiator, an administrator,
+// or — while it waits for approval — a holder of the approve grant. Anything
+// else, and an unknown run, is ErrNotFound.
+func (rt *Runtime) visibleRun(ctx context.Context, actor int64, id string) (run.Run, *access.Actor, error) {
+	a, err := access.LoadActor(ctx, rt.db, actor)
+	if errors.Is(err, access.ErrNoUser) {
+		return run.Run{}, nil, ErrNotFound
+	}
+	if err != nil {
+		return run.Run{}, nil, err
+	}
+	r, err := rt.runs.Get(ctx, id)
+	if errors.Is(err, run.ErrNotFound) {
+		return run.Run{}, nil, ErrNotFound
+	}
+	if err != nil {
+		return run.Run{}, nil, err
+	}
+	if !maySee(a, r) {
+		return run.Run{}, nil, ErrNotFound
+	}
+	return r, a, nil
+}
+
+func maySee(a *access.Actor, r run.Run) bool {
+	if !a.Active() {
+		return false
+	}
+	return a.IsAdmin() || a.UID == r.Initiator || (r.Status == run.StatusWaitingForApproval && a.HasGrant(access.GrantApprove))
+}

@@ -1,0 +1,227 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"waymark/internal/llm"
+	"waymark/internal/run"
+	"waymark/internal/tool"
+)
+
+// Result is what a call that drove a run returns: the run and, when the run
+// completed in this call, its answer (shown to the caller whatever the privacy level).
+type Result struct {
+	UUID   string
+	Answer string
+}
+
+// state is the part of a run that travels through suspensions.
+type state struct {
+	Messages         []llm.Message `json:"messages"`
+	Tools            []string      `json:"tools"` // offered tool names, fixed at start
+	Language         int64         `json:"language"`
+	MaxIterations    int           `json:"maxIterations,omitempty"`
+	Iterations       int           `json:"iterations"`
+	PromptTokens     int64         `json:"promptTokens"`
+	CompletionTokens int64         `json:"completionTokens"`
+}
+
+func (st *state) offers(name string) bool {
+	for _, n := range st.Tools {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// drive runs model rounds until the run suspends, ends, or the segment loses the run.
+func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
+	res := Result{UUID: seg.run.UUID}
+	provider, err := rt.providers(ctx, seg.cfg)
+	if err != nil {
+		seg.fail(ctx, run.ReasonNotRetryable, "provider_configuration", err.Error())
+		return res
+	}
+	maxIter := seg.cfg.MaxIterations
+	if st.MaxIterations > 0 && st.MaxIterations < maxIter {
+		maxIter = st.MaxIterations
+	}
+	specs, err := rt.tools.EnabledSpecs(ctx, st.Tools)
+	if err != nil {
+		return rt.fault(ctx, seg, err, res)
+	}
+	llmSpecs := make([]llm.ToolSpec, len(specs))
+	for i, s := range specs {
+		llmSpecs[i] = llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Schema}
+	}
+	for {
+		if st.Iterations >= maxIter {
+			_ = seg.settle(ctx, run.StatusFailed, run.ReasonMaxIterations, "max_iterations", "the run reached its iteration limit", "")
+			return res
+		}
+		if b := seg.cfg.TokenBudget; b > 0 && st.PromptTokens+st.CompletionTokens >= b {
+			_ = seg.settle(ctx, run.StatusFailed, run.ReasonBudgetExhausted, "budget_exhausted", "the run used up its token budget", "")
+			return res
+		}
+		msgs, info, ok := fit(seg.cfg.SystemPrompt, st.Messages, llmSpecs, int(seg.cfg.ContextWindow), int(seg.cfg.MaxOutputTokens))
+		seg.emit(run.EventContext, info)
+		if !ok {
+			_ = seg.settle(ctx, run.StatusFailed, run.ReasonContextTruncated, "context_truncated", "the newest turn does not fit the context window", "")
+			return res
+		}
+		req := llm.Request{Model: seg.cfg.Model, Messages: msgs, Tools: llmSpecs, MaxTokens: int(seg.cfg.MaxOutputTokens)}
+		if rt.cfg.Stream {
+			req.OnDelta = func(llm.Delta) {}
+		}
+		resp, err := provider.Complete(ctx, req)
+		if err != nil {
+			rt.providerFailed(ctx, seg, err)
+			return res
+		}
+		st.Iterations++
+		st.PromptTokens += int64(resp.Usage.PromptTokens)
+		st.CompletionTokens += int64(resp.Usage.CompletionTokens)
+		seg.usage.PromptTokens += int64(resp.Usage.PromptTokens)
+		seg.usage.CompletionTokens += int64(resp.Usage.CompletionTokens)
+		seg.usage.Iterations++
+		resp.Message.Role = llm.RoleAssistant
+		seg.emit(run.EventLLM, llmPayload(resp))
+		st.Messages = append(st.Messages, resp.Message)
+		calls := resp.Message.ToolCalls
+		if len(calls) == 0 {
+			if err := seg.settle(ctx, run.StatusCompleted, run.ReasonCompleted, "", "", resp.Message.Content); err == nil {
+				res.Answer = resp.Message.Content
+			}
+			return res
+		}
+		suspended, err := rt.gate(ctx, seg, st, calls)
+		if err != nil {
+			return rt.fault(ctx, seg, err, res)
+		}
+		if suspended {
+			return res
+		}
+		if err := seg.boundary(ctx); err != nil {
+			return rt.fault(ctx, seg, err, res)
+		}
+	}
+}
+
+// gate decides about one turn of tool calls: it suspends the run before any
+// approval-bound call or for an input question, or runs the turn's reads.
+func (rt *Runtime) gate(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall) (bool, error) {
+	var approval, input bool
+	for _, c := range calls {
+		d, ok := rt.tools.Def(c.Name)
+		if !ok || !st.offers(c.Name) {
+			continue
+		}
+		approval = approval || d.NeedsApproval()
+		input = input || d.Input
+	}
+	switch {
+	case approval:
+		return true, rt.suspendForApproval(ctx, seg, st, calls)
+	case input && len(calls) == 1:
+		schema, err := tool.InputSchema(json.RawMessage(calls[0].Arguments))
+		if err == nil {
+			return true, rt.suspendForInput(ctx, seg, st, calls[0], schema)
+		}
+		rt.answer(seg, st, calls[0], tool.ErrorResult(err.Error()))
+		return false, nil
+	}
+	for _, c := range calls {
+		if err := rt.runRead(ctx, seg, st, c); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// runRead runs one call that needs no decision (or answers why it cannot run).
+func (rt *Runtime) runRead(ctx context.Context, seg *segment, st *state, c llm.ToolCall) error {
+	d, ok := rt.tools.Def(c.Name)
+	switch {
+	case !ok || !st.offers(c.Name):
+		rt.answer(seg, st, c, tool.ErrorResult("unknown tool "+c.Name))
+		return nil
+	case d.Input:
+		rt.answer(seg, st, c, tool.ErrorResult(c.Name+" must be the only call of its turn"))
+		return nil
+	}
+	res, err := rt.tools.Execute(ctx, c.Name, rt.toolCall(seg, st, c))
+	if err != nil {
+		return err
+	}
+	rt.answer(seg, st, c, res)
+	return nil
+}
+
+// toolCall builds the call as the run's initiator.
+func (rt *Runtime) toolCall(seg *segment, st *state, c llm.ToolCall) tool.Call {
+	return tool.Call{Run: seg.run.UUID, User: seg.run.Initiator, Language: st.Language, Args: json.RawMessage(c.Arguments),
+		Emit: func(kind string, payload any) error { seg.emit(run.Kind(kind), payload); return nil }}
+}
+
+// answer appends a tool result to the transcript and records the tool event.
+func (rt *Runtime) answer(seg *segment, st *state, c llm.ToolCall, res tool.Result) {
+	body, err := json.Marshal(res.Content)
+	if err != nil {
+		body = []byte(`{"error":"unrepresentable result"}`)
+	}
+	st.Messages = append(st.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: string(body)})
+	p := map[string]any{"callId": c.ID, "tool": c.Name, "isError": res.IsError, "arguments": c.Arguments, "result": json.RawMessage(body)}
+	if res.Write != nil {
+		p["completeness"] = res.Write.Completeness
+		p["hookFailedAfterWrite"] = res.Write.HookFailedAfterWrite
+	}
+	seg.emit(run.EventTool, p)
+}
+
+// providerFailed settles or requeues after a failed model call.
+func (rt *Runtime) providerFailed(ctx context.Context, seg *segment, err error) {
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return // the worker is shutting down: the lease expires and the reaper requeues
+	}
+	retryable := llm.IsRetryable(err)
+	class := "provider_not_retryable"
+	var le *llm.Error
+	if errors.As(err, &le) {
+		class = "provider_" + le.Kind.String()
+	}
+	switch {
+	case retryable && seg.queued && !seg.resumed && seg.run.RequeueCount < seg.rt.cfg.MaxRequeues:
+		if rerr := seg.requeue(ctx); rerr != nil && !errors.Is(rerr, errLost) {
+			rt.log.Error("requeue failed", "run", seg.run.UUID, "err", rerr)
+		}
+	case retryable && seg.queued && !seg.resumed:
+		seg.fail(ctx, run.ReasonRetriesExhausted, class, err.Error())
+	case seg.queued && !seg.resumed:
+		seg.fail(ctx, run.ReasonNotRetryable, class, err.Error())
+	default:
+		seg.fail(ctx, run.ReasonProviderFailed, class, err.Error())
+	}
+}
+
+// fault handles an infrastructure error inside a segment.
+func (rt *Runtime) fault(ctx context.Context, seg *segment, err error, res Result) Result {
+	if errors.Is(err, errLost) {
+		rt.log.Info("segment stopped: the run is no longer ours", "run", seg.run.UUID, "owner", seg.owner)
+		return res
+	}
+	rt.log.Error("run failed", "run", seg.run.UUID, "err", err)
+	seg.fail(ctx, run.ReasonNotRetryable, "internal", "internal error")
+	return res
+}
+
+func llmPayload(resp llm.Response) map[string]any {
+	calls := make([]map[string]any, len(resp.Message.ToolCalls))
+	for i, c := range resp.Message.ToolCalls {
+		calls[i] = map[string]any{"callId": c.ID, "tool": c.Name, "arguments": c.Arguments}
+	}
+	return map[string]any{"finishReason": resp.FinishReason, "content": resp.Message.Content, "toolCalls": calls,
+		"toolCallCount": len(calls), "promptTokens": resp.Usage.PromptTokens, "completionTokens": resp.Usage.CompletionTokens}
+}

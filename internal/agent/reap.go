@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"waymark/internal/run"
+	"waymark/internal/store"
+	"waymark/internal/tool"
+)
+
+// ReapReport counts what one reaper pass did.
+type ReapReport struct {
+	Requeued     int `json:"requeued"`
+	DeadLettered int `json:"deadLettered"`
+}
+
+// Reap handles runs whose lease expired: a run caught inside a
+// non-idempotent write (its fence is set), a run that cannot be rebuilt from
+// a stored request (an interactive start or a resume) and a run whose requeue
+// budget is spent are dead-lettered (failed); any other is requeued with a new
+// job. The expiry is re-checked in each UPDATE, so a renewal in between wins.
+func (rt *Runtime) Reap(ctx context.Context) (ReapReport, error) {
+	var rep ReapReport
+	expired, err := rt.runs.ExpiredLeases(ctx, rt.clk.Now())
+	if err != nil {
+		return rep, err
+	}
+	for _, r := range expired {
+		reason, class := deadLetter(r, rt.cfg.MaxRequeues)
+		var won bool
+		if reason != "" {
+			won, err = rt.runs.SettleExpired(ctx, r.UUID, r.LeaseOwner, reason, class, "the run's lease expired")
+			if won {
+				rep.DeadLettered++
+				rt.statusEvent(ctx, r, map[string]any{"status": run.StatusFailed, "reason": reason, "errorClass": class})
+			}
+		} else if rt.queue != nil {
+			err = rt.db.InTx(ctx, func(tx *store.Tx) error {
+				w, err := rt.runs.RequeueExpiredTx(ctx, tx, r.UUID, r.LeaseOwner, r.RequeueCount)
+				if err != nil || !w {
+					return err
+				}
+				won = true
+				return rt.queue.InsertTx(ctx, tx, r.UUID, 0)
+			})
+			if won && err == nil {
+				rep.Requeued++
+				rt.statusEvent(ctx, r, map[string]any{"status": run.StatusQueued, "requeue": r.RequeueCount + 1, "reaped": true})
+			}
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func deadLetter(r run.Run, maxRequeues int) (run.Reason, string) {
+	var fence struct {
+		Effect tool.Effect `json:"effect"`
+	}
+	if len(r.PendingEffect) > 0 && json.Unmarshal(r.PendingEffect, &fence) == nil && fence.Effect == tool.EffectNonIdempotentWrite {
+		return run.ReasonNotRetryable, "dead_letter_fenced_write"
+	}
+	if len(r.Request) == 0 || !strings.HasPrefix(r.LeaseOwner, "worker:") {
+		return run.ReasonNotRetryable, "dead_letter_not_rehydratable"
+	}
+	if r.RequeueCount >= maxRequeues {
+		return run.ReasonRetriesExhausted, "dead_letter_retries_exhausted"
+	}
+	return "", ""
+}
+
+func (rt *Runtime) statusEvent(ctx context.Context, r run.Run, payload map[string]any) {
+	priv := run.PrivacyMetadata
+	if cfg, err := rt.configs.Get(ctx, r.Configuration); err == nil {
+		priv = privacyOf(cfg)
+	}
+	if _, err := rt.runs.AppendEvent(ctx, r.UUID, run.EventStatus, payload, priv); err != nil {
+		rt.log.Warn("status event not stored", "run", r.UUID, "err", err)
+	}
+}
+
+// StartReaper reaps every interval until ctx ends.
+func (rt *Runtime) StartReaper(ctx context.Context, interval time.Duration) {
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if rep, err := rt.Reap(ctx); err != nil {
+					rt.log.Error("reaper", "err", err)
+				} else if rep != (ReapReport{}) {
+					rt.log.Info("reaper", "requeued", rep.Requeued, "deadLettered", rep.DeadLettered)
+				}
+			}
+		}
+	}()
+}

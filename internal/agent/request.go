@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"waymark/internal/llm"
+)
+
+// Request is what a caller asks the runtime to run.
+type Request struct {
+	Configuration int64         `json:"configuration"`
+	Messages      []llm.Message `json:"messages"`
+	// AllowedTools narrows the tools offered to the model; nil means every
+	// tool the configuration grants.
+	AllowedTools []string `json:"allowedTools,omitempty"`
+	// MaxIterations caps the model rounds; 0 takes the configuration's value,
+	// a larger value is clamped to it.
+	MaxIterations int `json:"maxIterations,omitempty"`
+	// Language is the content language tools work in (0 = default).
+	Language int64 `json:"language,omitempty"`
+}
+
+// storedRequest is the queue codec: the request and its acting user, versioned.
+type storedRequest struct {
+	V         int     `json:"v"`
+	Initiator int64   `json:"initiator"`
+	Request   Request `json:"request"`
+}
+
+const codecVersion = 1
+
+func encodeRequest(initiator int64, req Request) ([]byte, error) {
+	return json.Marshal(storedRequest{V: codecVersion, Initiator: initiator, Request: req})
+}
+
+// decodeRequest reads a stored request strictly: a value that cannot be read
+// refuses the run instead of running something else.
+func decodeRequest(b []byte) (storedRequest, error) {
+	var s storedRequest
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return storedRequest{}, fmt.Errorf("stored request: %w", err)
+	}
+	if s.V != codecVersion {
+		return storedRequest{}, fmt.Errorf("stored request: unknown version %d", s.V)
+	}
+	return s, nil
+}
+
+// validate checks a request before anything is stored.
+func (r Request) validate() error {
+	if r.Configuration <= 0 {
+		return invalidf("configuration: want a configuration uid")
+	}
+	if len(r.Messages) == 0 {
+		return invalidf("messages: want at least one message")
+	}
+	for i, m := range r.Messages {
+		switch m.Role {
+		case llm.RoleUser, llm.RoleAssistant:
+		default:
+			return invalidf("messages[%d].role: want user or assistant, got %q", i, m.Role)
+		}
+		if strings.TrimSpace(m.Content) == "" {
+			return invalidf("messages[%d].content: empty", i)
+		}
+		if len(m.ToolCalls) > 0 || m.ToolCallID != "" {
+			return invalidf("messages[%d]: tool calls cannot be sent by a caller", i)
+		}
+	}
+	if r.Messages[len(r.Messages)-1].Role != llm.RoleUser {
+		return invalidf("messages: the last message must be the user's")
+	}
+	if r.MaxIterations < 0 {
+		return invalidf("maxIterations: must not be negative")
+	}
+	if r.Language < 0 {
+		return invalidf("language: must be 0 or a language uid")
+	}
+	return nil
+}

@@ -1,0 +1,261 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+
+	"waymark/internal/clock"
+	"waymark/internal/llm"
+	"waymark/internal/llmconfig"
+	"waymark/internal/run"
+	"waymark/internal/store"
+	"waymark/internal/tool"
+)
+
+// Defaults of Config.
+const (
+	DefaultLease       = 15 * time.Minute
+	DefaultMaxRequeues = 3
+)
+
+// ProviderFunc returns the model a configuration names. It is wired in cmd/waymark.
+type ProviderFunc func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error)
+
+// Enqueuer inserts a run's job in the transaction that stores the run (queue.Queue).
+type Enqueuer interface {
+	InsertTx(ctx context.Context, tx *store.Tx, run string, delay time.Duration) error
+}
+
+// Config tunes the runtime; zero values take the defaults.
+type Config struct {
+	Clock       clock.Clock
+	Logger      *slog.Logger
+	Lease       time.Duration // how long a segment holds a run between step boundaries
+	MaxRequeues int           // retryable provider failures a queued run may requeue for
+	// Backoff is the delay before the n-th requeue (1-based); default 2^n s with jitter.
+	Backoff func(n int) time.Duration
+	// Identity names this process in lease owners (default host:pid).
+	Identity string
+	// Stream asks providers for streamed replies.
+	Stream bool
+}
+
+// Runtime runs requests as runs. It is safe for concurrent use.
+type Runtime struct {
+	db        *store.DB
+	runs      *run.Store
+	configs   *llmconfig.Store
+	tools     *tool.Registry
+	providers ProviderFunc
+	queue     Enqueuer
+	clk       clock.Clock
+	log       *slog.Logger
+	cfg       Config
+}
+
+// New returns a runtime. Call SetQueue before Enqueue is used.
+func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Registry, providers ProviderFunc, cfg *Config) (*Runtime, error) {
+	if db == nil || runs == nil || configs == nil || tools == nil || providers == nil {
+		return nil, errors.New("agent.New: db, runs, configs, tools and providers are required")
+	}
+	c := Config{}
+	if cfg != nil {
+		c = *cfg
+	}
+	c.Clock = cmp.Or[clock.Clock](c.Clock, clock.Real{})
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	c.Lease = cmp.Or(c.Lease, DefaultLease)
+	if c.MaxRequeues == 0 {
+		c.MaxRequeues = DefaultMaxRequeues
+	}
+	if c.Backoff == nil {
+		c.Backoff = func(n int) time.Duration {
+			d := time.Duration(1<<min(n, 6)) * time.Second
+			return d + time.Duration(rand.Int64N(int64(d/4)+1))
+		}
+	}
+	if c.Identity == "" {
+		host, _ := os.Hostname()
+		c.Identity = fmt.Sprintf("%s:%d", cmp.Or(host, "waymark"), os.Getpid())
+	}
+	if c.Lease < time.Second {
+		return nil, fmt.Errorf("agent.New: Lease %v is shorter than a second", c.Lease)
+	}
+	return &Runtime{db: db, runs: runs, configs: configs, tools: tools, providers: providers,
+		clk: c.Clock, log: c.Logger, cfg: c}, nil
+}
+
+// SetQueue wires the queue (it needs the runtime as its handler, so it comes after New).
+func (rt *Runtime) SetQueue(q Enqueuer) { rt.queue = q }
+
+// owner returns a fresh lease owner id naming the kind of segment.
+func (rt *Runtime) owner(kind string) string {
+	return fmt.Sprintf("%s:%s:%s", kind, rt.cfg.Identity, uuid.NewString()[:8])
+}
+
+// usableConfig loads a configuration the actor may use now; unknown,
+// inactive and not usable answer alike with ErrConfiguration.
+func (rt *Runtime) usableConfig(ctx context.Context, actor, uid int64) (llmconfig.Configuration, error) {
+	ok, err := rt.configs.ActorMayUse(ctx, actor, uid)
+	if err != nil {
+		return llmconfig.Configuration{}, err
+	}
+	if !ok {
+		return llmconfig.Configuration{}, ErrConfiguration
+	}
+	return rt.configs.Get(ctx, uid)
+}
+
+// Run starts req interactively as actor and returns once the run suspended or ended.
+func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, error) {
+	if err := req.validate(); err != nil {
+		return Result{}, err
+	}
+	cfg, err := rt.usableConfig(ctx, actor, req.Configuration)
+	if err != nil {
+		return Result{}, err
+	}
+	tools, err := rt.offeredTools(ctx, cfg, req.AllowedTools)
+	if err != nil {
+		return Result{}, err
+	}
+	owner := rt.owner("run")
+	r := run.Run{UUID: uuid.NewString(), Configuration: cfg.UID, Initiator: actor, Status: run.StatusRunning,
+		LeaseOwner: owner, LeaseExpiresAt: rt.clk.Now().Add(rt.cfg.Lease), AllowedTools: tools}
+	seg := rt.newSegment(r, owner, cfg, false)
+	ctx = context.WithoutCancel(ctx) // a started run is settled even when the caller goes away
+	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := rt.runs.CreateTx(ctx, tx, r); err != nil {
+			return err
+		}
+		_, err := rt.runs.AppendEventTx(ctx, tx, r.UUID, run.EventRequest, requestPayload(req), seg.privacy)
+		return err
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("start run: %w", err)
+	}
+	st := &state{Messages: req.Messages, Tools: tools, Language: req.Language, MaxIterations: req.MaxIterations}
+	return rt.drive(ctx, seg, st), nil
+}
+
+// Enqueue stores req as a queued run of actor and its job in one transaction and returns the uuid.
+func (rt *Runtime) Enqueue(ctx context.Context, actor int64, req Request) (string, error) {
+	if rt.queue == nil {
+		return "", errors.New("agent: no queue configured")
+	}
+	if err := req.validate(); err != nil {
+		return "", err
+	}
+	cfg, err := rt.usableConfig(ctx, actor, req.Configuration)
+	if err != nil {
+		return "", err
+	}
+	body, err := encodeRequest(actor, req)
+	if err != nil {
+		return "", err
+	}
+	priv := privacyOf(cfg)
+	r := run.Run{UUID: uuid.NewString(), Configuration: cfg.UID, Initiator: actor, Status: run.StatusQueued, Request: body}
+	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := rt.runs.CreateTx(ctx, tx, r); err != nil {
+			return err
+		}
+		if _, err := rt.runs.AppendEventTx(ctx, tx, r.UUID, run.EventRequest, requestPayload(req), priv); err != nil {
+			return err
+		}
+		return rt.queue.InsertTx(ctx, tx, r.UUID, 0)
+	})
+	if err != nil {
+		return "", fmt.Errorf("enqueue run: %w", err)
+	}
+	return r.UUID, nil
+}
+
+// RunQueued works a queued run (the queue's handler). A lost claim (a
+// duplicate or stale job) is a non-event. Refusals and failures settle the
+// run; only infrastructure faults are returned.
+func (rt *Runtime) RunQueued(ctx context.Context, id string) error {
+	owner := rt.owner("worker")
+	won, err := rt.runs.Claim(ctx, id, owner, rt.cfg.Lease)
+	if err != nil || !won {
+		return err
+	}
+	r, err := rt.runs.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	sr, derr := decodeRequest(r.Request)
+	cfg, cerr := rt.configs.Get(ctx, r.Configuration)
+	seg := rt.newSegment(r, owner, cfg, true)
+	switch {
+	case derr != nil:
+		seg.fail(ctx, run.ReasonNotRetryable, "corrupt_request", derr.Error())
+		return nil
+	case cerr != nil && !errors.Is(cerr, llmconfig.ErrNotFound):
+		return cerr
+	}
+	// The actor is checked as stored now, at pickup, not as it was at enqueue.
+	ok, err := rt.configs.ActorMayUse(ctx, r.Initiator, r.Configuration)
+	if err != nil {
+		return err
+	}
+	if !ok || cerr != nil {
+		seg.fail(ctx, run.ReasonPolicyDenied, "configuration_denied", "the configuration is not usable by the run's initiator")
+		return nil
+	}
+	tools, err := rt.offeredTools(ctx, cfg, sr.Request.AllowedTools)
+	if err != nil {
+		return err
+	}
+	st := &state{Messages: sr.Request.Messages, Tools: tools, Language: sr.Request.Language, MaxIterations: sr.Request.MaxIterations}
+	rt.drive(ctx, seg, st)
+	return nil
+}
+
+// offeredTools is the request's list ∩ the configuration's tool groups ∩ the registry, sorted.
+func (rt *Runtime) offeredTools(ctx context.Context, cfg llmconfig.Configuration, requested []string) ([]string, error) {
+	groups := map[string]bool{}
+	for _, g := range cfg.ToolGroups {
+		groups[g] = true
+	}
+	want := map[string]bool{}
+	for _, n := range requested {
+		want[n] = true
+	}
+	var out []string
+	for _, d := range rt.tools.List() {
+		if requested != nil && !want[d.Name] {
+			continue
+		}
+		if len(groups) > 0 && !groups[d.Group] {
+			continue
+		}
+		out = append(out, d.Name)
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out, nil
+}
+
+func privacyOf(cfg llmconfig.Configuration) run.Privacy {
+	p, err := run.ParsePrivacy(string(cfg.Privacy))
+	if err != nil {
+		return run.PrivacyMetadata
+	}
+	return p
+}
+
+// requestPayload is the request event: counts always, the messages as content (filtered by privacy).
+func requestPayload(req Request) map[string]any {
+	return map[string]any{"configuration": req.Configuration, "messageCount": len(req.Messages), "messages": req.Messages,
+		"language": req.Language}
+}

@@ -1,0 +1,265 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"waymark/internal/agent"
+	"waymark/internal/content"
+	"waymark/internal/llm/llmtest"
+	"waymark/internal/run"
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+)
+
+// The standard shape: read, propose a write, finish.
+func cycleReplies() []llmtest.Reply {
+	return []llmtest.Reply{
+		call("c1", "read_page", `{"page": 1}`),
+		call("c2", "update_page_metadata", `{"page": 1, "fields": {"description": "`+description+`"}}`),
+		text("Done: the description is set."),
+	}
+}
+
+func TestRunReadsSuspendsOnWriteApprovedWritesOnceAndCompletes(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		name := map[bool]string{false: "plain", true: "streaming"}[stream]
+		t.Run(name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				ctx := context.Background()
+				e := setup(t, db, stream, cycleReplies()...)
+				res, err := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := e.status(t, erika, res.UUID)
+				if s.Status != run.StatusWaitingForApproval || s.Pending == nil || len(s.Pending.Calls) != 1 {
+					t.Fatalf("after start: %+v", s)
+				}
+				c := s.Pending.Calls[0]
+				if c.Tool != "update_page_metadata" || !c.DeclaresWrite || c.Target == nil || c.Target.UID != 1 || len(c.Preview) != 1 {
+					t.Fatalf("pending call = %+v", c)
+				}
+				if p := c.Preview[0]; p.Field != "description" || p.Current != "" || p.Proposed != description || p.Measure == nil || p.Measure.Min != 140 {
+					t.Fatalf("preview = %+v", p)
+				}
+				if got := e.field(t, "pages", 1, "description"); got != "" {
+					t.Fatalf("written before approval: %q", got)
+				}
+				// The read ran before the suspend: the second model call saw its result.
+				reqs := e.srv.Requests()
+				if len(reqs) != 2 || !strings.Contains(reqs[1].Messages[len(reqs[1].Messages)-1].Content, `"Home"`) {
+					t.Fatalf("second model request did not carry the read result: %+v", reqs)
+				}
+				if reqs[0].Stream != stream {
+					t.Errorf("stream = %v, want %v", reqs[0].Stream, stream)
+				}
+
+				digest := s.Pending.TurnDigest
+				res2, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: digest})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res2.Answer != "Done: the description is set." {
+					t.Errorf("answer = %q", res2.Answer)
+				}
+				s = e.status(t, erika, res.UUID)
+				if s.Status != run.StatusCompleted || s.TerminationReason != run.ReasonCompleted || s.Iterations != 3 {
+					t.Fatalf("after approval: %+v", s)
+				}
+				if got := e.field(t, "pages", 1, "description"); got != description {
+					t.Fatalf("description = %q", got)
+				}
+				hist, err := content.History(ctx, db, "pages", 1)
+				if err != nil || len(hist) != 1 || hist[0].User != erika || hist[0].Run != res.UUID {
+					t.Fatalf("history = %+v, %v; want exactly one change by erika in this run", hist, err)
+				}
+				if k := e.kinds(t, res.UUID); k[run.EventToolWrite] != 1 || k[run.EventApproval] != 2 || k[run.EventLLM] != 3 {
+					t.Errorf("event kinds = %v", k)
+				}
+				// A second approval of the same turn is refused and writes nothing more.
+				if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: digest}); !errors.Is(err, agent.ErrNotWaiting) {
+					t.Errorf("second approval = %v, want ErrNotWaiting", err)
+				}
+				if hist, _ := content.History(ctx, db, "pages", 1); len(hist) != 1 {
+					t.Errorf("history after second approval: %d rows", len(hist))
+				}
+			})
+		})
+	}
+}
+
+func TestDenialWithEachReasonReachesTheModelAndWritesNothing(t *testing.T) {
+	for _, reason := range []agent.DenyReason{"", agent.DenyVariant, agent.DenySkip, agent.DenyKeep} {
+		t.Run("reason="+string(reason), func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				ctx := context.Background()
+				e := setup(t, db, false, cycleReplies()...)
+				res, err := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := e.status(t, erika, res.UUID)
+				if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{TurnDigest: s.Pending.TurnDigest, Reason: reason}); err != nil {
+					t.Fatal(err)
+				}
+				if s := e.status(t, erika, res.UUID); s.Status != run.StatusCompleted {
+					t.Fatalf("after denial: %+v", s)
+				}
+				reqs := e.srv.Requests()
+				last := reqs[len(reqs)-1].Messages
+				got := last[len(last)-1].Content
+				want := `"error":"approval_denied"`
+				if !strings.Contains(got, want) || !strings.Contains(got, `"decided_by":"run_owner"`) {
+					t.Errorf("model got %q, want the denial token", got)
+				}
+				if reason != "" && !strings.Contains(got, `"reason":"`+string(reason)+`"`) {
+					t.Errorf("model got %q, want reason %s", got, reason)
+				}
+				if reason == "" && strings.Contains(got, "reason") {
+					t.Errorf("plain denial carries a reason: %q", got)
+				}
+				if d := e.field(t, "pages", 1, "description"); d != "" {
+					t.Errorf("denied write happened: %q", d)
+				}
+			})
+		})
+	}
+}
+
+func TestStaleDigestIsRefusedAndTheRunKeepsWaiting(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := setup(t, db, false, cycleReplies()...)
+		res, _ := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")})
+		for _, d := range []string{"v1:0000", "nonsense"} {
+			_, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: d})
+			if !errors.Is(err, agent.ErrStaleTurn) {
+				t.Errorf("Approve(digest %q) = %v, want ErrStaleTurn", d, err)
+			}
+		}
+		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true}); !errors.Is(err, agent.ErrInvalid) {
+			t.Errorf("Approve without digest = %v, want ErrInvalid", err)
+		}
+		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: "x", Reason: agent.DenySkip}); !errors.Is(err, agent.ErrInvalid) {
+			t.Errorf("approval with a reason = %v, want ErrInvalid", err)
+		}
+		if s := e.status(t, erika, res.UUID); s.Status != run.StatusWaitingForApproval {
+			t.Fatalf("status = %s, want waiting", s.Status)
+		}
+		if d := e.field(t, "pages", 1, "description"); d != "" {
+			t.Errorf("written: %q", d)
+		}
+	})
+}
+
+func TestPreviewThatChangedWhileWaitingIsRefused(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := setup(t, db, false, cycleReplies()...)
+		res, _ := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")})
+		digest := e.status(t, erika, res.UUID).Pending.TurnDigest
+		// Someone edits the description while the card waits.
+		if _, err := db.Exec(ctx, `UPDATE records SET fields = ? WHERE tbl = 'pages' AND uid = 1`, `{"title":"Home","description":"Edited meanwhile"}`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: digest}); !errors.Is(err, agent.ErrPreviewChanged) {
+			t.Fatalf("Approve = %v, want ErrPreviewChanged", err)
+		}
+		s := e.status(t, erika, res.UUID)
+		if s.Status != run.StatusWaitingForApproval || s.Pending.Calls[0].Preview[0].Current != "Edited meanwhile" {
+			t.Fatalf("after refusal: %+v", s.Pending)
+		}
+		if d := e.field(t, "pages", 1, "description"); d != "Edited meanwhile" {
+			t.Fatalf("description = %q", d)
+		}
+		// The approver has now seen the current preview: the release goes through.
+		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest}); err != nil {
+			t.Fatal(err)
+		}
+		if d := e.field(t, "pages", 1, "description"); d != description {
+			t.Fatalf("description = %q", d)
+		}
+	})
+}
+
+func TestFourEyesRefusesSelfApprovalAndAcceptsASecondApprover(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := setup(t, db, false, cycleReplies()...)
+		res, err := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgFour, Messages: user("Improve page 1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := e.status(t, erika, res.UUID)
+		if s.Pending.ApproveBlocked != "second_approver" {
+			t.Errorf("initiator's card approveBlocked = %q", s.Pending.ApproveBlocked)
+		}
+		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest}); !errors.Is(err, agent.ErrSelfApproval) {
+			t.Fatalf("self approval = %v, want ErrSelfApproval", err)
+		}
+		// otto has no grant: the run is not even visible to him.
+		if _, err := e.rt.Approve(ctx, otto, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest}); !errors.Is(err, agent.ErrNotFound) {
+			t.Fatalf("approval by otto = %v, want ErrNotFound", err)
+		}
+		inbox, err := e.rt.Inbox(ctx, paula)
+		if err != nil || len(inbox) != 1 || inbox[0].UUID != res.UUID {
+			t.Fatalf("paula's inbox = %+v, %v", inbox, err)
+		}
+		if inbox, _ := e.rt.Inbox(ctx, erika); len(inbox) != 0 {
+			t.Errorf("erika's inbox lists her own four-eyes run")
+		}
+		if _, err := e.rt.Approve(ctx, paula, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest}); err != nil {
+			t.Fatalf("second approver: %v", err)
+		}
+		if s := e.status(t, erika, res.UUID); s.Status != run.StatusCompleted {
+			t.Fatalf("status = %s", s.Status)
+		}
+		hist, _ := content.History(ctx, db, "pages", 1)
+		if len(hist) != 1 || hist[0].User != erika {
+			t.Fatalf("the write ran as %+v, want the initiator", hist)
+		}
+	})
+}
+
+func TestMetadataPrivacyStoresNoContent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := setup(t, db, false, cycleReplies()...)
+		res, _ := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1 please")})
+		s := e.status(t, erika, res.UUID)
+		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest}); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.Query(ctx, "SELECT kind, payload FROM run_events WHERE run_uuid = ?", res.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var kind, payload string
+			if err := rows.Scan(&kind, &payload); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			for _, secret := range []string{"Nordlicht", "Improve page 1", "Welcome", "Hello there", "Done: the description", "Home"} {
+				if strings.Contains(payload, secret) {
+					t.Errorf("%s event stores %q: %s", kind, secret, payload)
+				}
+			}
+		}
+		if n < 8 {
+			t.Errorf("only %d events stored", n)
+		}
+		var answer, request, suspended string
+		if err := db.QueryRow(ctx, "SELECT answer, request, suspended FROM runs WHERE uuid = ?", res.UUID).Scan(&answer, &request, &suspended); err != nil {
+			t.Fatal(err)
+		}
+		if answer != "" || request != "" || suspended != "" {
+			t.Errorf("finished run row keeps content: answer=%q request=%q suspended=%q", answer, request, suspended)
+		}
+	})
+}

@@ -1,0 +1,168 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"waymark/internal/llmconfig"
+	"waymark/internal/run"
+	"waymark/internal/store"
+)
+
+// segment is one stretch of execution that holds a run's lease: an
+// interactive start, a worker pickup or a resume. Its events are buffered and
+// committed with the next guarded transition.
+type segment struct {
+	rt      *Runtime
+	run     run.Run
+	owner   string
+	cfg     llmconfig.Configuration
+	privacy run.Privacy
+	// queued: the run has a stored request, so a retryable failure may requeue it.
+	queued bool
+	// resumed: the segment continues a suspended run; it can never be requeued.
+	resumed bool
+	events  []pendingEvent
+	usage   run.Usage // not yet added to the row
+	fence   []byte    // a fence to set in the next flush (the claim of a resume)
+}
+
+type pendingEvent struct {
+	kind    run.Kind
+	payload any
+}
+
+func (rt *Runtime) newSegment(r run.Run, owner string, cfg llmconfig.Configuration, queued bool) *segment {
+	return &segment{rt: rt, run: r, owner: owner, cfg: cfg, privacy: privacyOf(cfg), queued: queued}
+}
+
+// emit buffers an event for the next flush.
+func (s *segment) emit(kind run.Kind, payload any) {
+	s.events = append(s.events, pendingEvent{kind: kind, payload: payload})
+}
+
+// flushTx writes the buffered events and usage inside tx.
+func (s *segment) flushTx(ctx context.Context, tx *store.Tx) error {
+	for _, e := range s.events {
+		if _, err := s.rt.runs.AppendEventTx(ctx, tx, s.run.UUID, e.kind, e.payload, s.privacy); err != nil {
+			return err
+		}
+	}
+	if s.usage != (run.Usage{}) {
+		if _, err := s.rt.runs.AddUsageTx(ctx, tx, s.run.UUID, s.owner, s.usage); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *segment) flushed() {
+	s.events = s.events[:0]
+	s.usage = run.Usage{}
+}
+
+// errLost: the segment no longer owns the run (lease lost, cancelled, ended elsewhere).
+var errLost = errors.New("segment lost its run")
+
+// guardedTx runs fn after a guarded renewal of the lease and the buffered
+// events, all in one transaction. It returns errLost when the guard fails.
+func (s *segment) guardedTx(ctx context.Context, fn func(tx *store.Tx) error) error {
+	err := s.rt.db.InTx(ctx, func(tx *store.Tx) error {
+		won, err := s.rt.runs.RenewTx(ctx, tx, s.run.UUID, s.owner, s.rt.cfg.Lease)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return errLost
+		}
+		if err := s.flushTx(ctx, tx); err != nil {
+			return err
+		}
+		if fn != nil {
+			return fn(tx)
+		}
+		return nil
+	})
+	if err == nil {
+		s.flushed()
+	}
+	return err
+}
+
+// boundary is a step boundary: renew the lease, commit the buffered events.
+func (s *segment) boundary(ctx context.Context) error { return s.guardedTx(ctx, nil) }
+
+// settle ends the run under the owner guard, with its buffered events and a status event.
+func (s *segment) settle(ctx context.Context, status run.Status, reason run.Reason, errClass, msg, answer string) error {
+	s.emit(run.EventStatus, map[string]any{"status": status, "reason": reason, "errorClass": errClass})
+	err := s.rt.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := s.flushTx(ctx, tx); err != nil {
+			return err
+		}
+		won, err := s.rt.runs.SettleTx(ctx, tx, s.run.UUID, s.owner, status, reason, errClass, msg, run.StoredAnswer(s.privacy, answer))
+		if err != nil {
+			return err
+		}
+		if !won {
+			return errLost
+		}
+		return nil
+	})
+	if err == nil {
+		s.flushed()
+	} else if !errors.Is(err, errLost) {
+		s.rt.log.Error("settle failed", "run", s.run.UUID, "err", err)
+	}
+	return err
+}
+
+// fail settles the run failed with reason.
+func (s *segment) fail(ctx context.Context, reason run.Reason, class, msg string) {
+	_ = s.settle(ctx, run.StatusFailed, reason, class, msg, "")
+}
+
+// requeue puts a queued run back with a delayed job, under the owner guard.
+func (s *segment) requeue(ctx context.Context) error {
+	if s.rt.queue == nil {
+		return errors.New("no queue")
+	}
+	n := s.run.RequeueCount + 1
+	s.emit(run.EventStatus, map[string]any{"status": run.StatusQueued, "requeue": n})
+	return s.rt.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := s.flushTx(ctx, tx); err != nil {
+			return err
+		}
+		won, err := s.rt.runs.RequeueTx(ctx, tx, s.run.UUID, s.owner, s.run.RequeueCount)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return errLost
+		}
+		return s.rt.queue.InsertTx(ctx, tx, s.run.UUID, s.rt.cfg.Backoff(n))
+	})
+}
+
+// suspend moves the run to a waiting status with its state, under the owner guard.
+func (s *segment) suspend(ctx context.Context, to run.Status, body []byte) error {
+	err := s.rt.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := s.flushTx(ctx, tx); err != nil {
+			return err
+		}
+		won, err := s.rt.runs.SuspendTx(ctx, tx, s.run.UUID, s.owner, to, body)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return errLost
+		}
+		return nil
+	})
+	if err == nil {
+		s.flushed()
+	}
+	return err
+}
+
+func (s *segment) String() string { return fmt.Sprintf("%s@%s", s.run.UUID, s.owner) }

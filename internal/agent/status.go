@@ -1,0 +1,173 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"waymark/internal/access"
+	"waymark/internal/run"
+	"waymark/internal/tool"
+)
+
+// Status is the RunStatus of API.md §3, as one viewer sees it.
+type Status struct {
+	UUID              string     `json:"uuid"`
+	Status            run.Status `json:"status"`
+	TerminationReason run.Reason `json:"terminationReason,omitempty"`
+	ErrorClass        string     `json:"errorClass,omitempty"`
+	Error             string     `json:"error,omitempty"`
+	Configuration     int64      `json:"configuration"`
+	Initiator         int64      `json:"initiator"`
+	Pending           *Pending   `json:"pending,omitempty"`
+	Answer            string     `json:"answer,omitempty"`
+	Usage             UsageView  `json:"usage"`
+	Iterations        int        `json:"iterations"`
+	RequeueCount      int        `json:"requeueCount"`
+	CreatedAt         time.Time  `json:"createdAt"`
+	FinishedAt        *time.Time `json:"finishedAt,omitempty"`
+}
+
+// UsageView is a run's token usage.
+type UsageView struct {
+	PromptTokens     int64 `json:"promptTokens"`
+	CompletionTokens int64 `json:"completionTokens"`
+}
+
+// Pending is the decision a waiting run asks for.
+type Pending struct {
+	Kind       string `json:"kind"` // approval | input
+	TurnDigest string `json:"turnDigest"`
+	// Answers names the answer set of the card: "approval" (approve or deny).
+	Answers string `json:"answers"`
+	// ApproveBlocked is "second_approver" when this viewer cannot release the run.
+	ApproveBlocked string     `json:"approveBlocked"`
+	Calls          []CallView `json:"calls"`
+	Question       string     `json:"question,omitempty"`
+	Schema         any        `json:"schema,omitempty"`
+}
+
+// CallView is one pending call on the card.
+type CallView struct {
+	ID            string             `json:"id"`
+	Tool          string             `json:"tool"`
+	DeclaresWrite bool               `json:"declaresWrite"`
+	Target        *tool.Target       `json:"target,omitempty"`
+	Heading       string             `json:"heading,omitempty"`
+	Preview       []tool.PreviewItem `json:"preview,omitempty"`
+	PreviewError  string             `json:"previewError,omitempty"`
+}
+
+// Status returns run id as actor sees it; unknown and invisible runs are ErrNotFound.
+func (rt *Runtime) Status(ctx context.Context, actor int64, id string) (Status, error) {
+	r, a, err := rt.visibleRun(ctx, actor, id)
+	if err != nil {
+		return Status{}, err
+	}
+	return rt.view(ctx, a, r), nil
+}
+
+func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run) Status {
+	s := Status{UUID: r.UUID, Status: r.Status, TerminationReason: r.Reason, ErrorClass: r.ErrorClass, Error: r.ErrorMessage,
+		Configuration: r.Configuration, Initiator: r.Initiator, Answer: r.Answer, Iterations: r.Usage.Iterations,
+		Usage:        UsageView{PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens},
+		RequeueCount: r.RequeueCount, CreatedAt: r.CreatedAt}
+	if !r.FinishedAt.IsZero() {
+		f := r.FinishedAt
+		s.FinishedAt = &f
+	}
+	if r.Status.Waiting() {
+		if sus, err := decodeSuspended(r.Suspended); err == nil {
+			s.Pending = rt.pendingView(ctx, a, r, sus)
+		}
+	}
+	return s
+}
+
+func (rt *Runtime) pendingView(ctx context.Context, a *access.Actor, r run.Run, s suspended) *Pending {
+	p := &Pending{Kind: "approval", TurnDigest: s.Digest, Answers: "approval", Calls: make([]CallView, len(s.Calls))}
+	if s.Input != nil {
+		p.Kind, p.Answers, p.Question = "input", "input", s.Input.Question
+		var schema any
+		_ = json.Unmarshal(s.Input.Schema, &schema)
+		p.Schema = schema
+	}
+	for i, c := range s.Calls {
+		v := CallView{ID: c.ID, Tool: c.Tool, DeclaresWrite: c.DeclaresWrite, Target: c.Target, PreviewError: c.PreviewError}
+		if c.Preview != nil {
+			v.Heading, v.Preview = c.Preview.Heading, c.Preview.Items
+		}
+		p.Calls[i] = v
+	}
+	if r.Status == run.StatusWaitingForApproval {
+		if cfg, err := rt.configs.Get(ctx, r.Configuration); err == nil && cfg.RequireSecondApprover &&
+			(a.UID == r.Initiator || !a.HasGrant(access.GrantApprove)) {
+			p.ApproveBlocked = "second_approver"
+		}
+	}
+	return p
+}
+
+// Event is one event of a run's stream as the API shows it.
+type Event struct {
+	Sequence  int64           `json:"sequence"`
+	Kind      run.Kind        `json:"kind"`
+	Payload   json.RawMessage `json:"payload"`
+	CreatedAt time.Time       `json:"createdAt"`
+}
+
+// Events returns up to limit events of run id after sequence after.
+func (rt *Runtime) Events(ctx context.Context, actor int64, id string, after int64, limit int) ([]Event, error) {
+	if _, _, err := rt.visibleRun(ctx, actor, id); err != nil {
+		return nil, err
+	}
+	evs, err := rt.runs.Events(ctx, id, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, len(evs))
+	for i, e := range evs {
+		out[i] = Event{Sequence: e.Sequence, Kind: e.Kind, Payload: e.Payload, CreatedAt: e.CreatedAt}
+	}
+	return out, nil
+}
+
+// Inbox lists the runs waiting for an approval that actor may release:
+// administrators and approve-grant holders see every one, an initiator its
+// own — except on four-eyes configurations, where a second person releases.
+func (rt *Runtime) Inbox(ctx context.Context, actor int64) ([]Status, error) {
+	a, err := access.LoadActor(ctx, rt.db, actor)
+	if err != nil || !a.Active() {
+		return []Status{}, nil
+	}
+	rows, err := rt.db.Query(ctx, "SELECT uuid FROM runs WHERE status = ? ORDER BY created_at, uuid LIMIT 500", string(run.StatusWaitingForApproval))
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := []Status{}
+	for _, id := range ids {
+		r, err := rt.runs.Get(ctx, id)
+		if err != nil || !maySee(a, r) {
+			continue
+		}
+		v := rt.view(ctx, a, r)
+		if v.Pending == nil || v.Pending.ApproveBlocked != "" {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -174,6 +174,12 @@ func (c *Checker) inMount(ctx context.Context, q store.Querier, a *Actor, pageUI
 	if err != nil {
 		return false, err
 	}
+	return c.rootlineInMount(ctx, q, a, p)
+}
+
+// rootlineInMount walks up from page p (the record that decides for a page).
+func (c *Checker) rootlineInMount(ctx context.Context, q store.Querier, a *Actor, p content.Record) (bool, error) {
+	var err error
 	for depth := 0; depth < 100; depth++ {
 		if !p.Live() {
 			return false, nil
@@ -212,14 +218,18 @@ func (c *Checker) pagePerm(ctx context.Context, q store.Querier, a *Actor, pageU
 	if a.IsAdmin() {
 		return true, nil
 	}
+	if !a.Active() || len(a.mounts) == 0 || !HasPageBit(a, p, bit) {
+		return false, nil
+	}
+	return c.rootlineInMount(ctx, q, a, p)
+}
+
+// ActorMayShowPage is MayShowPage for an actor loaded in the same request.
+func (c *Checker) ActorMayShowPage(ctx context.Context, a *Actor, pageUID int64) (bool, error) {
 	if !a.Active() {
 		return false, nil
 	}
-	ok, err := c.inMount(ctx, q, a, p.UID)
-	if err != nil || !ok {
-		return false, err
-	}
-	return HasPageBit(a, p, bit), nil
+	return c.pagePerm(ctx, c.db, a, pageUID, content.PermShow)
 }
 
 // HasPageBit evaluates a page's owner/group/everybody bits for the actor.

@@ -228,10 +228,8 @@ func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendi
 			return err
 		}
 		lost = !won
-		for _, e := range seg.events {
-			if _, err := rt.runs.AppendEventTx(ctx, tx, seg.run.UUID, e.kind, e.payload, seg.privacy); err != nil {
-				return err
-			}
+		if err := rt.runs.AppendEventsTx(ctx, tx, seg.run.UUID, seg.events, seg.privacy); err != nil {
+			return err
 		}
 		if !lost && seg.usage != (run.Usage{}) {
 			_, err = rt.runs.AddUsageTx(ctx, tx, seg.run.UUID, seg.owner, seg.usage)

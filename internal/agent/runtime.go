@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"waymark/internal/access"
 	"waymark/internal/clock"
 	"waymark/internal/llm"
 	"waymark/internal/llmconfig"
@@ -104,14 +105,24 @@ func (rt *Runtime) owner(kind string) string {
 // usableConfig loads a configuration the actor may use now; unknown,
 // inactive and not usable answer alike with ErrConfiguration.
 func (rt *Runtime) usableConfig(ctx context.Context, actor, uid int64) (llmconfig.Configuration, error) {
-	ok, err := rt.configs.ActorMayUse(ctx, actor, uid)
+	cfg, err := rt.configs.Get(ctx, uid)
+	if errors.Is(err, llmconfig.ErrNotFound) {
+		return llmconfig.Configuration{}, ErrConfiguration
+	}
 	if err != nil {
 		return llmconfig.Configuration{}, err
 	}
-	if !ok {
+	a, err := access.LoadActor(ctx, rt.db, actor)
+	if errors.Is(err, access.ErrNoUser) {
 		return llmconfig.Configuration{}, ErrConfiguration
 	}
-	return rt.configs.Get(ctx, uid)
+	if err != nil {
+		return llmconfig.Configuration{}, err
+	}
+	if !llmconfig.MayUse(a, cfg) {
+		return llmconfig.Configuration{}, ErrConfiguration
+	}
+	return cfg, nil
 }
 
 // Run starts req interactively as actor and returns once the run suspended or ended.

@@ -23,14 +23,9 @@ type segment struct {
 	queued bool
 	// resumed: the segment continues a suspended run; it can never be requeued.
 	resumed bool
-	events  []pendingEvent
+	events  []run.NewEvent
 	usage   run.Usage // not yet added to the row
 	fence   []byte    // a fence to set in the next flush (the claim of a resume)
-}
-
-type pendingEvent struct {
-	kind    run.Kind
-	payload any
 }
 
 func (rt *Runtime) newSegment(r run.Run, owner string, cfg llmconfig.Configuration, queued bool) *segment {
@@ -39,15 +34,13 @@ func (rt *Runtime) newSegment(r run.Run, owner string, cfg llmconfig.Configurati
 
 // emit buffers an event for the next flush.
 func (s *segment) emit(kind run.Kind, payload any) {
-	s.events = append(s.events, pendingEvent{kind: kind, payload: payload})
+	s.events = append(s.events, run.NewEvent{Kind: kind, Payload: payload})
 }
 
 // flushTx writes the buffered events and usage inside tx.
 func (s *segment) flushTx(ctx context.Context, tx *store.Tx) error {
-	for _, e := range s.events {
-		if _, err := s.rt.runs.AppendEventTx(ctx, tx, s.run.UUID, e.kind, e.payload, s.privacy); err != nil {
-			return err
-		}
+	if err := s.rt.runs.AppendEventsTx(ctx, tx, s.run.UUID, s.events, s.privacy); err != nil {
+		return err
 	}
 	if s.usage != (run.Usage{}) {
 		if _, err := s.rt.runs.AddUsageTx(ctx, tx, s.run.UUID, s.owner, s.usage); err != nil {

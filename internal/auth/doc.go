@@ -1,4 +1,10 @@
-// Package auth turns credentials into a backend user: API tokens (bearer),
+// Package auth turns credentials into a backend user uid: API tokens (bearer),
 // UI sessions (cookie + CSRF token), passwords. Secrets are stored only as
-// bcrypt hashes.
+// hashes: passwords and tokens with bcrypt, session ids with sha256.
+//
+// The Authenticator answers "which uid do these credentials name?" and
+// nothing more. Every failure of a credential is ErrUnauthenticated, whatever
+// part was wrong. Whether that user may act (exists, not disabled) is decided
+// by the caller, which loads the user fresh on every request
+// (access.LoadActor): nothing about the user is cached here.
 package auth

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"waymark/internal/store"
@@ -121,6 +122,53 @@ func eventPayload(id string, kind Kind, payload any, privacy Privacy) ([]byte, e
 		return nil, fmt.Errorf("event of run %s: %w", id, err)
 	}
 	return body, nil
+}
+
+// NewEvent is one event to append with AppendEventsTx.
+type NewEvent struct {
+	Kind    Kind
+	Payload any
+}
+
+// AppendEventsTx appends events in order inside tx, with one counter update
+// and one insert: the batch form of AppendEventTx (same filtering and rules).
+func (s *Store) AppendEventsTx(ctx context.Context, tx *store.Tx, id string, evs []NewEvent, privacy Privacy) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	bodies := make([][]byte, len(evs))
+	for i, e := range evs {
+		b, err := eventPayload(id, e.Kind, e.Payload, privacy)
+		if err != nil {
+			return err
+		}
+		bodies[i] = b
+	}
+	var last int64
+	err := tx.QueryRow(ctx, `UPDATE runs SET event_sequence = event_sequence + ? WHERE uuid = ?
+		RETURNING event_sequence`, len(evs), id).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("events of run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("events of run %s: %w", id, err)
+	}
+	now := store.Micros(s.clk.Now())
+	var q strings.Builder
+	q.WriteString("INSERT INTO run_events (run_uuid, sequence, kind, payload, created_at) VALUES ")
+	args := make([]any, 0, 5*len(evs))
+	first := last - int64(len(evs)) + 1
+	for i, e := range evs {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?)")
+		args = append(args, id, first+int64(i), string(e.Kind), string(bodies[i]), now)
+	}
+	if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("events of run %s: %w", id, err)
+	}
+	return nil
 }
 
 func (s *Store) appendEvent(ctx context.Context, tx *store.Tx, id string, kind Kind, body []byte) (Event, error) {

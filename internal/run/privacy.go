@@ -173,8 +173,11 @@ func redactValue(k string, v any, inContent bool) any {
 // normKey lower-cases k and drops "_" and "-", so turnDigest, turn_digest
 // and turn-digest are one key.
 func normKey(k string) string {
-	return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(k))
+	return keyReplacer.Replace(strings.ToLower(k))
 }
+
+// keyReplacer drops the separators normKey ignores; it is immutable.
+var keyReplacer = strings.NewReplacer("_", "", "-", "")
 
 // contentKeys name values that are content: prompts, answers, tool arguments
 // and results, previews, submitted values.

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
@@ -41,6 +43,93 @@ type DB struct {
 	dialect Dialect
 	// Addr names the database for messages (a file path or host:port/db), never a password.
 	Addr string
+
+	commits atomic.Int64 // transactions committed through InTx and Exec outside one
+	queries atomic.Int64 // statements run through DB and Tx methods
+
+	stmtMu sync.Mutex           // guards stmts and wanted
+	stmts  map[string]*sql.Stmt // prepared statements by (rebound) query text
+	wanted map[string]bool      // queries a transaction ran unprepared, to prepare later
+}
+
+// Commits reports how many commits this pool made through InTx and Exec (for
+// benchmarks that count commits per operation).
+func (db *DB) Commits() int64 { return db.commits.Load() }
+
+// Statements reports how many statements ran through DB and Tx methods.
+func (db *DB) Statements() int64 { return db.queries.Load() }
+
+// maxStmts bounds the statement cache; queries beyond it run unprepared.
+const maxStmts = 1024
+
+// stmt returns the cached prepared statement of q, preparing it on the pool
+// when missing. Only callers that hold no connection may prepare (a
+// transaction that prepared on the pool could wait for a connection held by
+// another transaction waiting on it); transactions use cached instead.
+func (db *DB) stmt(ctx context.Context, q string) *sql.Stmt {
+	db.queries.Add(1)
+	if st := db.lookup(q); st != nil {
+		return st
+	}
+	db.prepare(ctx, q)
+	return db.lookup(q)
+}
+
+// cached returns q's statement if it is prepared, and otherwise notes q so
+// the next call that holds no connection prepares it.
+func (db *DB) cached(q string) *sql.Stmt {
+	db.queries.Add(1)
+	db.stmtMu.Lock()
+	defer db.stmtMu.Unlock()
+	if st, ok := db.stmts[q]; ok {
+		return st
+	}
+	if len(db.wanted) < maxStmts {
+		if db.wanted == nil {
+			db.wanted = map[string]bool{}
+		}
+		db.wanted[q] = true
+	}
+	return nil
+}
+
+func (db *DB) lookup(q string) *sql.Stmt {
+	db.stmtMu.Lock()
+	defer db.stmtMu.Unlock()
+	return db.stmts[q]
+}
+
+// prepare prepares the given queries and every wanted one, without holding the lock while preparing.
+func (db *DB) prepare(ctx context.Context, qs ...string) {
+	db.stmtMu.Lock()
+	for q := range db.wanted {
+		qs = append(qs, q)
+	}
+	db.wanted = nil
+	full := len(db.stmts) >= maxStmts
+	db.stmtMu.Unlock()
+	if full {
+		return
+	}
+	for _, q := range qs {
+		if db.lookup(q) != nil {
+			continue
+		}
+		st, err := db.SQL.PrepareContext(context.WithoutCancel(ctx), q)
+		if err != nil {
+			continue // the query runs unprepared and reports its own error
+		}
+		db.stmtMu.Lock()
+		if _, dup := db.stmts[q]; dup || len(db.stmts) >= maxStmts {
+			st.Close()
+		} else {
+			if db.stmts == nil {
+				db.stmts = map[string]*sql.Stmt{}
+			}
+			db.stmts[q] = st
+		}
+		db.stmtMu.Unlock()
+	}
 }
 
 // ErrBadURL is returned by Open and ParseURL when a --db value does not parse.
@@ -123,8 +212,16 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 	return &DB{SQL: sqldb, dialect: t.Dialect, Addr: t.Addr}, nil
 }
 
-// Close closes the pool.
-func (db *DB) Close() error { return db.SQL.Close() }
+// Close closes the prepared statements and the pool.
+func (db *DB) Close() error {
+	db.stmtMu.Lock()
+	for _, st := range db.stmts {
+		st.Close()
+	}
+	db.stmts = nil
+	db.stmtMu.Unlock()
+	return db.SQL.Close()
+}
 
 // Dialect reports the dialect.
 func (db *DB) Dialect() Dialect { return db.dialect }
@@ -211,23 +308,48 @@ var (
 
 // Exec runs a statement.
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return db.SQL.ExecContext(ctx, Rebind(db.dialect, q), args...)
+	db.commits.Add(1)
+	q = Rebind(db.dialect, q)
+	if st := db.stmt(ctx, q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return db.SQL.ExecContext(ctx, q, args...)
 }
 
 // Query runs a query.
 func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return db.SQL.QueryContext(ctx, Rebind(db.dialect, q), args...)
+	q = Rebind(db.dialect, q)
+	if st := db.stmt(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return db.SQL.QueryContext(ctx, q, args...)
 }
 
 // QueryRow runs a query expected to return at most one row.
 func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return db.SQL.QueryRowContext(ctx, Rebind(db.dialect, q), args...)
+	q = Rebind(db.dialect, q)
+	if st := db.stmt(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return db.SQL.QueryRowContext(ctx, q, args...)
 }
 
 // Tx is a transaction of one dialect.
 type Tx struct {
 	SQL     *sql.Tx
 	dialect Dialect
+	db      *DB
+}
+
+// prepared returns q's cached statement bound to the transaction, or nil.
+func (tx *Tx) prepared(ctx context.Context, q string) *sql.Stmt {
+	if tx.db == nil {
+		return nil
+	}
+	if st := tx.db.cached(q); st != nil {
+		return tx.SQL.StmtContext(ctx, st)
+	}
+	return nil
 }
 
 // Dialect reports the dialect.
@@ -235,26 +357,39 @@ func (tx *Tx) Dialect() Dialect { return tx.dialect }
 
 // Exec runs a statement.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return tx.SQL.ExecContext(ctx, Rebind(tx.dialect, q), args...)
+	q = Rebind(tx.dialect, q)
+	if st := tx.prepared(ctx, q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	return tx.SQL.ExecContext(ctx, q, args...)
 }
 
 // Query runs a query.
 func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return tx.SQL.QueryContext(ctx, Rebind(tx.dialect, q), args...)
+	q = Rebind(tx.dialect, q)
+	if st := tx.prepared(ctx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return tx.SQL.QueryContext(ctx, q, args...)
 }
 
 // QueryRow runs a query expected to return at most one row.
 func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return tx.SQL.QueryRowContext(ctx, Rebind(tx.dialect, q), args...)
+	q = Rebind(tx.dialect, q)
+	if st := tx.prepared(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return tx.SQL.QueryRowContext(ctx, q, args...)
 }
 
 // Begin starts a transaction.
 func (db *DB) Begin(ctx context.Context) (*Tx, error) {
+	db.prepare(ctx)
 	t, err := db.SQL.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{SQL: t, dialect: db.dialect}, nil
+	return &Tx{SQL: t, dialect: db.dialect, db: db}, nil
 }
 
 // InTx runs fn in a transaction and commits when fn returns nil. A failed
@@ -272,6 +407,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := tx.SQL.Commit(); err != nil {
 		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 	}
+	db.commits.Add(1)
 	return nil
 }
 

@@ -63,7 +63,11 @@ func (t *readPage) Execute(ctx context.Context, call Call) (Result, error) {
 			return Result{}, err
 		}
 	}
-	ok, err := t.b.checker.MayShowPage(ctx, call.User, page.UID)
+	actor, err := t.b.checker.Actor(ctx, call.User)
+	if err != nil {
+		return Result{}, err
+	}
+	ok, err := t.b.checker.ActorMayShowPage(ctx, actor, page.UID)
 	if err != nil {
 		return Result{}, err
 	}
@@ -80,11 +84,7 @@ func (t *readPage) Execute(ctx context.Context, call Call) (Result, error) {
 			return Result{}, err
 		}
 	}
-	readContent, err := t.b.checker.CanReadTable(ctx, call.User, "tt_content")
-	if err != nil {
-		return Result{}, err
-	}
-	if readContent {
+	if actor.CanReadTable("tt_content") {
 		recs, err := content.OnPage(ctx, t.b.db, "tt_content", page.UID, lang, content.LanguageAll)
 		if err != nil {
 			return Result{}, err

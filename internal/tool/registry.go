@@ -115,12 +115,31 @@ func (r *Registry) Specs(names []string) []Spec {
 
 // EnabledSpecs is Specs restricted to the tools enabled now.
 func (r *Registry) EnabledSpecs(ctx context.Context, names []string) ([]Spec, error) {
+	rows, err := r.db.Query(ctx, "SELECT name, enabled FROM tool_settings")
+	if err != nil {
+		return nil, fmt.Errorf("tool states: %w", err)
+	}
+	stored := map[string]bool{}
+	for rows.Next() {
+		var name string
+		var on bool
+		if err := rows.Scan(&name, &on); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		stored[name] = on
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
 	all := r.Specs(names)
 	out := all[:0]
 	for _, s := range all {
-		on, err := r.Enabled(ctx, s.Name)
-		if err != nil {
-			return nil, err
+		on, ok := stored[s.Name]
+		if !ok {
+			e, _ := r.entry(s.Name)
+			on = e.def.DefaultEnabled
 		}
 		if on {
 			out = append(out, s)

@@ -1,0 +1,103 @@
+// Command waymark is the one binary of Waymark: the API and UI server, queue
+// workers, fixture import, migrations, retention and the offline demo
+// (API.md §1). Every subcommand exits non-zero with a one-line reason on bad
+// input.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand.
+type command struct {
+	name, args, help string
+	run              func(ctx context.Context, e *env, args []string) error
+}
+
+// env is what every subcommand gets: its output streams and logger.
+type env struct {
+	stdout, stderr io.Writer
+	log            *slog.Logger
+}
+
+func commands() []command {
+	return []command{
+		{"demo", "[--addr 127.0.0.1:8080] [--db FILE]", "import the demo site and serve it with the offline demo model", cmdDemo},
+		{"serve", "[--addr] [--db URL] [--workers N]", "serve the API and UI (and, by default, in-process workers)", cmdServe},
+		{"worker", "[--db URL] [--workers N]", "run queue workers only", cmdWorker},
+		{"import", "[--db URL] FILE...", "import fixtures (JSON or YAML), idempotent by uid", cmdImport},
+		{"migrate", "[--db URL]", "apply database migrations", cmdMigrate},
+		{"purge", "[--db URL] [--older-than 720h]", "delete finished runs and their events past retention", cmdPurge},
+		{"reap", "[--db URL]", "requeue or dead-letter runs whose lease expired", cmdReap},
+		{"token", "[--db URL] USERNAME", "print a new API token for a user", cmdToken},
+	}
+}
+
+// errUsage marks an error caused by the command line; it exits with 2.
+var errUsage = errors.New("usage")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr, log: newLogger(stderr)}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "waymark %s: %v\nusage: waymark %s %s\n", c.name, err, c.name, c.args)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "waymark %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "waymark: unknown command %q (try waymark help)\n", args[0])
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: waymark COMMAND [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %-36s %s\n", c.name, c.args, c.help)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "--db takes sqlite:PATH (default sqlite:waymark.db) or a postgres:// URL; WAYMARK_DB does the same.")
+}
+
+// newLogger logs text to a terminal and JSON otherwise.
+func newLogger(w io.Writer) *slog.Logger {
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return slog.New(slog.NewTextHandler(w, nil))
+		}
+	}
+	return slog.New(slog.NewJSONHandler(w, nil))
+}

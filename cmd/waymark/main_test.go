@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runCLI runs the command line in-process and returns exit code and outputs.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestBadInputExitsNonZeroWithOneLineReason(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("users: [{uid: 1, username: x, bogus: 1}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := "sqlite:" + filepath.Join(dir, "w.db")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"db url that does not parse", []string{"migrate", "--db", "mysql://x"}, "bad database URL"},
+		{"unknown flag", []string{"migrate", "--nope"}, "flag provided but not defined"},
+		{"import without files", []string{"import", "--db", db}, "no fixture file"},
+		{"import of a missing file", []string{"import", "--db", db, filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{"import of a bad file", []string{"import", "--db", db, bad}, "bogus"},
+		{"token for an unknown user", []string{"token", "--db", db, "nobody"}, `no user "nobody"`},
+		{"token without a user", []string{"token", "--db", db}, "USERNAME"},
+		{"bad listen address", []string{"serve", "--db", db, "--addr", "nohost"}, "--addr"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, c.args...)
+			if code == 0 {
+				t.Fatalf("waymark %v exited 0", c.args)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr %q does not contain %q", stderr, c.want)
+			}
+			if first := strings.SplitN(strings.TrimSpace(stderr), "\n", 2)[0]; !strings.HasPrefix(first, "waymark") {
+				t.Errorf("first line %q is not the reason", first)
+			}
+		})
+	}
+}
+
+func TestUnreachableDatabaseFailsWithin10sNamingTheAddress(t *testing.T) {
+	start := time.Now()
+	code, _, stderr := runCLI(t, "migrate", "--db", "postgres://nobody@127.0.0.1:1/x")
+	if code == 0 {
+		t.Fatal("migrate against an unreachable server exited 0")
+	}
+	if !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Errorf("stderr %q does not name the address", stderr)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v, want under 10s", d)
+	}
+}
+
+func TestImportIsIdempotentAndTokenWorks(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "w.db")
+	fx := filepath.Join(dir, "f.yaml")
+	doc := "languages: [{uid: 0, title: English, locale: en}]\n" +
+		"groups: [{uid: 1, title: Editors, tablesSelect: [pages], tablesModify: [pages], nonExcludeFields: [], languages: [0], mounts: [1], subgroups: []}]\n" +
+		"users: [{uid: 7, username: erika, password: secret-pass, groups: [1], backendLanguage: de}]\n" +
+		"pages: [{uid: 1, pid: 0, title: Home, language: 0, owner: 7, group: 1, perms: {user: 31, group: 27, everybody: 0}, fields: {description: ''}}]\n"
+	if err := os.WriteFile(fx, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if code, out, stderr := runCLI(t, "import", "--db", db, fx); code != 0 || !strings.Contains(out, "users 1") {
+			t.Fatalf("import #%d = %d, out %q, err %q", i+1, code, out, stderr)
+		}
+	}
+	code, out, stderr := runCLI(t, "token", "--db", db, "erika")
+	if code != 0 || !regexp.MustCompile(`^wm_[A-Za-z0-9_-]{20,}\n$`).MatchString(out) {
+		t.Fatalf("token = %d, %q, %q", code, out, stderr)
+	}
+}
+
+// TestDemoServesHealthAndMe is the issue's "done means": the demo serves,
+// /healthz answers, a demo token reaches /api/me, a wrong token gets 401.
+func TestDemoServesHealthAndMe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		var errb bytes.Buffer
+		done <- run(ctx, []string{"demo", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "demo.db")}, pw, &errb)
+		pw.Close()
+	}()
+	// The first line names the URL.
+	buf := make([]byte, 4096)
+	n, err := pr.Read(buf)
+	if err != nil {
+		t.Fatalf("read demo output: %v", err)
+	}
+	go io.Copy(io.Discard, pr)
+	m := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(string(buf[:n]))
+	if m == "" {
+		t.Fatalf("demo printed no URL: %q", buf[:n])
+	}
+	get := func(path, token string) (int, string) {
+		req, _ := http.NewRequest("GET", m+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/healthz", ""); code != 200 {
+		t.Errorf("/healthz = %d", code)
+	}
+	if code, body := get("/api/me", "demo-token-erika"); code != 200 || !strings.Contains(body, `"username":"erika"`) {
+		t.Errorf("/api/me with erika's token = %d %s", code, body)
+	}
+	if code, body := get("/api/me", "wrong-token-123"); code != 401 || !strings.Contains(body, `"error"`) {
+		t.Errorf("/api/me with a wrong token = %d %s", code, body)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("demo exited %d after shutdown", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("demo did not shut down")
+	}
+}

@@ -1,0 +1,131 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"waymark/internal/clock"
+	"waymark/internal/store"
+)
+
+// ErrUnauthenticated is returned for every credential that does not prove a
+// user: unknown or wrong token, unknown user, wrong password, expired or
+// unknown session, password login of a disabled user or a service account.
+// It never says which part was wrong.
+var ErrUnauthenticated = errors.New("unauthenticated")
+
+// tokenCacheTTL is how long a verified token is remembered, so that a client
+// does not pay a bcrypt comparison on every request. A deleted token keeps
+// working for at most this long; the user behind it is checked on every request.
+const tokenCacheTTL = 60 * time.Second
+
+// tokenCacheMax bounds the cache; when full, expired entries are dropped and,
+// if that is not enough, the whole cache.
+const tokenCacheMax = 10000
+
+// Authenticator checks API tokens, passwords and UI sessions against the store.
+// It is safe for concurrent use.
+type Authenticator struct {
+	db  *store.DB
+	clk clock.Clock
+
+	mu    sync.Mutex // guards cache
+	cache map[[32]byte]cachedToken
+
+	dummyOnce sync.Once // guards dummyHash
+	dummyHash string    // compared against when a username is unknown, to even out timing
+}
+
+type cachedToken struct {
+	uid     int64
+	expires time.Time
+}
+
+// New returns an Authenticator reading db and deciding expiry by clk.
+func New(db *store.DB, clk clock.Clock) *Authenticator {
+	return &Authenticator{db: db, clk: clk, cache: map[[32]byte]cachedToken{}}
+}
+
+// FromToken returns the uid of the user an API token belongs to. It returns
+// ErrUnauthenticated for an unknown token; other errors are failures of the
+// store. The caller must load the user and refuse a missing or disabled one.
+func (a *Authenticator) FromToken(ctx context.Context, token string) (int64, error) {
+	if len(token) < 8 {
+		return 0, ErrUnauthenticated
+	}
+	key := sha256.Sum256([]byte(token))
+	now := a.clk.Now()
+	if uid, ok := a.cached(key, now); ok {
+		return uid, nil
+	}
+	rows, err := a.db.Query(ctx, "SELECT user_uid, hash FROM api_tokens WHERE lookup = ?", TokenLookup(token))
+	if err != nil {
+		return 0, fmt.Errorf("find token: %w", err)
+	}
+	type candidate struct {
+		uid  int64
+		hash string
+	}
+	var cands []candidate
+	for rows.Next() {
+		var c candidate
+		if err := rows.Scan(&c.uid, &c.hash); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("find token: %w", err)
+		}
+		cands = append(cands, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("find token: %w", err)
+	}
+	for _, c := range cands {
+		if CheckToken(c.hash, token) {
+			a.remember(key, c.uid, now)
+			return c.uid, nil
+		}
+	}
+	return 0, ErrUnauthenticated
+}
+
+func (a *Authenticator) cached(key [32]byte, now time.Time) (int64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.cache[key]
+	if !ok {
+		return 0, false
+	}
+	if !now.Before(e.expires) {
+		delete(a.cache, key)
+		return 0, false
+	}
+	return e.uid, true
+}
+
+func (a *Authenticator) remember(key [32]byte, uid int64, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.cache) >= tokenCacheMax {
+		for k, e := range a.cache {
+			if !now.Before(e.expires) {
+				delete(a.cache, k)
+			}
+		}
+		if len(a.cache) >= tokenCacheMax {
+			clear(a.cache)
+		}
+	}
+	a.cache[key] = cachedToken{uid: uid, expires: now.Add(tokenCacheTTL)}
+}
+
+// ForgetTokens empties the token cache, so that a deleted token stops working
+// at once instead of within a minute.
+func (a *Authenticator) ForgetTokens() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	clear(a.cache)
+}

@@ -1,0 +1,117 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"waymark/internal/store"
+)
+
+// SessionTTL is the lifetime of a UI session from login; it is not extended by use.
+const SessionTTL = 12 * time.Hour
+
+// Session is a UI login. ID goes into the session cookie and is stored only as
+// its sha256; CSRF must accompany every state-changing request of the session.
+type Session struct {
+	ID      string
+	CSRF    string
+	UID     int64
+	Expires time.Time
+}
+
+// Login checks a username and password and creates a session. A wrong
+// password, an unknown username, a disabled user and a service account all
+// yield ErrUnauthenticated; other errors are failures of the store.
+func (a *Authenticator) Login(ctx context.Context, username, password string) (Session, error) {
+	var (
+		uid             int64
+		hash            string
+		disabled, robot bool
+	)
+	err := a.db.QueryRow(ctx, "SELECT uid, password_hash, disabled, service_account FROM be_users WHERE username = ?", username).
+		Scan(&uid, &hash, &disabled, &robot)
+	if errors.Is(err, sql.ErrNoRows) {
+		CheckPassword(a.dummy(), password) // the same work as for a known user
+		return Session{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("login: %w", err)
+	}
+	if !CheckPassword(hash, password) || disabled || robot {
+		return Session{}, ErrUnauthenticated
+	}
+	now := a.clk.Now()
+	s := Session{ID: randomString(), CSRF: randomString(), UID: uid, Expires: now.Add(SessionTTL)}
+	if _, err := a.db.Exec(ctx, "INSERT INTO sessions (id_hash, user_uid, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+		sessionKey(s.ID), uid, s.CSRF, store.Micros(now), store.Micros(s.Expires)); err != nil {
+		return Session{}, fmt.Errorf("create session: %w", err)
+	}
+	return s, nil
+}
+
+// FromSession returns the uid and CSRF token of an unexpired session. It
+// returns ErrUnauthenticated for an unknown or expired session; other errors
+// are failures of the store. The caller must load the user and refuse a
+// missing or disabled one.
+func (a *Authenticator) FromSession(ctx context.Context, sessionID string) (uid int64, csrf string, err error) {
+	if sessionID == "" {
+		return 0, "", ErrUnauthenticated
+	}
+	var expires int64
+	err = a.db.QueryRow(ctx, "SELECT user_uid, csrf, expires_at FROM sessions WHERE id_hash = ?", sessionKey(sessionID)).
+		Scan(&uid, &csrf, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", ErrUnauthenticated
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("find session: %w", err)
+	}
+	if !a.clk.Now().Before(store.Time(expires)) {
+		return 0, "", ErrUnauthenticated
+	}
+	return uid, csrf, nil
+}
+
+// Logout deletes a session. Deleting an unknown session is not an error.
+func (a *Authenticator) Logout(ctx context.Context, sessionID string) error {
+	if _, err := a.db.Exec(ctx, "DELETE FROM sessions WHERE id_hash = ?", sessionKey(sessionID)); err != nil {
+		return fmt.Errorf("logout: %w", err)
+	}
+	return nil
+}
+
+// PurgeSessions deletes expired sessions and reports how many.
+func (a *Authenticator) PurgeSessions(ctx context.Context) (int64, error) {
+	res, err := a.db.Exec(ctx, "DELETE FROM sessions WHERE expires_at <= ?", store.Micros(a.clk.Now()))
+	if err != nil {
+		return 0, fmt.Errorf("purge sessions: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+func (a *Authenticator) dummy() string {
+	a.dummyOnce.Do(func() {
+		a.dummyHash, _ = HashPassword("waymark-no-such-user")
+	})
+	return a.dummyHash
+}
+
+// sessionKey is what the store keeps of a session id.
+func sessionKey(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+// randomString returns 32 random bytes, URL-safe base64.
+func randomString() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}

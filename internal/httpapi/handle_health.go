@@ -1,0 +1,53 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// readyTimeout bounds the database checks of /readyz.
+const readyTimeout = 3 * time.Second
+
+// handleHealthz answers GET /healthz: the process is up.
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
+	body := map[string]string{"status": "ok"}
+	if s.version != "" {
+		body["version"] = s.version
+	}
+	return WriteJSON(w, http.StatusOK, body)
+}
+
+// handleReadyz answers GET /readyz: 200 when the database answers and every
+// migration is applied, else 503 naming which.
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	if err := s.db.SQL.PingContext(ctx); err != nil {
+		return &Error{Status: http.StatusServiceUnavailable, Code: "not_ready", Message: "database unreachable", Err: err}
+	}
+	current, err := s.db.MigrationsCurrent(ctx)
+	if err != nil {
+		return &Error{Status: http.StatusServiceUnavailable, Code: "not_ready", Message: "cannot read migration state", Err: err}
+	}
+	if !current {
+		return Errorf(http.StatusServiceUnavailable, "not_ready", "database migrations pending; run waymark migrate")
+	}
+	return WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// handleMetrics answers GET /metrics with the registry in Prometheus text format.
+func (s *Server) handleMetrics() HandlerFunc {
+	h := promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}})
+	return func(w http.ResponseWriter, r *http.Request) error {
+		h.ServeHTTP(w, r)
+		return nil
+	}
+}
+
+// slogPrinter gives promhttp a place to report collection errors.
+type slogPrinter struct{ s *Server }
+
+func (p slogPrinter) Println(v ...any) { p.s.logger.Error("metrics", "err", v) }

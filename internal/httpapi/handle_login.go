@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"waymark/internal/access"
+	"waymark/internal/auth"
+)
+
+type loginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+type loginAnswer struct {
+	CSRFToken string `json:"csrfToken"`
+	User      Me     `json:"user"`
+}
+
+// handleLogin answers POST /api/login: a password login of a person (not a
+// service account) that sets the session cookie and returns the CSRF token
+// the UI sends with state-changing requests. Requiring a JSON body keeps
+// cross-site forms from logging a browser in.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
+	var req loginRequest
+	if err := DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Username == "" || req.Password == "" {
+		return Errorf(http.StatusBadRequest, "bad_request", "username and password are required")
+	}
+	refused := &Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: "wrong username or password"}
+	sess, err := s.auth.Login(r.Context(), req.Username, req.Password)
+	if errors.Is(err, auth.ErrUnauthenticated) {
+		refused.Err = err
+		return refused
+	}
+	if err != nil {
+		return err
+	}
+	actor, err := access.LoadActor(r.Context(), s.db, sess.UID)
+	if err != nil {
+		return fmt.Errorf("load user %d after login: %w", sess.UID, err)
+	}
+	infoFrom(r.Context()).uid = sess.UID
+	http.SetCookie(w, &http.Cookie{
+		Name:     SessionCookie,
+		Value:    sess.ID,
+		Path:     "/",
+		Expires:  sess.Expires,
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteLaxMode,
+	})
+	return WriteJSON(w, http.StatusOK, loginAnswer{CSRFToken: sess.CSRF, User: MeOf(actor)})
+}

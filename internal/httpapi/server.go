@@ -1,0 +1,136 @@
+package httpapi
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"waymark/internal/auth"
+	"waymark/internal/clock"
+	"waymark/internal/store"
+)
+
+// Config holds what the server needs. DB is required.
+type Config struct {
+	DB       *store.DB
+	Logger   *slog.Logger         // nil: slog.Default()
+	Clock    clock.Clock          // nil: the wall clock
+	Registry *prometheus.Registry // nil: a new registry with Go and process collectors
+	Version  string               // reported by /healthz
+}
+
+// HandlerFunc is a route handler. It returns an error instead of writing
+// one; the server's adapter maps it to a status and an error answer.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Server is Waymark's HTTP API: a stdlib ServeMux with method patterns behind
+// one chain of middleware.
+type Server struct {
+	db       *store.DB
+	logger   *slog.Logger
+	clock    clock.Clock
+	registry *prometheus.Registry
+	version  string
+	auth     *auth.Authenticator
+	mux      *http.ServeMux
+	metrics  metrics
+}
+
+type metrics struct {
+	requests *prometheus.CounterVec   // code, method, route
+	duration *prometheus.HistogramVec // method, route
+}
+
+// New builds a server with the routes of routes.go registered.
+func New(cfg Config) (*Server, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("httpapi: Config.DB is required")
+	}
+	s := &Server{
+		db:      cfg.DB,
+		logger:  cmp.Or(cfg.Logger, slog.Default()),
+		clock:   cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
+		version: cfg.Version,
+		mux:     http.NewServeMux(),
+	}
+	s.registry = cfg.Registry
+	if s.registry == nil {
+		s.registry = prometheus.NewRegistry()
+	}
+	if err := s.registerMetrics(); err != nil {
+		return nil, err
+	}
+	s.auth = auth.New(s.db, s.clock)
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) registerMetrics() error {
+	s.metrics.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "http_requests_total",
+		Help: "HTTP requests answered, by status code, method and route pattern.",
+	}, []string{"code", "method", "route"})
+	s.metrics.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "http_request_duration_seconds",
+		Help:    "Time to answer HTTP requests, by method and route pattern.",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"method", "route"})
+	for _, c := range []prometheus.Collector{s.metrics.requests, s.metrics.duration} {
+		if err := s.registry.Register(c); err != nil {
+			return fmt.Errorf("httpapi: register metrics: %w", err)
+		}
+	}
+	// A registry handed in may already carry the runtime collectors.
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		var are prometheus.AlreadyRegisteredError
+		if err := s.registry.Register(c); err != nil && !errors.As(err, &are) {
+			return fmt.Errorf("httpapi: register runtime metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// Handler returns the server's handler with all middleware applied.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// Handle registers an authenticated route: h runs only for a request whose
+// bearer token or session cookie (with CSRF header on state-changing methods)
+// names an active user, available through ActorFrom. Patterns are those of
+// http.ServeMux, e.g. "GET /api/runs/{uuid}".
+func (s *Server) Handle(pattern string, h HandlerFunc) { s.mux.Handle(pattern, s.adapt(h, true)) }
+
+// HandlePublic registers a route that needs no authentication.
+func (s *Server) HandlePublic(pattern string, h HandlerFunc) {
+	s.mux.Handle(pattern, s.adapt(h, false))
+}
+
+// Registry returns the Prometheus registry /metrics serves, for other
+// packages to add their metrics to.
+func (s *Server) Registry() *prometheus.Registry { return s.registry }
+
+// Auth returns the server's authenticator.
+func (s *Server) Auth() *auth.Authenticator { return s.auth }
+
+// adapt is the one adapter between HandlerFuncs and net/http: it records the
+// matched route, authenticates when asked, and maps a returned error.
+func (s *Server) adapt(h HandlerFunc, authenticated bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := infoFrom(r.Context())
+		info.route = routeOf(r.Pattern)
+		if authenticated {
+			var err error
+			if r, err = s.authenticate(r); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}

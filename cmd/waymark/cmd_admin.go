@@ -7,8 +7,12 @@ import (
 	"time"
 
 	"waymark/internal/access"
+	"waymark/internal/app"
 	"waymark/internal/auth"
+	"waymark/internal/clock"
 	"waymark/internal/fixture"
+	"waymark/internal/queue"
+	"waymark/internal/run"
 )
 
 func cmdMigrate(ctx context.Context, e *env, args []string) error {
@@ -25,6 +29,13 @@ func cmdMigrate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
+	q, err := queue.New(db, nil, queue.Config{})
+	if err != nil {
+		return err
+	}
+	if err := q.Migrate(ctx); err != nil {
+		return err
+	}
 	fmt.Fprintf(e.stdout, "migrations current on %s\n", db.Addr)
 	return nil
 }
@@ -32,6 +43,7 @@ func cmdMigrate(ctx context.Context, e *env, args []string) error {
 func cmdImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("import", e.stderr)
 	dbURL := dbFlag(fs)
+	dir := fs.String("data-dir", "", "folder of the secret key that seals provider keys")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -43,7 +55,11 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	sum, err := fixture.ImportFiles(ctx, db, fs.Args()...)
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: 0, Logger: e.log, Version: version})
+	if err != nil {
+		return err
+	}
+	sum, err := fixture.ImportFiles(ctx, db, a.FixtureOptions(), fs.Args()...)
 	if err != nil {
 		return err
 	}
@@ -84,22 +100,85 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// notYet is the answer of the commands whose runtime has not landed yet.
-func notYet(name string) func(ctx context.Context, e *env, args []string) error {
-	return func(ctx context.Context, e *env, args []string) error {
-		fs := newFlags(name, e.stderr)
-		dbFlag(fs)
-		fs.Int("workers", 2, "number of workers")
-		fs.Duration("older-than", 720*time.Hour, "retention window")
-		if err := parse(fs, args); err != nil {
-			return err
-		}
-		return fmt.Errorf("not yet available: the agent runtime has not landed")
+func cmdWorker(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("worker", e.stderr)
+	dbURL := dbFlag(fs)
+	workers := fs.Int("workers", 2, "concurrent runs")
+	dir := fs.String("data-dir", "", "folder of the secret key")
+	if err := parse(fs, args); err != nil {
+		return err
 	}
+	if *workers < 1 {
+		return fmt.Errorf("%w: --workers must be 1 or more", errUsage)
+	}
+	db, err := openDB(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: *workers, Logger: e.log, Version: version})
+	if err != nil {
+		return err
+	}
+	stop, err := a.StartWorkers(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "waymark worker on %s: %d workers\n", db.Addr, *workers)
+	<-ctx.Done()
+	stop()
+	return nil
 }
 
-var (
-	cmdPurge  = notYet("purge")
-	cmdReap   = notYet("reap")
-	cmdWorker = notYet("worker")
-)
+func cmdPurge(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("purge", e.stderr)
+	dbURL := dbFlag(fs)
+	older := fs.Duration("older-than", 720*time.Hour, "delete finished runs (and their events) finished longer ago")
+	waiting := fs.Duration("waiting-older-than", 2160*time.Hour, "delete runs waiting for a decision untouched this long")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *older <= 0 || *waiting <= 0 {
+		return fmt.Errorf("%w: retention windows must be positive", errUsage)
+	}
+	db, err := openDB(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	now := time.Now()
+	n, err := run.NewStore(db, clock.Real{}).Purge(ctx, now.Add(-*older), now.Add(-*waiting))
+	if err != nil {
+		return err
+	}
+	sessions, err := auth.New(db, clock.Real{}).PurgeSessions(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "purged %d runs and %d expired sessions\n", n, sessions)
+	return nil
+}
+
+func cmdReap(ctx context.Context, e *env, args []string) error {
+	fs := newFlags("reap", e.stderr)
+	dbURL := dbFlag(fs)
+	dir := fs.String("data-dir", "", "folder of the secret key")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	db, err := openDB(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: 0, Logger: e.log, Version: version})
+	if err != nil {
+		return err
+	}
+	rep, err := a.Runtime.Reap(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "requeued %d, dead-lettered %d\n", rep.Requeued, rep.DeadLettered)
+	return nil
+}

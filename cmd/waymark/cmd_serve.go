@@ -7,11 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"waymark/internal/clock"
+	"waymark/internal/app"
 	"waymark/internal/demo"
 	"waymark/internal/fixture"
 	"waymark/internal/httpapi"
-	"waymark/internal/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -21,7 +20,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("serve", e.stderr)
 	dbURL := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
-	workers := fs.Int("workers", 2, "in-process queue workers (0: none)")
+	workers := fs.Int("workers", 2, "in-process queue workers (0: none; run `waymark worker` elsewhere)")
+	dir := fs.String("data-dir", "", "folder of the secret key (default: WAYMARK_DATA_DIR, the SQLite file's folder, or .)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -36,8 +36,12 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	return serve(ctx, e, db, *addr, func(url string) {
-		fmt.Fprintf(e.stdout, "waymark serving %s on %s\n", db.Addr, url)
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: *workers, Logger: e.log, Version: version})
+	if err != nil {
+		return err
+	}
+	return serve(ctx, e, a, *addr, func(url string) {
+		fmt.Fprintf(e.stdout, "waymark serving %s on %s (%d workers)\n", db.Addr, url, *workers)
 	})
 }
 
@@ -65,11 +69,15 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	sum, err := fixture.Import(ctx, db, demo.Fixture, "site.yaml")
+	a, err := app.New(ctx, db, app.Config{DataDir: filepath.Dir(path), Workers: 2, Logger: e.log, Version: version})
+	if err != nil {
+		return err
+	}
+	sum, err := fixture.Import(ctx, db, demo.Fixture, "site.yaml", a.FixtureOptions())
 	if err != nil {
 		return fmt.Errorf("demo site: %w", err)
 	}
-	return serve(ctx, e, db, *addr, func(url string) {
+	return serve(ctx, e, a, *addr, func(url string) {
 		w := e.stdout
 		fmt.Fprintf(w, "Waymark demo: %s (database %s)\n", url, path)
 		fmt.Fprintf(w, "Demo site imported: %s\n\nLogins (password / API token):\n", sum)
@@ -85,13 +93,14 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 	})
 }
 
-// serve runs the HTTP server until ctx ends; ready gets the base URL.
-func serve(ctx context.Context, e *env, db *store.DB, addr string, ready func(url string)) error {
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: e.log, Clock: clock.Real{}, Version: version})
+// serve runs the HTTP server and the workers until ctx ends; ready gets the base URL.
+func serve(ctx context.Context, e *env, a *app.App, addr string, ready func(url string)) error {
+	stop, err := a.StartWorkers(ctx)
 	if err != nil {
 		return err
 	}
-	return httpapi.Serve(ctx, addr, srv.Handler(), e.log, func(a string) { ready("http://" + a) })
+	defer stop()
+	return httpapi.Serve(ctx, addr, a.Handler(), e.log, func(bound string) { ready("http://" + bound) })
 }
 
 func checkAddr(addr string) error {

@@ -13,11 +13,11 @@ import (
 	"time"
 )
 
-// runCLI runs the command line in-process and returns exit code and outputs.
-func runCLI(t *testing.T, args ...string) (int, string, string) {
+// cli runs the command line in-process and returns exit code and outputs.
+func cli(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &out, &errb)
+	code := runCLI(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -45,7 +45,7 @@ func TestBadInputExitsNonZeroWithOneLineReason(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, c.args...)
+			code, _, stderr := cli(t, c.args...)
 			if code == 0 {
 				t.Fatalf("waymark %v exited 0", c.args)
 			}
@@ -61,7 +61,7 @@ func TestBadInputExitsNonZeroWithOneLineReason(t *testing.T) {
 
 func TestUnreachableDatabaseFailsWithin10sNamingTheAddress(t *testing.T) {
 	start := time.Now()
-	code, _, stderr := runCLI(t, "migrate", "--db", "postgres://nobody@127.0.0.1:1/x")
+	code, _, stderr := cli(t, "migrate", "--db", "postgres://nobody@127.0.0.1:1/x")
 	if code == 0 {
 		t.Fatal("migrate against an unreachable server exited 0")
 	}
@@ -85,11 +85,11 @@ func TestImportIsIdempotentAndTokenWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		if code, out, stderr := runCLI(t, "import", "--db", db, fx); code != 0 || !strings.Contains(out, "users 1") {
+		if code, out, stderr := cli(t, "import", "--db", db, fx); code != 0 || !strings.Contains(out, "users 1") {
 			t.Fatalf("import #%d = %d, out %q, err %q", i+1, code, out, stderr)
 		}
 	}
-	code, out, stderr := runCLI(t, "token", "--db", db, "erika")
+	code, out, stderr := cli(t, "token", "--db", db, "erika")
 	if code != 0 || !regexp.MustCompile(`^wm_[A-Za-z0-9_-]{20,}\n$`).MatchString(out) {
 		t.Fatalf("token = %d, %q, %q", code, out, stderr)
 	}
@@ -104,7 +104,7 @@ func TestDemoServesHealthAndMe(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		var errb bytes.Buffer
-		done <- run(ctx, []string{"demo", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "demo.db")}, pw, &errb)
+		done <- runCLI(ctx, []string{"demo", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "demo.db")}, pw, &errb)
 		pw.Close()
 	}()
 	// The first line names the URL.

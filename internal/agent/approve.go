@@ -115,14 +115,26 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 		for _, c := range s.Calls {
 			rt.answer(seg, &st, llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}, denial(decidedBy, d.Reason))
 		}
-		return rt.drive(ctx, seg, &st), nil
+		return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
 	}
 	for i, c := range s.Calls {
 		if err := rt.execute(ctx, seg, &st, c, i == 0 && fence != nil); err != nil {
-			return rt.fault(ctx, seg, err, Result{UUID: id}), nil
+			return rt.withStatus(ctx, a, rt.fault(ctx, seg, err, Result{UUID: id})), nil
 		}
 	}
-	return rt.drive(ctx, seg, &st), nil
+	return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
+}
+
+// withStatus adds the run's status as the decider sees it now.
+func (rt *Runtime) withStatus(ctx context.Context, a *access.Actor, res Result) Result {
+	if r, err := rt.runs.Get(ctx, res.UUID); err == nil {
+		v := rt.view(ctx, a, r)
+		if res.Answer != "" {
+			v.Answer = res.Answer
+		}
+		res.Status = &v
+	}
+	return res
 }
 
 // denial is the tool result a declined call gets: a fixed token the model can rely on.
@@ -338,7 +350,7 @@ func (rt *Runtime) SubmitInput(ctx context.Context, actor int64, id string, in I
 	var values any
 	_ = json.Unmarshal(in.Values, &values)
 	rt.answer(seg, &st, llm.ToolCall{ID: s.Input.CallID, Name: s.Input.Tool}, tool.Result{Content: map[string]any{"answer": values}})
-	return rt.drive(ctx, seg, &st), nil
+	return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
 }
 
 // visibleRun loads a run the actor may see: its initiator, an administrator,

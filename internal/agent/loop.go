@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"waymark/internal/llm"
 	"waymark/internal/run"
@@ -15,6 +16,9 @@ import (
 type Result struct {
 	UUID   string
 	Answer string
+	// Status is the run after a decision, as the decider sees it (a second
+	// approver may no longer see the run once it left waiting).
+	Status *Status
 }
 
 // state is the part of a run that travels through suspensions.
@@ -76,7 +80,11 @@ func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
 		if rt.cfg.Stream {
 			req.OnDelta = func(llm.Delta) {}
 		}
+		began := time.Now()
 		resp, err := provider.Complete(ctx, req)
+		if rt.observe != nil {
+			rt.observe(seg.cfg.UID, time.Since(began), err)
+		}
 		if err != nil {
 			rt.providerFailed(ctx, seg, err)
 			return res

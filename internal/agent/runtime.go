@@ -60,6 +60,7 @@ type Runtime struct {
 	clk       clock.Clock
 	log       *slog.Logger
 	cfg       Config
+	observe   func(configuration int64, d time.Duration, err error) // may be nil
 }
 
 // New returns a runtime. Call SetQueue before Enqueue is used.
@@ -92,6 +93,12 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 	}
 	return &Runtime{db: db, runs: runs, configs: configs, tools: tools, providers: providers,
 		clk: c.Clock, log: c.Logger, cfg: c}, nil
+}
+
+// ObserveProvider sets a hook called after every model call with its
+// configuration, duration and error (metrics). Set it before the runtime is used.
+func (rt *Runtime) ObserveProvider(f func(configuration int64, d time.Duration, err error)) {
+	rt.observe = f
 }
 
 // SetQueue wires the queue (it needs the runtime as its handler, so it comes after New).

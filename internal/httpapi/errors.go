@@ -47,8 +47,11 @@ type errorBody struct {
 // internal: the client gets a safe message naming the request id.
 func classify(err error, requestID string) (status int, code, msg string) {
 	var he *Error
+	if ae := agentError(err); ae != nil {
+		he = ae
+	}
 	switch {
-	case errors.As(err, &he):
+	case he != nil || errors.As(err, &he):
 		return he.Status, he.Code, he.Message
 	case errors.Is(err, auth.ErrUnauthenticated):
 		return http.StatusUnauthorized, "unauthenticated", "authentication required"

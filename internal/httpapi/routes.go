@@ -12,4 +12,16 @@ func (s *Server) routes() {
 	s.HandlePublic("POST /api/login", s.handleLogin)
 	s.Handle("POST /api/logout", s.handleLogout)
 	s.Handle("GET /api/me", s.handleMe)
+
+	// Runs (API.md §3), when a runtime is wired in.
+	if s.runtime != nil {
+		s.Handle("POST /api/runs", s.handleRunCreate)
+		s.Handle("GET /api/runs/{uuid}", s.handleRunGet)
+		s.Handle("GET /api/runs/{uuid}/events", s.handleRunEvents)
+		s.Handle("POST /api/runs/{uuid}/approval", s.handleRunApproval)
+		s.Handle("POST /api/runs/{uuid}/input", s.handleRunInput)
+		s.Handle("POST /api/runs/{uuid}/cancel", s.handleRunCancel)
+		s.Handle("POST /api/runs/{uuid}/cancel-if-waiting", s.handleRunCancelIfWaiting)
+		s.Handle("GET /api/inbox", s.handleInbox)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"waymark/internal/agent"
 	"waymark/internal/auth"
 	"waymark/internal/clock"
 	"waymark/internal/store"
@@ -22,6 +23,8 @@ type Config struct {
 	Clock    clock.Clock          // nil: the wall clock
 	Registry *prometheus.Registry // nil: a new registry with Go and process collectors
 	Version  string               // reported by /healthz
+	// Runtime serves the runs API (/api/runs…, /api/inbox); nil leaves those routes out.
+	Runtime *agent.Runtime
 }
 
 // HandlerFunc is a route handler. It returns an error instead of writing
@@ -39,6 +42,7 @@ type Server struct {
 	auth     *auth.Authenticator
 	mux      *http.ServeMux
 	metrics  metrics
+	runtime  *agent.Runtime
 }
 
 type metrics struct {
@@ -56,6 +60,7 @@ func New(cfg Config) (*Server, error) {
 		logger:  cmp.Or(cfg.Logger, slog.Default()),
 		clock:   cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
 		version: cfg.Version,
+		runtime: cfg.Runtime,
 		mux:     http.NewServeMux(),
 	}
 	s.registry = cfg.Registry

@@ -1,0 +1,151 @@
+// Package app wires Waymark's packages into one application: store, secret
+// box, configurations, tools, runs, the runtime, the queue and the HTTP
+// server. It is the one place where the packages meet, shared by
+// cmd/waymark and the scenario tests, so both run exactly the same wiring.
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"waymark/internal/access"
+	"waymark/internal/agent"
+	"waymark/internal/clock"
+	"waymark/internal/content"
+	"waymark/internal/fixture"
+	"waymark/internal/httpapi"
+	"waymark/internal/llm/openai"
+	"waymark/internal/llmconfig"
+	"waymark/internal/queue"
+	"waymark/internal/run"
+	"waymark/internal/secret"
+	"waymark/internal/store"
+	"waymark/internal/tool"
+)
+
+// Config tunes the application; zero values take the defaults.
+type Config struct {
+	// Key is the 32-byte secret key; nil loads it with secret.LoadKey from
+	// DataDir and WAYMARK_SECRET_KEY.
+	Key     []byte
+	DataDir string
+	Workers int // in-process queue workers; 0: insert-only
+	Logger  *slog.Logger
+	Clock   clock.Clock
+	Version string
+	// Provider carries the client settings of openai providers (timeouts, retries, backoff).
+	Provider openai.Config
+	// Lease overrides the runtime's lease (tests).
+	Lease time.Duration
+	// PollInterval overrides how often idle workers look for jobs.
+	PollInterval time.Duration
+}
+
+// App is the wired application.
+type App struct {
+	DB      *store.DB
+	Box     *secret.Box
+	Configs *llmconfig.Store
+	Tools   *tool.Registry
+	Runs    *run.Store
+	Runtime *agent.Runtime
+	Queue   *queue.Queue
+	Server  *httpapi.Server
+	log     *slog.Logger
+}
+
+// New wires the application on a migrated db and applies the queue's migrations.
+func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
+	if db == nil {
+		return nil, errors.New("app.New: db is required")
+	}
+	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	clk := cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
+	key := cfg.Key
+	if key == nil {
+		var err error
+		if key, err = secret.LoadKey(cfg.DataDir, os.Getenv(secret.EnvKey)); err != nil {
+			return nil, err
+		}
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		return nil, err
+	}
+	checker := access.NewChecker(db)
+	reg := tool.NewRegistry(db)
+	if err := tool.RegisterBuiltins(reg, db, content.NewWriter(db, checker, clk), checker); err != nil {
+		return nil, err
+	}
+	configs := llmconfig.New(db, box)
+	runs := run.NewStore(db, clk)
+	rt, err := agent.New(db, runs, configs, reg, agent.Providers(configs, cfg.Provider),
+		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease})
+	if err != nil {
+		return nil, err
+	}
+	q, err := queue.New(db, rt, queue.Config{Workers: cfg.Workers, Logger: log, PollInterval: cfg.PollInterval})
+	if err != nil {
+		return nil, err
+	}
+	if err := q.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	rt.SetQueue(q)
+	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, Runtime: rt})
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Registry().Register(newRunMetrics(db, q)); err != nil {
+		return nil, err
+	}
+	providerSeconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "waymark_provider_call_seconds", Help: "Latency of model calls, by configuration and outcome.",
+		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"configuration", "outcome"})
+	if err := srv.Registry().Register(providerSeconds); err != nil {
+		return nil, err
+	}
+	rt.ObserveProvider(func(cfg int64, d time.Duration, err error) {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		providerSeconds.WithLabelValues(strconv.FormatInt(cfg, 10), outcome).Observe(d.Seconds())
+	})
+	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Server: srv, log: log}, nil
+}
+
+// Handler is the HTTP API.
+func (a *App) Handler() http.Handler { return a.Server.Handler() }
+
+// FixtureOptions are the options imports run with: the secret box and the registered tools.
+func (a *App) FixtureOptions() *fixture.Options {
+	var names []string
+	for _, d := range a.Tools.List() {
+		names = append(names, d.Name)
+	}
+	return &fixture.Options{Secrets: a.Box, ToolNames: names}
+}
+
+// StartWorkers starts the queue workers and the periodic reaper until ctx
+// ends; stop waits for running jobs to finish.
+func (a *App) StartWorkers(ctx context.Context) (stop func(), err error) {
+	if err := a.Queue.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start workers: %w", err)
+	}
+	a.Runtime.StartReaper(ctx, 30*time.Second)
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer cancel()
+		_ = a.Queue.Stop(sctx)
+	}, nil
+}

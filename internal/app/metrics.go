@@ -1,0 +1,74 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"waymark/internal/run"
+	"waymark/internal/store"
+)
+
+// runMetrics is a collector that reads the run and queue state from the
+// database at scrape time, so every process reports the same numbers.
+type runMetrics struct {
+	db    *store.DB
+	queue interface {
+		Depth(context.Context, store.Querier) (int, error)
+	}
+	byStatus *prometheus.Desc
+	depth    *prometheus.Desc
+	oldest   *prometheus.Desc
+}
+
+func newRunMetrics(db *store.DB, q interface {
+	Depth(context.Context, store.Querier) (int, error)
+}) *runMetrics {
+	return &runMetrics{
+		db:       db,
+		queue:    q,
+		byStatus: prometheus.NewDesc("waymark_runs", "Runs by status.", []string{"status"}, nil),
+		depth:    prometheus.NewDesc("waymark_queue_depth", "Run jobs waiting to be worked.", nil, nil),
+		oldest:   prometheus.NewDesc("waymark_queue_oldest_wait_seconds", "How long the oldest queued run has waited.", nil, nil),
+	}
+}
+
+func (m *runMetrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- m.byStatus
+	ch <- m.depth
+	ch <- m.oldest
+}
+
+func (m *runMetrics) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	counts := map[string]float64{}
+	for _, s := range run.Statuses() {
+		counts[string(s)] = 0
+	}
+	if rows, err := m.db.Query(ctx, "SELECT status, COUNT(*) FROM runs GROUP BY status"); err == nil {
+		for rows.Next() {
+			var s string
+			var n float64
+			if rows.Scan(&s, &n) == nil {
+				counts[s] = n
+			}
+		}
+		rows.Close()
+	}
+	for s, n := range counts {
+		ch <- prometheus.MustNewConstMetric(m.byStatus, prometheus.GaugeValue, n, s)
+	}
+	if n, err := m.queue.Depth(ctx, m.db); err == nil {
+		ch <- prometheus.MustNewConstMetric(m.depth, prometheus.GaugeValue, float64(n))
+	}
+	var oldest int64
+	if err := m.db.QueryRow(ctx, "SELECT COALESCE(MIN(created_at), 0) FROM runs WHERE status = 'queued'").Scan(&oldest); err == nil {
+		wait := 0.0
+		if oldest > 0 {
+			wait = time.Since(store.Time(oldest)).Seconds()
+		}
+		ch <- prometheus.MustNewConstMetric(m.oldest, prometheus.GaugeValue, wait)
+	}
+}

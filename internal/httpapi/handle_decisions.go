@@ -1,0 +1,80 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"waymark/internal/agent"
+)
+
+// handleRunApproval answers POST /api/runs/{uuid}/approval.
+func (s *Server) handleRunApproval(w http.ResponseWriter, r *http.Request) error {
+	var d agent.Decision
+	if err := DecodeJSON(r, &d); err != nil {
+		return err
+	}
+	id := r.PathValue("uuid")
+	res, err := s.runtime.Approve(r.Context(), ActorFrom(r.Context()).UID, id, d)
+	if err != nil {
+		return err
+	}
+	return writeDecided(w, res)
+}
+
+// handleRunInput answers POST /api/runs/{uuid}/input.
+func (s *Server) handleRunInput(w http.ResponseWriter, r *http.Request) error {
+	var body struct {
+		TurnDigest string          `json:"turnDigest"`
+		Values     json.RawMessage `json:"values"`
+	}
+	if err := DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	id := r.PathValue("uuid")
+	res, err := s.runtime.SubmitInput(r.Context(), ActorFrom(r.Context()).UID, id, agent.Input{TurnDigest: body.TurnDigest, Values: body.Values})
+	if err != nil {
+		return err
+	}
+	return writeDecided(w, res)
+}
+
+// writeDecided answers the run as the decider sees it after the decision.
+func writeDecided(w http.ResponseWriter, res agent.Result) error {
+	if res.Status == nil {
+		return Errorf(http.StatusInternalServerError, "internal", "the run's status cannot be read")
+	}
+	return WriteJSON(w, http.StatusOK, res.Status)
+}
+
+// handleRunCancel answers POST /api/runs/{uuid}/cancel.
+func (s *Server) handleRunCancel(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("uuid")
+	if _, err := s.runtime.Cancel(r.Context(), ActorFrom(r.Context()).UID, id); err != nil {
+		return err
+	}
+	return s.writeRun(w, r, http.StatusOK, id, "")
+}
+
+// handleRunCancelIfWaiting answers POST /api/runs/{uuid}/cancel-if-waiting: {won, status}.
+func (s *Server) handleRunCancelIfWaiting(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("uuid")
+	uid := ActorFrom(r.Context()).UID
+	won, err := s.runtime.CancelIfWaiting(r.Context(), uid, id)
+	if err != nil {
+		return err
+	}
+	st, err := s.runtime.Status(r.Context(), uid, id)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusOK, map[string]any{"won": won, "status": st.Status})
+}
+
+// handleInbox answers GET /api/inbox: the runs waiting for a decision the caller may release.
+func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) error {
+	runs, err := s.runtime.Inbox(r.Context(), ActorFrom(r.Context()).UID)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusOK, map[string]any{"runs": runs})
+}

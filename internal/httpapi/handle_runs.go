@@ -1,0 +1,132 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"waymark/internal/agent"
+	"waymark/internal/llm"
+)
+
+// runRequest is the body of POST /api/runs (API.md §3).
+type runRequest struct {
+	Configuration int64         `json:"configuration"`
+	Messages      []llm.Message `json:"messages"`
+	Queued        bool          `json:"queued"`
+	AllowedTools  []string      `json:"allowedTools"`
+	MaxIterations int           `json:"maxIterations"`
+	Language      int64         `json:"language"`
+	// Invocation and PredecessorRunUUID belong to guided processes (ADR-228),
+	// which this version does not run yet: a request naming them is refused.
+	Invocation         any    `json:"invocation"`
+	PredecessorRunUUID string `json:"predecessorRunUuid"`
+}
+
+// handleRunCreate starts a run: interactively (answers once it suspended or
+// ended, with its answer) or queued (answers at once).
+func (s *Server) handleRunCreate(w http.ResponseWriter, r *http.Request) error {
+	var body runRequest
+	if err := DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	if body.Invocation != nil || body.PredecessorRunUUID != "" {
+		return Errorf(http.StatusBadRequest, "not_supported", "invocation and predecessorRunUuid: guided processes are not available in this version")
+	}
+	actor := ActorFrom(r.Context())
+	req := agent.Request{Configuration: body.Configuration, Messages: body.Messages, AllowedTools: body.AllowedTools,
+		MaxIterations: body.MaxIterations, Language: body.Language}
+	if body.Queued {
+		id, err := s.runtime.Enqueue(r.Context(), actor.UID, req)
+		if err != nil {
+			return err
+		}
+		return s.writeRun(w, r, http.StatusCreated, id, "")
+	}
+	res, err := s.runtime.Run(r.Context(), actor.UID, req)
+	if err != nil {
+		return err
+	}
+	return s.writeRun(w, r, http.StatusCreated, res.UUID, res.Answer)
+}
+
+// writeRun answers the run's status as the caller sees it; answer is shown
+// when this call produced it, whatever the privacy level keeps.
+func (s *Server) writeRun(w http.ResponseWriter, r *http.Request, status int, id, answer string) error {
+	st, err := s.runtime.Status(r.Context(), ActorFrom(r.Context()).UID, id)
+	if err != nil {
+		return err
+	}
+	if answer != "" {
+		st.Answer = answer
+	}
+	return WriteJSON(w, status, st)
+}
+
+// handleRunGet answers GET /api/runs/{uuid}.
+func (s *Server) handleRunGet(w http.ResponseWriter, r *http.Request) error {
+	return s.writeRun(w, r, http.StatusOK, r.PathValue("uuid"), "")
+}
+
+// handleRunEvents answers GET /api/runs/{uuid}/events?after=N, or streams
+// them as server-sent events when the client accepts text/event-stream.
+func (s *Server) handleRunEvents(w http.ResponseWriter, r *http.Request) error {
+	after, err := afterParam(r)
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("uuid")
+	if wantsSSE(r) {
+		return s.streamRunEvents(w, r, id, after)
+	}
+	evs, err := s.runtime.Events(r.Context(), ActorFrom(r.Context()).UID, id, after, 1000)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusOK, map[string]any{"events": evs})
+}
+
+func afterParam(r *http.Request) (int64, error) {
+	v := r.URL.Query().Get("after")
+	if v == "" {
+		v = r.Header.Get("Last-Event-ID")
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, Errorf(http.StatusBadRequest, "bad_request", "after: want a non-negative integer")
+	}
+	return n, nil
+}
+
+// agentError maps the runtime's refusals to HTTP; nil when err is none of them.
+func agentError(err error) *Error {
+	type m struct {
+		target error
+		status int
+		code   string
+	}
+	for _, c := range []m{
+		{agent.ErrInvalid, http.StatusBadRequest, "bad_request"},
+		{agent.ErrBadInput, http.StatusBadRequest, "bad_input"},
+		{agent.ErrNotFound, http.StatusNotFound, "not_found"},
+		{agent.ErrConfiguration, http.StatusNotFound, "configuration_not_found"},
+		{agent.ErrNotWaiting, http.StatusConflict, "not_waiting"},
+		{agent.ErrStaleTurn, http.StatusConflict, "stale_turn"},
+		{agent.ErrPreviewChanged, http.StatusConflict, "preview_changed"},
+		{agent.ErrCorruptState, http.StatusConflict, "corrupt_state"},
+		{agent.ErrSelfApproval, http.StatusForbidden, "second_approver_required"},
+		{agent.ErrNotPermitted, http.StatusForbidden, "forbidden"},
+	} {
+		if errors.Is(err, c.target) {
+			msg := c.target.Error()
+			if c.target == agent.ErrInvalid || c.target == agent.ErrBadInput {
+				msg = err.Error()
+			}
+			return &Error{Status: c.status, Code: c.code, Message: msg, Err: err}
+		}
+	}
+	return nil
+}

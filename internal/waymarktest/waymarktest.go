@@ -1,0 +1,165 @@
+// Package waymarktest runs the whole Waymark application for tests: the
+// real wiring of internal/app on a real database, a fixture, a scripted
+// OpenAI-compatible server and an HTTP client per user. Scenario tests drive
+// it through the HTTP API exactly as integrators do.
+package waymarktest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"waymark/internal/app"
+	"waymark/internal/fixture"
+	"waymark/internal/llm/llmtest"
+	"waymark/internal/llm/openai"
+	"waymark/internal/store"
+)
+
+// Env is one running application.
+type Env struct {
+	T   testing.TB
+	DB  *store.DB
+	App *app.App
+	LLM *llmtest.Server // the scripted model server; add replies with LLM.Add
+	URL string          // base URL of the HTTP API
+}
+
+// Options tune New.
+type Options struct {
+	Workers int // in-process queue workers (0: none; call RunQueued yourself)
+}
+
+// New starts the application on db with the fixture (YAML or JSON; the text
+// {{LLM}} is replaced by the scripted server's base URL) and an HTTP server,
+// all stopped when the test ends.
+func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
+	t.Helper()
+	if opts == nil {
+		opts = &Options{}
+	}
+	ctx := context.Background()
+	srv := llmtest.NewServer(t)
+	a, err := app.New(ctx, db, app.Config{
+		Key:          bytes.Repeat([]byte{7}, 32),
+		Workers:      opts.Workers,
+		Provider:     openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }},
+		PollInterval: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatalf("app: %v", err)
+	}
+	if fixtureText != "" {
+		text := strings.ReplaceAll(fixtureText, "{{LLM}}", srv.URL())
+		if _, err := fixture.Import(ctx, db, []byte(text), "fixture.yaml", a.FixtureOptions()); err != nil {
+			t.Fatalf("fixture: %v", err)
+		}
+	}
+	if opts.Workers > 0 {
+		wctx, cancel := context.WithCancel(ctx)
+		stop, err := a.StartWorkers(wctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cancel(); stop() })
+	}
+	hs := httptest.NewServer(a.Handler())
+	t.Cleanup(hs.Close)
+	return &Env{T: t, DB: db, App: a, LLM: srv, URL: hs.URL}
+}
+
+// Client is an API client acting as one user (by bearer token).
+type Client struct {
+	env   *Env
+	token string
+}
+
+// As returns a client using token.
+func (e *Env) As(token string) *Client { return &Client{env: e, token: token} }
+
+// Response is an answer of the API.
+type Response struct {
+	Status int
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test when it is not JSON.
+func (r Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("answer %d is not JSON: %v: %s", r.Status, err, r.Body)
+	}
+}
+
+// Map decodes the body as a JSON object.
+func (r Response) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// ErrorCode is the code of an error answer ("" when there is none).
+func (r Response) ErrorCode() string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(r.Body, &e)
+	return e.Error.Code
+}
+
+// Do sends a request with body (nil, a string sent as is, or a value sent as JSON).
+func (c *Client) Do(method, path string, body any) Response {
+	t := c.env.T
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, c.env.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Response{Status: resp.StatusCode, Body: data}
+}
+
+// Must sends a request and fails the test unless the answer has status want.
+func (c *Client) Must(method, path string, body any, want int) Response {
+	c.env.T.Helper()
+	r := c.Do(method, path, body)
+	if r.Status != want {
+		c.env.T.Fatalf("%s %s = %d, want %d: %s", method, path, r.Status, want, r.Body)
+	}
+	return r
+}

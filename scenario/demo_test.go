@@ -1,0 +1,75 @@
+package scenario_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"waymark/internal/demo"
+	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
+)
+
+// TestDemoModelRunsAnSEOTourEndToEnd walks the offline demo model through
+// page 2 of the demo site: it reads the page, proposes one change per turn,
+// answers "variant" with another wording, moves on after "skip", and ends
+// when nothing is left — every write only after an approval.
+func TestDemoModelRunsAnSEOTourEndToEnd(t *testing.T) {
+	db := storetest.SQLite(t)
+	e := wt.New(t, db, string(demo.Fixture), nil)
+	erika := e.As("demo-token-erika")
+	st := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1,
+		"messages": []map[string]string{{"role": "user", "content": "SEO optimieren für Seite 2"}}}, http.StatusCreated).Map(t)
+	id := st["uuid"].(string)
+	proposal := func(st map[string]any) (field, proposed string) {
+		t.Helper()
+		p, ok := st["pending"].(map[string]any)
+		if !ok {
+			t.Fatalf("no proposal: %v", st)
+		}
+		pv := p["calls"].([]any)[0].(map[string]any)["preview"].([]any)[0].(map[string]any)
+		return pv["field"].(string), pv["proposed"].(string)
+	}
+	decide := func(st map[string]any, approve bool, reason string) map[string]any {
+		t.Helper()
+		body := map[string]any{"approve": approve, "turnDigest": pendingDigest(t, st)}
+		if reason != "" {
+			body["reason"] = reason
+		}
+		return erika.Must("POST", "/api/runs/"+id+"/approval", body, http.StatusOK).Map(t)
+	}
+	// 1. The missing description comes first; it is applied.
+	field, text := proposal(st)
+	if field != "description" || n(text) < 140 || n(text) > 160 {
+		t.Fatalf("first proposal %s = %q (%d chars)", field, text, n(text))
+	}
+	st = decide(st, true, "")
+	// 2. The SEO title; "another variant" brings a different wording of the same field.
+	field, first := proposal(st)
+	if field != "seoTitle" {
+		t.Fatalf("second proposal is %s", field)
+	}
+	st = decide(st, false, "variant")
+	field, second := proposal(st)
+	if field != "seoTitle" || second == first {
+		t.Fatalf("variant: %s %q after %q", field, second, first)
+	}
+	// 3. Skip it: the tour moves on to the thin text element.
+	st = decide(st, false, "skip")
+	field, _ = proposal(st)
+	if field != "bodytext" {
+		t.Fatalf("after skip the proposal is %s", field)
+	}
+	st = decide(st, true, "")
+	if st["status"] != "completed" || !strings.Contains(st["answer"].(string), "fertig") {
+		t.Fatalf("tour end: %v", st)
+	}
+	var fields string
+	_ = db.QueryRow(context.Background(), "SELECT fields FROM records WHERE tbl = 'pages' AND uid = 2").Scan(&fields)
+	if !strings.Contains(fields, text) || strings.Contains(fields, first) || strings.Contains(fields, second) {
+		t.Errorf("page 2 = %s", fields)
+	}
+}
+
+func n(s string) int { return len([]rune(s)) }

@@ -128,6 +128,9 @@ func (c *Checker) ActorMayReadRecord(ctx context.Context, a *Actor, rec content.
 	page := rec.PID
 	if rec.Table == "pages" {
 		page = rec.UID
+		if rec.Language <= 0 || rec.L10nParent == 0 {
+			return c.pagePermOf(ctx, c.db, a, rec, content.PermShow) // the page decides for itself
+		}
 	}
 	if page == 0 {
 		return false, nil // root level: administrators only
@@ -212,6 +215,11 @@ func (c *Checker) pagePerm(ctx context.Context, q store.Querier, a *Actor, pageU
 	if err != nil {
 		return false, err
 	}
+	return c.pagePermOf(ctx, q, a, p, bit)
+}
+
+// pagePermOf is pagePerm for the page record that decides (see pageForPerms).
+func (c *Checker) pagePermOf(ctx context.Context, q store.Querier, a *Actor, p content.Record, bit int) (bool, error) {
 	if !p.Live() {
 		return false, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"waymark/internal/store"
 )
@@ -74,10 +75,11 @@ func LoadUserByName(ctx context.Context, q store.Querier, username string) (User
 
 const userColumns = "uid, username, admin, disabled, service_account, backend_language, group_uids, languages, mounts, grants"
 
-func scanUser(row *sql.Row) (User, error) {
+func scanUser(row *sql.Row, extra ...any) (User, error) {
 	var u User
 	var groups, langs, mounts, grants string
-	err := row.Scan(&u.UID, &u.Username, &u.Admin, &u.Disabled, &u.ServiceAccount, &u.BackendLanguage, &groups, &langs, &mounts, &grants)
+	dest := append([]any{&u.UID, &u.Username, &u.Admin, &u.Disabled, &u.ServiceAccount, &u.BackendLanguage, &groups, &langs, &mounts, &grants}, extra...)
+	err := row.Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return User{}, ErrNoUser
 	}
@@ -125,18 +127,48 @@ func LoadGroups(ctx context.Context, q store.Querier) (map[int64]Group, error) {
 }
 
 // LoadActor reads the user and its groups as stored now and resolves them.
+// The groups come from a per-database cache that is valid for one value of
+// the access generation, which every change of be_groups bumps and which is
+// read in the same statement as the user: a changed group is seen at once.
 func LoadActor(ctx context.Context, q store.Querier, uid int64) (*Actor, error) {
-	u, err := LoadUser(ctx, q, uid)
+	var gen int64
+	u, err := scanUser(q.QueryRow(ctx, "SELECT "+userColumns+
+		", (SELECT gen FROM access_generation WHERE id = 1) FROM be_users WHERE uid = ?", uid), &gen)
 	if err != nil {
 		return nil, err
 	}
 	var groups map[int64]Group
 	if len(u.Groups) > 0 {
-		if groups, err = LoadGroups(ctx, q); err != nil {
+		if groups, err = cachedGroups(ctx, q, gen); err != nil {
 			return nil, err
 		}
 	}
 	return Resolve(u, groups), nil
+}
+
+// groupCache holds the groups of each database for one access generation.
+var groupCache sync.Map // *store.DB → groupSnapshot
+
+type groupSnapshot struct {
+	gen    int64
+	groups map[int64]Group // never modified after it is stored
+}
+
+func cachedGroups(ctx context.Context, q store.Querier, gen int64) (map[int64]Group, error) {
+	pool := q.Pool()
+	if v, ok := groupCache.Load(pool); ok && pool != nil {
+		if snap := v.(groupSnapshot); snap.gen == gen && gen != 0 {
+			return snap.groups, nil
+		}
+	}
+	groups, err := LoadGroups(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if pool != nil && gen != 0 {
+		groupCache.Store(pool, groupSnapshot{gen: gen, groups: groups})
+	}
+	return groups, nil
 }
 
 // Resolve combines a user with its groups and their subgroups (cycles are harmless).

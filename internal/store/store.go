@@ -47,6 +47,8 @@ type DB struct {
 	commits atomic.Int64 // transactions committed through InTx and Exec outside one
 	queries atomic.Int64 // statements run through DB and Tx methods
 
+	writeMu sync.Mutex // SQLite: serialises this process's transactions (see InTx)
+
 	stmtMu sync.Mutex           // guards stmts and wanted
 	stmts  map[string]*sql.Stmt // prepared statements by (rebound) query text
 	wanted map[string]bool      // queries a transaction ran unprepared, to prepare later
@@ -299,7 +301,15 @@ type Querier interface {
 	Query(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 	QueryRow(ctx context.Context, q string, args ...any) *sql.Row
 	Dialect() Dialect
+	// Pool is the database the queries run on (for caches keyed by database).
+	Pool() *DB
 }
+
+// Pool returns db itself.
+func (db *DB) Pool() *DB { return db }
+
+// Pool returns the database the transaction runs on.
+func (tx *Tx) Pool() *DB { return tx.db }
 
 var (
 	_ Querier = (*DB)(nil)
@@ -395,7 +405,16 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 // InTx runs fn in a transaction and commits when fn returns nil. A failed
 // commit is reported as ErrCommitUnknown wrapped around the driver's error:
 // the caller must not guess whether it landed.
+//
+// On SQLite, transactions of this process take a Go mutex before BEGIN
+// (every transaction is IMMEDIATE, so it would take the file's write lock
+// anyway): waiting writers queue on the mutex instead of sleeping in
+// SQLite's busy handler. fn must not start another transaction.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if db.dialect == SQLite {
+		db.writeMu.Lock()
+		defer db.writeMu.Unlock()
+	}
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

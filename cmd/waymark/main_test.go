@@ -42,6 +42,11 @@ func TestBadInputExitsNonZeroWithOneLineReason(t *testing.T) {
 		{"token for an unknown user", []string{"token", "--db", db, "nobody"}, `no user "nobody"`},
 		{"token without a user", []string{"token", "--db", db}, "USERNAME"},
 		{"bad listen address", []string{"serve", "--db", db, "--addr", "nohost"}, "--addr"},
+		{"negative retention", []string{"purge", "--db", db, "--older-than", "-1h"}, "retention windows must be positive"},
+		{"retention that does not parse", []string{"purge", "--db", db, "--older-than", "soon"}, "invalid value"},
+		{"worker without workers", []string{"worker", "--db", db, "--workers", "0"}, "--workers must be 1 or more"},
+		{"reap on a bad url", []string{"reap", "--db", "sqlite:"}, "bad database URL"},
+		{"demo on a bad address", []string{"demo", "--addr", ":::"}, "--addr"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,6 +102,16 @@ func TestImportIsIdempotentAndTokenWorks(t *testing.T) {
 
 // TestDemoServesHealthAndMe is the issue's "done means": the demo serves,
 // /healthz answers, a demo token reaches /api/me, a wrong token gets 401.
+func TestPurgeAndReapOnAnEmptyDatabase(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "w.db")
+	if code, out, stderr := cli(t, "purge", "--db", db); code != 0 || !strings.Contains(out, "purged 0 runs") {
+		t.Fatalf("purge = %d %q %q", code, out, stderr)
+	}
+	if code, out, stderr := cli(t, "reap", "--db", db); code != 0 || !strings.Contains(out, "requeued 0, dead-lettered 0") {
+		t.Fatalf("reap = %d %q %q", code, out, stderr)
+	}
+}
+
 func TestDemoServesHealthAndMe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

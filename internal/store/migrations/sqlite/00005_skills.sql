@@ -18,6 +18,7 @@ CREATE TABLE skill_sources (
 
 -- allowed_tools is 'null' (no declaration) or a sorted JSON list; digest is
 -- the version digest of the row's fields, kept by every write of the store.
+-- The long texts come last so reads of the short columns skip their overflow pages.
 -- AUTOINCREMENT: a uid is never reused, so old approvals never match a new skill.
 CREATE TABLE skills (
     uid              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -25,15 +26,15 @@ CREATE TABLE skills (
     identifier       TEXT NOT NULL,
     name             TEXT NOT NULL,
     description      TEXT NOT NULL DEFAULT '',
-    body             TEXT NOT NULL DEFAULT '',
     support          TEXT NOT NULL DEFAULT '',
     allowed_tools    TEXT NOT NULL DEFAULT 'null',
     process          BOOLEAN NOT NULL DEFAULT FALSE,
-    raw_front_matter TEXT NOT NULL DEFAULT '',
     digest           TEXT NOT NULL,
     enabled          BOOLEAN NOT NULL DEFAULT FALSE,
     orphaned         BOOLEAN NOT NULL DEFAULT FALSE,
     updated_at       BIGINT NOT NULL DEFAULT 0,
+    raw_front_matter TEXT NOT NULL DEFAULT '',
+    body             TEXT NOT NULL DEFAULT '',
     UNIQUE (source_uid, identifier)
 );
 
@@ -49,8 +50,9 @@ CREATE TABLE skill_history (
 CREATE INDEX skill_history_skill ON skill_history(skill_uid, id);
 
 -- One row per approval event of a digest; the latest row of (skill, source,
--- digest) decides. revoked_at = 0 means not revoked. No foreign keys: the
--- snapshots outlive the skill.
+-- digest) decides. revoked_at = 0 means not revoked. A revocation marks every
+-- unrevoked row of the digest, so the latest row is unrevoked exactly when
+-- some row is. No foreign keys: the snapshots outlive the skill.
 CREATE TABLE skill_approvals (
     id            INTEGER PRIMARY KEY,
     skill_uid     BIGINT NOT NULL,
@@ -58,7 +60,6 @@ CREATE TABLE skill_approvals (
     digest        TEXT NOT NULL,
     name          TEXT NOT NULL,
     description   TEXT NOT NULL,
-    body          TEXT NOT NULL,
     support       TEXT NOT NULL,
     allowed_tools TEXT NOT NULL,
     process       BOOLEAN NOT NULL,
@@ -66,7 +67,8 @@ CREATE TABLE skill_approvals (
     approved_by   BIGINT NOT NULL,
     approved_at   BIGINT NOT NULL,
     revoked_by    BIGINT NOT NULL DEFAULT 0,
-    revoked_at    BIGINT NOT NULL DEFAULT 0
+    revoked_at    BIGINT NOT NULL DEFAULT 0,
+    body          TEXT NOT NULL
 );
 CREATE INDEX skill_approvals_triple ON skill_approvals(skill_uid, source_uid, digest, id);
 

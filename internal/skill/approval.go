@@ -1,0 +1,229 @@
+package skill
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"waymark/internal/access"
+	"waymark/internal/store"
+)
+
+// Approval is a snapshot of one approved skill version: the skill, its source,
+// the digest, every digested field, the source's trust level at approval
+// time, the approver and the time; and its revocation, if any. Instruction
+// sections are composed from it, never from the live record.
+type Approval struct {
+	ID         int64     `json:"id"`
+	Skill      int64     `json:"skill"`
+	Source     int64     `json:"source"`
+	Digest     string    `json:"digest"`
+	Version    Version   `json:"version"`
+	Trust      Trust     `json:"trust"` // the source's level when approved (provenance)
+	ApprovedBy int64     `json:"approvedBy"`
+	ApprovedAt time.Time `json:"approvedAt"`
+	RevokedBy  int64     `json:"revokedBy,omitempty"`
+	RevokedAt  time.Time `json:"revokedAt,omitzero"`
+}
+
+// Revoked reports whether this approval was revoked.
+func (a Approval) Revoked() bool { return !a.RevokedAt.IsZero() }
+
+const approvalColumns = `id, skill_uid, source_uid, digest, name, description, body, support, allowed_tools, process,
+	trust_level, approved_by, approved_at, revoked_by, revoked_at`
+
+func scanApproval(sc interface{ Scan(...any) error }) (Approval, error) {
+	var a Approval
+	var tools, trust string
+	var at, rat int64
+	if err := sc.Scan(&a.ID, &a.Skill, &a.Source, &a.Digest, &a.Version.Name, &a.Version.Description, &a.Version.Body,
+		&a.Version.Support, &tools, &a.Version.Process, &trust, &a.ApprovedBy, &at, &a.RevokedBy, &rat); err != nil {
+		return Approval{}, err
+	}
+	t, err := decodeTools(tools)
+	if err != nil {
+		return Approval{}, fmt.Errorf("approval %d: allowed_tools: %w", a.ID, err)
+	}
+	a.Version.AllowedTools, a.Trust, a.ApprovedAt, a.RevokedAt = t, Trust(trust), store.Time(at), store.Time(rat)
+	return a, nil
+}
+
+// latestApproval reads the latest approval row of (skill, source, digest);
+// ok is false when there is none. The latest row decides.
+func latestApproval(ctx context.Context, q store.Querier, skill, source int64, digest string) (Approval, bool, error) {
+	a, err := scanApproval(q.QueryRow(ctx, "SELECT "+approvalColumns+` FROM skill_approvals
+		WHERE skill_uid = ? AND source_uid = ? AND digest = ? ORDER BY id DESC LIMIT 1`, skill, source, digest))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Approval{}, false, nil
+	}
+	if err != nil {
+		return Approval{}, false, fmt.Errorf("approval of skill %d: %w", skill, err)
+	}
+	return a, true, nil
+}
+
+// Approvals reads every approval row of a skill, oldest first.
+func (s *Store) Approvals(ctx context.Context, skillUID int64) ([]Approval, error) {
+	rows, err := s.db.Query(ctx, "SELECT "+approvalColumns+" FROM skill_approvals WHERE skill_uid = ? ORDER BY id", skillUID)
+	if err != nil {
+		return nil, fmt.Errorf("approvals of skill %d: %w", skillUID, err)
+	}
+	defer rows.Close()
+	var out []Approval
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, fmt.Errorf("approvals of skill %d: %w", skillUID, err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// mayApprove reads the actor as stored now: an administrator or a holder of
+// the skill_approve grant. A failed read refuses.
+func mayApprove(ctx context.Context, q store.Querier, actor int64) (bool, error) {
+	a, err := access.LoadActor(ctx, q, actor)
+	if errors.Is(err, access.ErrNoUser) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return a.Active() && a.HasGrant(access.GrantSkillApprove), nil
+}
+
+// refuse audits a refusal in a transaction of its own (the refused operation
+// wrote nothing) and returns the *RefusedError.
+func (s *Store) refuse(ctx context.Context, ev AuditEvent, e *RefusedError, source int64, detail string) error {
+	ctx = context.WithoutCancel(ctx)
+	if err := s.audit(ctx, s.db, AuditEntry{Event: ev, Skill: e.Skill, Source: source, Digest: e.Digest, Actor: e.Actor, Detail: detail}); err != nil {
+		return fmt.Errorf("%w (and the refusal was not audited: %w)", e, err)
+	}
+	return e
+}
+
+// Approve approves the skill's current version, ADR-214 item 2: seenDigest is
+// the digest the approver was shown. The actor must be an administrator or
+// hold the skill_approve grant as stored now; the skill must not be orphaned;
+// and seenDigest must equal the digest of the live fields. Each refusal is a
+// *RefusedError (denied, stale_digest, orphaned) and an audit entry; an
+// unknown skill is ErrNotFound. On success one snapshot row is stored with
+// the source's trust level now, and audited (approved). Approving a revoked
+// digest again is a new, explicit approval: it instructs again.
+func (s *Store) Approve(ctx context.Context, actor, skillUID int64, seenDigest string) (Approval, error) {
+	ctx = context.WithoutCancel(ctx) // once decided, an approval finishes
+	refused := func(c Refusal) *RefusedError {
+		return &RefusedError{Op: "approve", Skill: skillUID, Digest: seenDigest, Case: c, Actor: actor}
+	}
+	var a Approval
+	var refusal *RefusedError
+	var refusalSource int64
+	var refusalDetail string
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		k, err := skillGet(ctx, tx, skillUID, forUpdate(tx))
+		if err != nil {
+			return err
+		}
+		refusalSource = k.Source
+		ok, err := mayApprove(ctx, tx, actor)
+		if err != nil {
+			return fmt.Errorf("approve skill %d: %w", skillUID, err)
+		}
+		current := k.Digest()
+		switch {
+		case !ok:
+			refusal = refused(RefusedDenied)
+			return nil
+		case current != seenDigest:
+			refusal, refusalDetail = refused(RefusedStale), "current "+current
+			return nil
+		case k.Orphaned:
+			refusal = refused(RefusedOrphaned)
+			return nil
+		}
+		src, err := sourceGet(ctx, tx, k.Source, "")
+		if err != nil {
+			return err
+		}
+		a = Approval{Skill: k.UID, Source: k.Source, Digest: current, Version: k.Version, Trust: src.Trust,
+			ApprovedBy: actor, ApprovedAt: store.Time(s.now())}
+		v := k.Version
+		if err := tx.QueryRow(ctx, `INSERT INTO skill_approvals (skill_uid, source_uid, digest, name, description, body,
+			support, allowed_tools, process, trust_level, approved_by, approved_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			a.Skill, a.Source, a.Digest, v.Name, v.Description, v.Body, v.Support, encodeTools(v.AllowedTools), v.Process,
+			string(a.Trust), actor, store.Micros(a.ApprovedAt)).Scan(&a.ID); err != nil {
+			return fmt.Errorf("approve skill %d: %w", skillUID, err)
+		}
+		return s.audit(ctx, tx, AuditEntry{Event: EventApproved, Skill: k.UID, Source: k.Source, Digest: current, Actor: actor,
+			Detail: "trust " + string(src.Trust)})
+	})
+	if err != nil {
+		return Approval{}, err
+	}
+	if refusal != nil {
+		ev := map[Refusal]AuditEvent{RefusedDenied: EventApprovalRefusedDenied, RefusedStale: EventApprovalRefusedStale,
+			RefusedOrphaned: EventApprovalRefusedOrphan}[refusal.Case]
+		return Approval{}, s.refuse(ctx, ev, refusal, refusalSource, refusalDetail)
+	}
+	return a, nil
+}
+
+// Revoke revokes every unrevoked approval of (skill, digest) and audits it
+// (revoked). Revocation wins until an explicit new approval of that digest,
+// even when a later edit reproduces the digest byte for byte. The actor needs
+// the same right as for Approve. A digest never approved for the skill is a
+// *RefusedError (unknown_digest), as is a denied actor (denied); both are
+// audited. Revoking a digest whose approvals are all revoked already changes
+// nothing and returns nil. An unknown skill is ErrNotFound.
+func (s *Store) Revoke(ctx context.Context, actor, skillUID int64, digest string) error {
+	ctx = context.WithoutCancel(ctx)
+	var refusal *RefusedError
+	var source int64
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		k, err := skillGet(ctx, tx, skillUID, forUpdate(tx))
+		if err != nil {
+			return err
+		}
+		source = k.Source
+		ok, err := mayApprove(ctx, tx, actor)
+		if err != nil {
+			return fmt.Errorf("revoke skill %d: %w", skillUID, err)
+		}
+		if !ok {
+			refusal = &RefusedError{Op: "revoke", Skill: skillUID, Digest: digest, Case: RefusedDenied, Actor: actor}
+			return nil
+		}
+		var n int
+		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM skill_approvals WHERE skill_uid = ? AND digest = ?", skillUID, digest).Scan(&n); err != nil {
+			return fmt.Errorf("revoke skill %d: %w", skillUID, err)
+		}
+		if n == 0 {
+			refusal = &RefusedError{Op: "revoke", Skill: skillUID, Digest: digest, Case: RefusedUnknownDigest, Actor: actor}
+			return nil
+		}
+		res, err := tx.Exec(ctx, `UPDATE skill_approvals SET revoked_by = ?, revoked_at = ?
+			WHERE skill_uid = ? AND digest = ? AND revoked_at = 0`, actor, s.now(), skillUID, digest)
+		if err != nil {
+			return fmt.Errorf("revoke skill %d: %w", skillUID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return s.audit(ctx, tx, AuditEntry{Event: EventRevoked, Skill: skillUID, Source: k.Source, Digest: digest, Actor: actor})
+	})
+	if err != nil {
+		return err
+	}
+	if refusal != nil {
+		ev := EventRevokeRefusedDenied
+		if refusal.Case == RefusedUnknownDigest {
+			ev = EventRevokeRefusedUnknown
+		}
+		return s.refuse(ctx, ev, refusal, source, "")
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package skill
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"waymark/internal/store"
+)
+
+// SkillCreateParams is a new backend skill.
+type SkillCreateParams struct {
+	// UID is the uid to use (fixtures); 0 allocates one.
+	UID        int64
+	Source     int64 // a backend source
+	Identifier string
+	Version    Version
+	Actor      int64 // the author, for the history
+}
+
+// SkillCreate stores a new backend skill, disabled, with its first history
+// row and a "created" audit entry, and returns it. The version must be a
+// valid SKILL.md within MaxSize whose allowed-tools the registry knows; the
+// identifier must be new in the source. Bad input is an error wrapping
+// ErrInvalid and stores nothing.
+func (s *Store) SkillCreate(ctx context.Context, p SkillCreateParams) (Skill, error) {
+	v, fm, err := s.check(fmt.Sprintf("skill %q", p.Identifier), p.Version)
+	if err != nil {
+		return Skill{}, err
+	}
+	if err := validIdentifier(p.Identifier); err != nil {
+		return Skill{}, err
+	}
+	var k Skill
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		src, err := sourceGet(ctx, tx, p.Source, "")
+		if err != nil {
+			return err
+		}
+		if src.Type != Backend {
+			return invalid("source", "source %d is a %s source: its skills come from sync, not from authoring", src.UID, src.Type)
+		}
+		var n int
+		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM skills WHERE source_uid = ? AND identifier = ?",
+			p.Source, p.Identifier).Scan(&n); err != nil {
+			return fmt.Errorf("create skill %q: %w", p.Identifier, err)
+		}
+		if n > 0 {
+			return invalid("identifier", "source %d already has a skill %q", p.Source, p.Identifier)
+		}
+		uid, err := s.insertSkill(ctx, tx, p.UID, p.Source, p.Identifier, v, fm)
+		if err != nil {
+			return err
+		}
+		if err := s.historyAdd(ctx, tx, uid, p.Actor, v); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, AuditEntry{Event: EventCreated, Skill: uid, Source: p.Source, Digest: v.Digest(), Actor: p.Actor}); err != nil {
+			return err
+		}
+		k, err = skillGet(ctx, tx, uid, "")
+		return err
+	})
+	return k, err
+}
+
+// insertSkill inserts a disabled, non-orphaned skill row and returns its uid
+// (uid when non-zero, else a new one).
+func (s *Store) insertSkill(ctx context.Context, tx *store.Tx, uid, source int64, identifier string, v Version, fm string) (int64, error) {
+	cols := "source_uid, identifier, name, description, body, support, allowed_tools, process, raw_front_matter, digest, updated_at"
+	args := []any{source, identifier, v.Name, v.Description, v.Body, v.Support, encodeTools(v.AllowedTools), v.Process, fm, v.Digest(), s.now()}
+	marks := "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+	if uid != 0 {
+		cols, marks, args = "uid, "+cols, "?, "+marks, append([]any{uid}, args...)
+	}
+	if err := tx.QueryRow(ctx, "INSERT INTO skills ("+cols+") VALUES ("+marks+") RETURNING uid", args...).Scan(&uid); err != nil {
+		return 0, fmt.Errorf("store skill %q of source %d: %w", identifier, source, err)
+	}
+	if tx.Dialect() == store.Postgres {
+		// An explicit uid does not advance the identity; keep it ahead.
+		if _, err := tx.Exec(ctx, "SELECT setval(pg_get_serial_sequence('skills', 'uid'), (SELECT MAX(uid) FROM skills))"); err != nil {
+			return 0, fmt.Errorf("store skill %q: %w", identifier, err)
+		}
+	}
+	return uid, nil
+}
+
+func validIdentifier(id string) error {
+	if strings.TrimSpace(id) == "" || len(id) > 200 {
+		return invalid("identifier", "want 1 to 200 characters, got %d", len(id))
+	}
+	if strings.IndexFunc(id, func(r rune) bool { return unicode.IsControl(r) || r == '/' || r == '\\' }) >= 0 {
+		return invalid("identifier", "%q holds a slash or a control character", id)
+	}
+	return nil
+}
+
+// SkillUpdateParams is an edit of a backend skill.
+type SkillUpdateParams struct {
+	UID     int64
+	Version Version
+	Actor   int64
+}
+
+// SkillUpdate stores an edit of a backend skill as a new version: the live
+// fields, a history row and an "edited" audit entry with the new digest. An
+// edit that yields the same digest and front matter changes nothing. The
+// enabled flag stays; an approval of the previous digest no longer matches,
+// so the skill stops instructing until its new digest is approved. Directory
+// skills change only through Sync. Bad input wraps ErrInvalid and stores nothing.
+func (s *Store) SkillUpdate(ctx context.Context, p SkillUpdateParams) (Skill, error) {
+	v, fm, err := s.check(fmt.Sprintf("skill %d", p.UID), p.Version)
+	if err != nil {
+		return Skill{}, err
+	}
+	var k Skill
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		old, err := skillGet(ctx, tx, p.UID, forUpdate(tx))
+		if err != nil {
+			return err
+		}
+		src, err := sourceGet(ctx, tx, old.Source, "")
+		if err != nil {
+			return err
+		}
+		if src.Type != Backend {
+			return invalid("source", "skill %d belongs to %s source %d: it changes only through sync", p.UID, src.Type, src.UID)
+		}
+		if old.Digest() == v.Digest() && old.RawFrontMatter == fm {
+			k = old
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE skills SET name = ?, description = ?, body = ?, support = ?, allowed_tools = ?,
+			process = ?, raw_front_matter = ?, digest = ?, updated_at = ? WHERE uid = ?`,
+			v.Name, v.Description, v.Body, v.Support, encodeTools(v.AllowedTools), v.Process, fm, v.Digest(), s.now(), p.UID); err != nil {
+			return fmt.Errorf("update skill %d: %w", p.UID, err)
+		}
+		if err := s.historyAdd(ctx, tx, p.UID, p.Actor, v); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, AuditEntry{Event: EventEdited, Skill: p.UID, Source: old.Source, Digest: v.Digest(), Actor: p.Actor}); err != nil {
+			return err
+		}
+		k, err = skillGet(ctx, tx, p.UID, "")
+		return err
+	})
+	return k, err
+}
+
+// SetEnabled switches a skill on or off site-wide and audits the change
+// (enabled / disabled); setting the state it already has changes nothing.
+// An orphaned skill cannot be enabled (ErrInvalid). The caller decides who
+// may do this.
+func (s *Store) SetEnabled(ctx context.Context, actor, skillUID int64, enabled bool) error {
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		k, err := skillGet(ctx, tx, skillUID, forUpdate(tx))
+		if err != nil {
+			return err
+		}
+		if k.Enabled == enabled {
+			return nil
+		}
+		if enabled && k.Orphaned {
+			return invalid("enabled", "skill %d is orphaned: it vanished from its source and cannot be enabled", skillUID)
+		}
+		if _, err := tx.Exec(ctx, "UPDATE skills SET enabled = ?, updated_at = ? WHERE uid = ?", enabled, s.now(), skillUID); err != nil {
+			return fmt.Errorf("enable skill %d: %w", skillUID, err)
+		}
+		ev := EventDisabled
+		if enabled {
+			ev = EventEnabled
+		}
+		return s.audit(ctx, tx, AuditEntry{Event: ev, Skill: skillUID, Source: k.Source, Digest: k.Digest(), Actor: actor})
+	})
+}

@@ -1,0 +1,213 @@
+package skill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"waymark/internal/store"
+)
+
+// SyncReport says what one Sync changed, by identifier, each list sorted.
+type SyncReport struct {
+	Source    int64    `json:"source"`
+	Added     []string `json:"added"`     // new skills, stored disabled
+	Changed   []string `json:"changed"`   // a new digest (or front matter) stored
+	Disabled  []string `json:"disabled"`  // enabled skills disabled because their digest changed
+	Orphaned  []string `json:"orphaned"`  // vanished upstream: orphaned and disabled
+	Restored  []string `json:"restored"`  // orphaned skills that came back (still disabled)
+	Unchanged []string `json:"unchanged"` // same digest and front matter
+}
+
+// found is one SKILL.md read from disk.
+type found struct {
+	identifier string
+	version    Version
+	fm         string
+}
+
+// Sync brings a directory source up to date with its folder: every immediate
+// subfolder holding a SKILL.md is a skill whose identifier is the folder name
+// (folders whose names start with "." are skipped). New skills arrive
+// disabled; a changed digest is stored, and an enabled skill whose digest
+// changed is disabled and audited (disabled_on_change); a skill whose folder
+// vanished is orphaned and disabled (audited). Everything is read and checked
+// before anything is written, and the writes are one transaction: a missing
+// or unreadable source folder (ErrSourceUnreadable), a SKILL.md that does not
+// parse or is over MaxSize, or allowed-tools naming an unknown tool is an
+// error and changes nothing.
+func (s *Store) Sync(ctx context.Context, sourceUID int64) (SyncReport, error) {
+	src, err := s.SourceGet(ctx, sourceUID)
+	if err != nil {
+		return SyncReport{}, err
+	}
+	if src.Type != Directory {
+		return SyncReport{}, invalid("source", "source %d is a %s source: only directory sources sync", src.UID, src.Type)
+	}
+	skills, err := s.readFolder(src.Path)
+	if err != nil {
+		return SyncReport{}, fmt.Errorf("sync source %d: %w", src.UID, err)
+	}
+	rep := SyncReport{Source: src.UID}
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		// Lock the source: concurrent syncs of one source publish one after the other.
+		if _, err := sourceGet(ctx, tx, src.UID, forUpdate(tx)); err != nil {
+			return err
+		}
+		rep = SyncReport{Source: src.UID}
+		return s.publish(ctx, tx, src, skills, &rep)
+	})
+	if err != nil {
+		return SyncReport{}, fmt.Errorf("sync source %d: %w", src.UID, err)
+	}
+	return rep, nil
+}
+
+// readFolder reads and checks every skill of a folder.
+func (s *Store) readFolder(dir string) ([]found, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSourceUnreadable, err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("%w: %s is not a folder", ErrSourceUnreadable, dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSourceUnreadable, err)
+	}
+	var out []found
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		text, err := readSkillFile(filepath.Join(dir, e.Name(), "SKILL.md"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		what := filepath.Join(e.Name(), "SKILL.md")
+		v, err := Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", what, ErrInvalid, err)
+		}
+		v, fm, err := s.checkParsed(what, v, text)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found{identifier: e.Name(), version: v, fm: fm})
+	}
+	return out, nil
+}
+
+// readSkillFile reads a SKILL.md, at most MaxSize+1 bytes of it (Parse
+// refuses a longer one), and only if it is a regular file.
+func readSkillFile(path string) ([]byte, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, invalid("SKILL.md", "%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxSize+1))
+}
+
+// publish writes the outcome of a sync in tx.
+func (s *Store) publish(ctx context.Context, tx *store.Tx, src Source, skills []found, rep *SyncReport) error {
+	rows, err := tx.Query(ctx, "SELECT "+skillColumns+" FROM skills WHERE source_uid = ?", src.UID)
+	if err != nil {
+		return err
+	}
+	existing := map[string]Skill{}
+	for rows.Next() {
+		k, err := scanSkill(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		existing[k.Identifier] = k
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	now := s.now()
+	for _, f := range skills {
+		old, ok := existing[f.identifier]
+		delete(existing, f.identifier)
+		d := f.version.Digest()
+		if !ok {
+			uid, err := s.insertSkill(ctx, tx, 0, src.UID, f.identifier, f.version, f.fm)
+			if err != nil {
+				return err
+			}
+			rep.Added = append(rep.Added, f.identifier)
+			if err := s.audit(ctx, tx, AuditEntry{Event: EventSynced, Skill: uid, Source: src.UID, Digest: d, Detail: "added"}); err != nil {
+				return err
+			}
+			continue
+		}
+		changed := old.Digest() != d
+		if !changed && old.RawFrontMatter == f.fm && !old.Orphaned {
+			rep.Unchanged = append(rep.Unchanged, f.identifier)
+			continue
+		}
+		enabled := old.Enabled && !changed
+		v := f.version
+		if _, err := tx.Exec(ctx, `UPDATE skills SET name = ?, description = ?, body = ?, support = ?, allowed_tools = ?,
+			process = ?, raw_front_matter = ?, digest = ?, enabled = ?, orphaned = FALSE, updated_at = ? WHERE uid = ?`,
+			v.Name, v.Description, v.Body, v.Support, encodeTools(v.AllowedTools), v.Process, f.fm, d, enabled, now, old.UID); err != nil {
+			return fmt.Errorf("update skill %q: %w", f.identifier, err)
+		}
+		detail := "changed"
+		switch {
+		case old.Orphaned:
+			detail = "restored"
+			rep.Restored = append(rep.Restored, f.identifier)
+		case changed:
+			rep.Changed = append(rep.Changed, f.identifier)
+		default:
+			detail = "front matter changed"
+			rep.Changed = append(rep.Changed, f.identifier)
+		}
+		if err := s.audit(ctx, tx, AuditEntry{Event: EventSynced, Skill: old.UID, Source: src.UID, Digest: d, Detail: detail}); err != nil {
+			return err
+		}
+		if old.Enabled && changed {
+			rep.Disabled = append(rep.Disabled, f.identifier)
+			if err := s.audit(ctx, tx, AuditEntry{Event: EventDisabledOnChange, Skill: old.UID, Source: src.UID, Digest: d,
+				Detail: "was " + old.Digest()}); err != nil {
+				return err
+			}
+		}
+	}
+	for id, old := range existing {
+		if old.Orphaned {
+			continue
+		}
+		if _, err := tx.Exec(ctx, "UPDATE skills SET orphaned = TRUE, enabled = FALSE, updated_at = ? WHERE uid = ?", now, old.UID); err != nil {
+			return fmt.Errorf("orphan skill %q: %w", id, err)
+		}
+		rep.Orphaned = append(rep.Orphaned, id)
+		if err := s.audit(ctx, tx, AuditEntry{Event: EventOrphaned, Skill: old.UID, Source: src.UID, Digest: old.Digest()}); err != nil {
+			return err
+		}
+	}
+	for _, l := range [][]string{rep.Added, rep.Changed, rep.Disabled, rep.Orphaned, rep.Restored, rep.Unchanged} {
+		sort.Strings(l)
+	}
+	return nil
+}

@@ -28,6 +28,7 @@ import (
 	"waymark/internal/queue"
 	"waymark/internal/run"
 	"waymark/internal/secret"
+	"waymark/internal/skill"
 	"waymark/internal/store"
 	"waymark/internal/tool"
 )
@@ -59,6 +60,7 @@ type App struct {
 	Runs    *run.Store
 	Runtime *agent.Runtime
 	Queue   *queue.Queue
+	Skills  *skill.Store
 	Server  *httpapi.Server
 	log     *slog.Logger
 }
@@ -101,7 +103,12 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	rt.SetQueue(q)
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, Runtime: rt})
+	skills, err := skill.NewStore(db, func(name string) bool { _, ok := reg.Def(name); return ok }, configs,
+		&skill.Config{Clock: clk})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, Runtime: rt, Skills: skills})
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +128,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		}
 		providerSeconds.WithLabelValues(strconv.FormatInt(cfg, 10), outcome).Observe(d.Seconds())
 	})
-	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Server: srv, log: log}, nil
+	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Server: srv, log: log}, nil
 }
 
 // Handler is the HTTP API.

@@ -13,6 +13,7 @@ import (
 	"waymark/internal/agent"
 	"waymark/internal/auth"
 	"waymark/internal/clock"
+	"waymark/internal/skill"
 	"waymark/internal/store"
 )
 
@@ -25,6 +26,8 @@ type Config struct {
 	Version  string               // reported by /healthz
 	// Runtime serves the runs API (/api/runs…, /api/inbox); nil leaves those routes out.
 	Runtime *agent.Runtime
+	// Skills serves the skills API (/api/skills…); nil leaves those routes out.
+	Skills *skill.Store
 }
 
 // HandlerFunc is a route handler. It returns an error instead of writing
@@ -43,6 +46,7 @@ type Server struct {
 	mux      *http.ServeMux
 	metrics  metrics
 	runtime  *agent.Runtime
+	skills   *skill.Store
 }
 
 type metrics struct {
@@ -61,6 +65,7 @@ func New(cfg Config) (*Server, error) {
 		clock:   cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
 		version: cfg.Version,
 		runtime: cfg.Runtime,
+		skills:  cfg.Skills,
 		mux:     http.NewServeMux(),
 	}
 	s.registry = cfg.Registry

@@ -91,6 +91,9 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	seg := rt.newSegment(r, owner, cfg, len(r.Request) > 0)
 	seg.resumed = true
 	st := s.State
+	if err := rt.recheckSkills(ctx, r, &st); err != nil {
+		return Result{}, err
+	}
 	if d.Approve {
 		fresh := rt.pendingCalls(ctx, seg, &st, toolCalls(s.Calls), s.Lang)
 		if previewsDiffer(s.Calls, fresh) {
@@ -339,6 +342,10 @@ func (rt *Runtime) SubmitInput(ctx context.Context, actor int64, id string, in I
 	if err != nil {
 		return Result{}, err
 	}
+	st := s.State
+	if err := rt.recheckSkills(ctx, r, &st); err != nil {
+		return Result{}, err
+	}
 	seg := rt.newSegment(r, rt.owner("resume"), cfg, len(r.Request) > 0)
 	seg.resumed = true
 	seg.emit(run.EventInput, map[string]any{"submittedBy": actor, "turnDigest": s.Digest, "values": in.Values})
@@ -346,7 +353,6 @@ func (rt *Runtime) SubmitInput(ctx context.Context, actor int64, id string, in I
 	if err := rt.claim(ctx, seg, run.StatusWaitingForInput, nil); err != nil {
 		return Result{}, err
 	}
-	st := s.State
 	var values any
 	_ = json.Unmarshal(in.Values, &values)
 	rt.answer(seg, &st, llm.ToolCall{ID: s.Input.CallID, Name: s.Input.Tool}, tool.Result{Content: map[string]any{"answer": values}})

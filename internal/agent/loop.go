@@ -8,6 +8,7 @@ import (
 
 	"waymark/internal/llm"
 	"waymark/internal/run"
+	"waymark/internal/skill"
 	"waymark/internal/tool"
 )
 
@@ -30,6 +31,13 @@ type state struct {
 	Iterations       int           `json:"iterations"`
 	PromptTokens     int64         `json:"promptTokens"`
 	CompletionTokens int64         `json:"completionTokens"`
+	// System is the configuration prompt with the instruction sections of the
+	// run's skills, composed from approval snapshots at start.
+	System string `json:"system"`
+	// Fenced is reference data placed before the first user message.
+	Fenced string          `json:"fenced,omitempty"`
+	Pins   []skill.Pin     `json:"pins,omitempty"`
+	Loaded []skill.Section `json:"loaded,omitempty"` // on-demand skills loaded by the model
 }
 
 func (st *state) offers(name string) bool {
@@ -70,7 +78,8 @@ func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
 			_ = seg.settle(ctx, run.StatusFailed, run.ReasonBudgetExhausted, "budget_exhausted", "the run used up its token budget", "")
 			return res
 		}
-		msgs, info, ok := fit(seg.cfg.SystemPrompt, st.Messages, llmSpecs, int(seg.cfg.ContextWindow), int(seg.cfg.MaxOutputTokens))
+		msgs, info, ok := fit(skill.SystemText(st.System, st.Loaded), withFence(st.Messages, st.Fenced), llmSpecs,
+			int(seg.cfg.ContextWindow), int(seg.cfg.MaxOutputTokens))
 		seg.emit(run.EventContext, info)
 		if !ok {
 			_ = seg.settle(ctx, run.StatusFailed, run.ReasonContextTruncated, "context_truncated", "the newest turn does not fit the context window", "")
@@ -156,6 +165,8 @@ func (rt *Runtime) runRead(ctx context.Context, seg *segment, st *state, c llm.T
 	case !ok || !st.offers(c.Name):
 		rt.answer(seg, st, c, tool.ErrorResult("unknown tool "+c.Name))
 		return nil
+	case c.Name == LoadSkillTool:
+		return rt.loadSkill(ctx, seg, st, c)
 	case d.Input:
 		rt.answer(seg, st, c, tool.ErrorResult(c.Name+" must be the only call of its turn"))
 		return nil
@@ -223,6 +234,21 @@ func (rt *Runtime) fault(ctx context.Context, seg *segment, err error, res Resul
 	rt.log.Error("run failed", "run", seg.run.UUID, "err", err)
 	seg.fail(ctx, run.ReasonNotRetryable, "internal", "internal error")
 	return res
+}
+
+// withFence returns msgs with the fenced reference data before the first user message's text.
+func withFence(msgs []llm.Message, fenced string) []llm.Message {
+	if fenced == "" {
+		return msgs
+	}
+	out := append([]llm.Message(nil), msgs...)
+	for i, m := range out {
+		if m.Role == llm.RoleUser {
+			out[i].Content = fenced + "\n\n" + m.Content
+			break
+		}
+	}
+	return out
 }
 
 func llmPayload(resp llm.Response) map[string]any {

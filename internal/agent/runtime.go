@@ -47,6 +47,8 @@ type Config struct {
 	Identity string
 	// Stream asks providers for streamed replies.
 	Stream bool
+	// Skills composes the configuration's skills into runs; nil runs without skills.
+	Skills Skills
 }
 
 // Runtime runs requests as runs. It is safe for concurrent use.
@@ -61,6 +63,7 @@ type Runtime struct {
 	log       *slog.Logger
 	cfg       Config
 	observe   func(configuration int64, d time.Duration, err error) // may be nil
+	skills    Skills                                                // may be nil
 }
 
 // New returns a runtime. Call SetQueue before Enqueue is used.
@@ -92,7 +95,7 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 		return nil, fmt.Errorf("agent.New: Lease %v is shorter than a second", c.Lease)
 	}
 	return &Runtime{db: db, runs: runs, configs: configs, tools: tools, providers: providers,
-		clk: c.Clock, log: c.Logger, cfg: c}, nil
+		clk: c.Clock, log: c.Logger, cfg: c, skills: c.Skills}, nil
 }
 
 // ObserveProvider sets a hook called after every model call with its
@@ -149,6 +152,12 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 	r := run.Run{UUID: uuid.NewString(), Configuration: cfg.UID, Initiator: actor, Status: run.StatusRunning,
 		LeaseOwner: owner, LeaseExpiresAt: rt.clk.Now().Add(rt.cfg.Lease), AllowedTools: tools}
 	seg := rt.newSegment(r, owner, cfg, false)
+	st := &state{Messages: req.Messages, Tools: tools, Language: req.Language, MaxIterations: req.MaxIterations}
+	if err := rt.composeSkills(ctx, seg, cfg, st); err != nil {
+		return Result{}, err
+	}
+	r.AllowedTools = st.Tools
+	seg.run = r
 	ctx = context.WithoutCancel(ctx) // a started run is settled even when the caller goes away
 	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
 		if err := rt.runs.CreateTx(ctx, tx, r); err != nil {
@@ -160,7 +169,6 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 	if err != nil {
 		return Result{}, fmt.Errorf("start run: %w", err)
 	}
-	st := &state{Messages: req.Messages, Tools: tools, Language: req.Language, MaxIterations: req.MaxIterations}
 	return rt.drive(ctx, seg, st), nil
 }
 
@@ -234,6 +242,10 @@ func (rt *Runtime) RunQueued(ctx context.Context, id string) error {
 		return err
 	}
 	st := &state{Messages: sr.Request.Messages, Tools: tools, Language: sr.Request.Language, MaxIterations: sr.Request.MaxIterations}
+	if err := rt.composeSkills(ctx, seg, cfg, st); err != nil {
+		rt.fault(ctx, seg, err, Result{})
+		return nil
+	}
 	rt.drive(ctx, seg, st)
 	return nil
 }

@@ -88,10 +88,20 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err := tool.RegisterBuiltins(reg, db, content.NewWriter(db, checker, clk), checker); err != nil {
 		return nil, err
 	}
+	if err := reg.Register(tool.NewFuncTool(agent.LoadSkillDef(), func(context.Context, tool.Call) (tool.Result, error) {
+		return tool.ErrorResult("load_skill is answered by the runtime"), nil
+	})); err != nil {
+		return nil, err
+	}
 	configs := llmconfig.New(db, box)
+	skills, err := skill.NewStore(db, func(name string) bool { _, ok := reg.Def(name); return ok }, configs,
+		&skill.Config{Clock: clk})
+	if err != nil {
+		return nil, err
+	}
 	runs := run.NewStore(db, clk)
 	rt, err := agent.New(db, runs, configs, reg, agent.Providers(configs, cfg.Provider),
-		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease})
+		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease, Skills: skills})
 	if err != nil {
 		return nil, err
 	}
@@ -103,11 +113,6 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	rt.SetQueue(q)
-	skills, err := skill.NewStore(db, func(name string) bool { _, ok := reg.Def(name); return ok }, configs,
-		&skill.Config{Clock: clk})
-	if err != nil {
-		return nil, err
-	}
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, Runtime: rt, Skills: skills})
 	if err != nil {
 		return nil, err

@@ -117,6 +117,7 @@ func agentError(err error) *Error {
 		{agent.ErrStaleTurn, http.StatusConflict, "stale_turn"},
 		{agent.ErrPreviewChanged, http.StatusConflict, "preview_changed"},
 		{agent.ErrCorruptState, http.StatusConflict, "corrupt_state"},
+		{agent.ErrSkillWithdrawn, http.StatusConflict, "skill_withdrawn"},
 		{agent.ErrSelfApproval, http.StatusForbidden, "second_approver_required"},
 		{agent.ErrNotPermitted, http.StatusForbidden, "forbidden"},
 	} {

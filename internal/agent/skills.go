@@ -1,0 +1,152 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"waymark/internal/llm"
+	"waymark/internal/llmconfig"
+	"waymark/internal/run"
+	"waymark/internal/skill"
+	"waymark/internal/store"
+	"waymark/internal/tool"
+)
+
+// Skills is what the runtime needs of the skill store (skill.Store).
+type Skills interface {
+	Compose(ctx context.Context, configUID int64, budget int) (skill.Composition, error)
+	AllowListFor(ctx context.Context, configUID int64) (skill.AllowList, error)
+	PinCheck(ctx context.Context, pin skill.Pin) (skill.Approval, error)
+	Loadable(ctx context.Context, configUID int64, identifier string) (skill.Section, bool, error)
+}
+
+// LoadSkillTool is the builtin through which the model loads an on-demand
+// instruction skill; the runtime answers it (see loadSkill).
+const LoadSkillTool = "load_skill"
+
+// LoadSkillDef is the definition to register for LoadSkillTool.
+func LoadSkillDef() tool.Def {
+	return tool.Def{
+		Name: LoadSkillTool,
+		Description: "Load an on-demand skill of this conversation's catalogue by its identifier; its approved " +
+			"instructions apply from the next step on.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"skill":{"type":"string","minLength":1,"maxLength":200}},
+			"required":["skill"],"additionalProperties":false}`),
+		Effect: tool.EffectRead, Group: "skills", DefaultEnabled: true,
+	}
+}
+
+// ErrSkillWithdrawn: an instruction the run holds is no longer approved (or
+// its source no longer trusted): the waiting run was ended instead of resumed.
+var ErrSkillWithdrawn = errors.New("an instruction of this run was withdrawn")
+
+// composeSkills fixes what the configuration's skills contribute to a run
+// starting now: the system text with the instruction sections (from approval
+// snapshots), the fenced reference data, and the tool allow-list.
+func (rt *Runtime) composeSkills(ctx context.Context, seg *segment, cfg llmconfig.Configuration, st *state) error {
+	st.System = cfg.SystemPrompt
+	if rt.skills == nil {
+		return nil
+	}
+	c, err := rt.skills.Compose(ctx, cfg.UID, 0)
+	if err != nil {
+		return fmt.Errorf("compose skills: %w", err)
+	}
+	st.System = skill.SystemText(cfg.SystemPrompt, c.Instructions)
+	st.Fenced = c.Fenced
+	st.Pins = c.Pins()
+	st.Tools = allowed(st.Tools, c.AllowList)
+	if len(c.Dropped) > 0 {
+		seg.emit(run.EventNotice, map[string]any{"kind": "skill_budget", "reason": "fenced_skills_dropped", "skills": c.Dropped})
+	}
+	return nil
+}
+
+// allowed keeps the tools the allow-list allows; load_skill is exempt from it.
+func allowed(tools []string, al skill.AllowList) []string {
+	out := []string{}
+	for _, t := range tools {
+		if t == LoadSkillTool || al.Allows(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// recheckSkills runs before a waiting run resumes: every pinned instruction
+// must still hold, and the tools are intersected with the live allow-list, so
+// a resume never gains a tool. A withdrawn pin ends the waiting run.
+func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) error {
+	if rt.skills == nil {
+		return nil
+	}
+	pins := append([]skill.Pin(nil), st.Pins...)
+	for _, s := range st.Loaded {
+		pins = append(pins, s.Pin)
+	}
+	for _, p := range pins {
+		if _, err := rt.skills.PinCheck(ctx, p); err != nil {
+			var pe *skill.PinError
+			if !errors.As(err, &pe) {
+				return err
+			}
+			msg := fmt.Sprintf("skill %d: %s", p.Skill, pe.Reason)
+			err := rt.db.InTx(ctx, func(tx *store.Tx) error {
+				won, err := rt.runs.SettleTx(ctx, tx, r.UUID, "", run.StatusFailed, run.ReasonPolicyDenied, "skill_withdrawn", msg, "")
+				if err != nil || !won {
+					return err
+				}
+				return rt.runs.AppendEventsTx(ctx, tx, r.UUID, []run.NewEvent{{Kind: run.EventStatus, Payload: map[string]any{
+					"status": run.StatusFailed, "reason": run.ReasonPolicyDenied, "errorClass": "skill_withdrawn", "skill": p.Skill}}}, run.PrivacyMetadata)
+			})
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %s", ErrSkillWithdrawn, msg)
+		}
+	}
+	live, err := rt.skills.AllowListFor(ctx, r.Configuration)
+	if err != nil {
+		return err
+	}
+	st.Tools = allowed(st.Tools, live)
+	return nil
+}
+
+// loadSkill answers a load_skill call: an on-demand, non-process skill of the
+// configuration whose current version instructs now joins the run's system
+// text from the next round on. Loading the same digest twice changes nothing.
+// The result confirms; it never carries the skill's text.
+func (rt *Runtime) loadSkill(ctx context.Context, seg *segment, st *state, c llm.ToolCall) error {
+	var args struct {
+		Skill string `json:"skill"`
+	}
+	if err := rt.tools.Validate(c.Name, json.RawMessage(c.Arguments)); err != nil {
+		rt.answer(seg, st, c, tool.ErrorResult(err.Error()))
+		return nil
+	}
+	_ = json.Unmarshal([]byte(c.Arguments), &args)
+	if rt.skills == nil {
+		rt.answer(seg, st, c, tool.ErrorResult("no skills are available"))
+		return nil
+	}
+	sec, ok, err := rt.skills.Loadable(ctx, seg.cfg.UID, args.Skill)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		rt.answer(seg, st, c, tool.ErrorResult("skill "+args.Skill+" is not available to load"))
+		return nil
+	}
+	for _, l := range st.Loaded {
+		if l.Pin == sec.Pin {
+			rt.answer(seg, st, c, tool.Result{Content: map[string]any{"loaded": sec.Identifier, "name": sec.Name, "alreadyLoaded": true}})
+			return nil
+		}
+	}
+	st.Loaded = append(st.Loaded, sec)
+	rt.answer(seg, st, c, tool.Result{Content: map[string]any{"loaded": sec.Identifier, "name": sec.Name}})
+	return nil
+}

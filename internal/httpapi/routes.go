@@ -24,4 +24,22 @@ func (s *Server) routes() {
 		s.Handle("POST /api/runs/{uuid}/cancel-if-waiting", s.handleRunCancelIfWaiting)
 		s.Handle("GET /api/inbox", s.handleInbox)
 	}
+
+	// Skills (ADR-214 item 10), when a skill store is wired in.
+	if s.skills != nil {
+		s.Handle("GET /api/skills", s.handleSkillList)
+		s.Handle("POST /api/skills", s.handleSkillCreate)
+		s.Handle("GET /api/skills/{uid}", s.handleSkillGet)
+		s.Handle("PUT /api/skills/{uid}", s.handleSkillUpdate)
+		s.Handle("POST /api/skills/{uid}/approve", s.handleSkillApprove)
+		s.Handle("POST /api/skills/{uid}/revoke", s.handleSkillRevoke)
+		s.Handle("POST /api/skills/{uid}/enable", s.handleSkillEnable)
+		s.Handle("POST /api/skills/{uid}/disable", s.handleSkillDisable)
+		s.Handle("GET /api/configurations/{cfg}/skills", s.handleSkillCatalogue)
+		s.Handle("POST /api/configurations/{cfg}/skills", s.handleSkillAttach)
+		s.Handle("DELETE /api/configurations/{cfg}/skills/{skill}", s.handleSkillDetach)
+		s.Handle("GET /api/skill-sources", s.handleSkillSourceList)
+		s.Handle("POST /api/skill-sources", s.handleSkillSourcePut)
+		s.Handle("POST /api/skill-sources/{uid}/sync", s.handleSkillSourceSync)
+	}
 }

@@ -1,0 +1,180 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"waymark/internal/access"
+	"waymark/internal/skill"
+)
+
+// skillItem is one skill of GET /api/skills, and the answer of the calls
+// that change a skill's switches.
+type skillItem struct {
+	UID          int64    `json:"uid"`
+	Source       int64    `json:"source"`
+	Identifier   string   `json:"identifier"`
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	Process      bool     `json:"process"`
+	Enabled      bool     `json:"enabled"`
+	Orphaned     bool     `json:"orphaned"`
+	Digest       string   `json:"digest"`
+	Instructs    bool     `json:"instructs"`
+	AllowedTools []string `json:"allowedTools"` // null: no declaration
+}
+
+// skillDetail is the answer of GET /api/skills/{uid}.
+type skillDetail struct {
+	UID            int64                `json:"uid"`
+	Identifier     string               `json:"identifier"`
+	Version        skill.Version        `json:"version"`
+	Digest         string               `json:"digest"`
+	RawFrontMatter string               `json:"rawFrontMatter"`
+	Enabled        bool                 `json:"enabled"`
+	Orphaned       bool                 `json:"orphaned"`
+	Instructs      bool                 `json:"instructs"`
+	UpdatedAt      time.Time            `json:"updatedAt"`
+	Source         skill.Source         `json:"source"`
+	Approvals      []skill.Approval     `json:"approvals"`
+	LastApproved   *skill.Approval      `json:"lastApproved"`
+	Diff           []DiffLine           `json:"diff"`
+	History        []skill.HistoryEntry `json:"history"`
+	Audit          []skill.AuditEntry   `json:"audit"`
+}
+
+// mayReviewSkills: administrators and holders of the skill_approve grant see
+// every skill.
+func mayReviewSkills(a *access.Actor) bool {
+	return a.IsAdmin() || a.HasGrant(access.GrantSkillApprove)
+}
+
+// requireAdmin refuses everyone but administrators.
+func requireAdmin(r *http.Request) error {
+	if !ActorFrom(r.Context()).IsAdmin() {
+		return Errorf(http.StatusForbidden, "forbidden", "only administrators may do this")
+	}
+	return nil
+}
+
+// requireReviewer refuses everyone but administrators and skill approvers.
+func requireReviewer(r *http.Request) error {
+	if !mayReviewSkills(ActorFrom(r.Context())) {
+		return Errorf(http.StatusForbidden, "forbidden", "only administrators and skill approvers may see skills")
+	}
+	return nil
+}
+
+// pathUID reads a positive integer path value.
+func pathUID(r *http.Request, name string) (int64, error) {
+	n, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, Errorf(http.StatusBadRequest, "bad_request", "%s: want a positive integer, got %q", name, r.PathValue(name))
+	}
+	return n, nil
+}
+
+// itemOf describes a skill for lists, with whether it instructs now.
+func (s *Server) itemOf(ctx context.Context, k skill.Skill) (skillItem, error) {
+	instructs, _, err := s.skills.Instructs(ctx, k.UID)
+	if err != nil {
+		return skillItem{}, err
+	}
+	v := k.Version
+	return skillItem{UID: k.UID, Source: k.Source, Identifier: k.Identifier, Name: v.Name, Description: v.Description,
+		Process: v.Process, Enabled: k.Enabled, Orphaned: k.Orphaned, Digest: k.Digest(), Instructs: instructs,
+		AllowedTools: v.AllowedTools}, nil
+}
+
+// writeSkillItem answers one skill as GET /api/skills lists it.
+func (s *Server) writeSkillItem(w http.ResponseWriter, r *http.Request, status int, uid int64) error {
+	k, err := s.skills.SkillGet(r.Context(), uid)
+	if err != nil {
+		return err
+	}
+	it, err := s.itemOf(r.Context(), k)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, status, it)
+}
+
+// handleSkillList answers GET /api/skills (administrators and skill approvers).
+func (s *Server) handleSkillList(w http.ResponseWriter, r *http.Request) error {
+	if err := requireReviewer(r); err != nil {
+		return err
+	}
+	ks, err := s.skills.SkillList(r.Context(), 0)
+	if err != nil {
+		return err
+	}
+	out := make([]skillItem, 0, len(ks))
+	for _, k := range ks {
+		it, err := s.itemOf(r.Context(), k)
+		if err != nil {
+			return err
+		}
+		out = append(out, it)
+	}
+	return WriteJSON(w, http.StatusOK, map[string]any{"skills": out})
+}
+
+// handleSkillGet answers GET /api/skills/{uid}: the skill, its source, its
+// approvals, the latest unrevoked approval snapshot and the line diff of the
+// current version against it (all "+" when nothing was approved yet), the
+// edit history and the audit trail.
+func (s *Server) handleSkillGet(w http.ResponseWriter, r *http.Request) error {
+	if err := requireReviewer(r); err != nil {
+		return err
+	}
+	uid, err := pathUID(r, "uid")
+	if err != nil {
+		return err
+	}
+	return s.writeSkillDetail(w, r, http.StatusOK, uid)
+}
+
+// writeSkillDetail answers one skill as GET /api/skills/{uid} shows it.
+func (s *Server) writeSkillDetail(w http.ResponseWriter, r *http.Request, status int, uid int64) error {
+	ctx := r.Context()
+	k, err := s.skills.SkillGet(ctx, uid)
+	if err != nil {
+		return err
+	}
+	src, err := s.skills.SourceGet(ctx, k.Source)
+	if err != nil {
+		return fmt.Errorf("source of skill %d: %w", uid, err)
+	}
+	instructs, _, err := s.skills.Instructs(ctx, uid)
+	if err != nil {
+		return err
+	}
+	approvals, err := s.skills.Approvals(ctx, uid)
+	if err != nil {
+		return err
+	}
+	history, err := s.skills.History(ctx, uid)
+	if err != nil {
+		return err
+	}
+	audit, err := s.skills.Audit(ctx, uid)
+	if err != nil {
+		return err
+	}
+	d := skillDetail{UID: k.UID, Identifier: k.Identifier, Version: k.Version, Digest: k.Digest(),
+		RawFrontMatter: k.RawFrontMatter, Enabled: k.Enabled, Orphaned: k.Orphaned, Instructs: instructs,
+		UpdatedAt: k.UpdatedAt, Source: src, Approvals: nonNil(approvals), History: nonNil(history), Audit: nonNil(audit)}
+	old := ""
+	for i := len(approvals) - 1; i >= 0; i-- {
+		if a := approvals[i]; !a.Revoked() && a.Source == k.Source {
+			d.LastApproved = &a
+			old = string(skill.Render(a.Version))
+			break
+		}
+	}
+	d.Diff = nonNil(lineDiff(old, string(skill.Render(k.Version))))
+	return WriteJSON(w, status, d)
+}

@@ -39,15 +39,7 @@ func (s *segment) emit(kind run.Kind, payload any) {
 
 // flushTx writes the buffered events and usage inside tx.
 func (s *segment) flushTx(ctx context.Context, tx *store.Tx) error {
-	if err := s.rt.runs.AppendEventsTx(ctx, tx, s.run.UUID, s.events, s.privacy); err != nil {
-		return err
-	}
-	if s.usage != (run.Usage{}) {
-		if _, err := s.rt.runs.AddUsageTx(ctx, tx, s.run.UUID, s.owner, s.usage); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.rt.runs.FlushTx(ctx, tx, s.run.UUID, s.events, s.privacy, s.usage)
 }
 
 func (s *segment) flushed() {

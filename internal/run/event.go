@@ -133,8 +133,23 @@ type NewEvent struct {
 // AppendEventsTx appends events in order inside tx, with one counter update
 // and one insert: the batch form of AppendEventTx (same filtering and rules).
 func (s *Store) AppendEventsTx(ctx context.Context, tx *store.Tx, id string, evs []NewEvent, privacy Privacy) error {
+	return s.FlushTx(ctx, tx, id, evs, privacy, Usage{})
+}
+
+// FlushTx is AppendEventsTx that also adds usage to the run's counters, in
+// the same UPDATE that advances the event sequence. It does not check the
+// lease: the caller's transaction carries the guarded transition.
+func (s *Store) FlushTx(ctx context.Context, tx *store.Tx, id string, evs []NewEvent, privacy Privacy, u Usage) error {
+	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.Iterations < 0 {
+		return invalid("usage", id, "usage %+v is negative", u)
+	}
 	if len(evs) == 0 {
-		return nil
+		if u == (Usage{}) {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
+			iterations = iterations + ? WHERE uuid = ?`, u.PromptTokens, u.CompletionTokens, u.Iterations, id)
+		return err
 	}
 	bodies := make([][]byte, len(evs))
 	for i, e := range evs {
@@ -145,8 +160,9 @@ func (s *Store) AppendEventsTx(ctx context.Context, tx *store.Tx, id string, evs
 		bodies[i] = b
 	}
 	var last int64
-	err := tx.QueryRow(ctx, `UPDATE runs SET event_sequence = event_sequence + ? WHERE uuid = ?
-		RETURNING event_sequence`, len(evs), id).Scan(&last)
+	err := tx.QueryRow(ctx, `UPDATE runs SET event_sequence = event_sequence + ?, prompt_tokens = prompt_tokens + ?,
+		completion_tokens = completion_tokens + ?, iterations = iterations + ? WHERE uuid = ?
+		RETURNING event_sequence`, len(evs), u.PromptTokens, u.CompletionTokens, u.Iterations, id).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("events of run %s: %w", id, ErrNotFound)
 	}

@@ -49,6 +49,9 @@ type Config struct {
 	Stream bool
 	// Skills composes the configuration's skills into runs; nil runs without skills.
 	Skills Skills
+	// Preparer runs the start checks of guided processes; nil refuses every
+	// invocation and continuation (ADR-228 item 2).
+	Preparer Preparer
 }
 
 // Runtime runs requests as runs. It is safe for concurrent use.
@@ -64,6 +67,7 @@ type Runtime struct {
 	cfg       Config
 	observe   func(configuration int64, d time.Duration, err error) // may be nil
 	skills    Skills                                                // may be nil
+	preparer  Preparer                                              // may be nil
 }
 
 // New returns a runtime. Call SetQueue before Enqueue is used.
@@ -95,7 +99,7 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 		return nil, fmt.Errorf("agent.New: Lease %v is shorter than a second", c.Lease)
 	}
 	return &Runtime{db: db, runs: runs, configs: configs, tools: tools, providers: providers,
-		clk: c.Clock, log: c.Logger, cfg: c, skills: c.Skills}, nil
+		clk: c.Clock, log: c.Logger, cfg: c, skills: c.Skills, preparer: c.Preparer}, nil
 }
 
 // ObserveProvider sets a hook called after every model call with its

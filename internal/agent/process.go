@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"context"
+	"errors"
+
+	"waymark/internal/content"
+	"waymark/internal/llmconfig"
+	"waymark/internal/run"
+	"waymark/internal/skill"
+)
+
+// Invocation asks a run to start a process skill on an optional subject
+// record (ADR-228 item 1). It carries no pin: the runtime derives pins.
+type Invocation struct {
+	Skill   int64        `json:"skill"`
+	Subject *content.Ref `json:"subject,omitempty"`
+}
+
+// Preparer runs the start checks of ADR-228 item 2 once a run has a row and
+// an acting user — at an interactive start and again at worker pickup — and
+// derives the run's process from its invocation or its predecessor
+// (process.Preparer implements it). It records the run's lineage through
+// emit. A refusal is an error implementing Refused.
+type Preparer interface {
+	Prepare(ctx context.Context, p Preparation, emit func(kind run.Kind, payload any)) (Prepared, error)
+	// Holds reports whether a run of the lineage that started at origin may
+	// still hand the process on (false once it was ended); an error fails closed.
+	Holds(ctx context.Context, origin string) (bool, error)
+	// Release records that the run let its process go (a completion report).
+	Release(ctx context.Context, runUUID string) error
+}
+
+// Preparation is what the preparer checks.
+type Preparation struct {
+	Run         run.Run
+	Config      llmconfig.Configuration
+	ConfigFound bool // false: the configuration is unknown or inactive
+	Invocation  *Invocation
+	Predecessor string
+}
+
+// Prepared is the preparer's answer: the process the run holds (nil: none).
+type Prepared struct {
+	Process *Hold
+}
+
+// Hold is a process held by a run: the pin, composed from its approval snapshot.
+type Hold struct {
+	Pin     skill.Pin     `json:"pin"`
+	Section skill.Section `json:"section"`
+	// Tools is the snapshot's declared tool list (nil: no declaration); it
+	// joins the run's allow-list.
+	Tools   []string     `json:"tools"`
+	Subject *content.Ref `json:"subject,omitempty"`
+	Skill   string       `json:"skill"`  // the process skill's identifier
+	Origin  string       `json:"origin"` // the run that started the process
+	// Admits: the process starts with this run (or its predecessor never
+	// sent a provider call), so it passes the window admission (item 9).
+	Admits bool `json:"admits"`
+}
+
+// Refused is a refused invocation or continuation (process.RefusedError).
+type Refused interface {
+	error
+	RefusalCase() string
+	SecondApproverDenied() bool
+}
+
+// refusedNoPreparer answers every invocation and continuation of an executor built without a preparer.
+type refusedNoPreparer struct{}
+
+func (refusedNoPreparer) Error() string              { return "process invocation refused: no_preparer" }
+func (refusedNoPreparer) RefusalCase() string        { return "no_preparer" }
+func (refusedNoPreparer) SecondApproverDenied() bool { return false }
+
+// ErrProcessEnded: the process of a waiting turn was ended; it does not resume.
+var ErrProcessEnded = errors.New("the process of this run was ended")
+
+// prepare runs the preparer for a request that names an invocation or a predecessor.
+func (rt *Runtime) prepare(ctx context.Context, seg *segment, cfgFound bool, inv *Invocation, pred string) (Prepared, error) {
+	if inv == nil && pred == "" {
+		return Prepared{}, nil
+	}
+	if rt.preparer == nil {
+		return Prepared{}, refusedNoPreparer{}
+	}
+	return rt.preparer.Prepare(ctx, Preparation{Run: seg.run, Config: seg.cfg, ConfigFound: cfgFound, Invocation: inv, Predecessor: pred},
+		seg.emit)
+}
+
+// refuse settles a refused run: failed, policy_denied (approval_denied for a
+// continued process on a configuration that turned four-eyes on), outside any retry.
+func (rt *Runtime) refuse(ctx context.Context, seg *segment, r Refused) {
+	reason := run.ReasonPolicyDenied
+	if r.SecondApproverDenied() {
+		reason = run.ReasonApprovalDenied
+	}
+	seg.emit(run.EventNotice, map[string]any{"kind": "refusal", "refusal": r.RefusalCase()})
+	_ = seg.settle(ctx, run.StatusFailed, reason, "process_invocation_refused", r.RefusalCase(), "")
+}

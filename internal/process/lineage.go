@@ -1,0 +1,66 @@
+package process
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"waymark/internal/content"
+	"waymark/internal/run"
+	"waymark/internal/skill"
+	"waymark/internal/store"
+)
+
+// Lineage is what a run started with, stored as an event of kind lineage
+// (ADR-228 item 4). It holds ids and a digest only, so it is stored at every
+// privacy level; the latest lineage event of a run counts.
+type Lineage struct {
+	Configuration int64        `json:"configuration"`
+	Pin           *skill.Pin   `json:"pin"`          // the process pin; nil: no process
+	Subject       *content.Ref `json:"subject"`      // the subject record; nil: none
+	ProcessSkill  string       `json:"processSkill"` // the process skill's identifier at start
+	Origin        string       `json:"origin"`       // the run that started the process
+	Released      bool         `json:"released"`     // the process was ended (item 7)
+	Predecessor   string       `json:"predecessor"`  // the run this one continued ("" for a start)
+	CarriedFrom   string       `json:"carriedFrom"`  // a refused continuation: the run whose lineage it would have carried
+}
+
+// Holds reports whether the lineage itself names a process it has not let go.
+func (l Lineage) Holds() bool { return l.Pin != nil && !l.Released }
+
+// Store reads and writes lineages: the latest lineage event of a run counts.
+type Store struct {
+	runs *run.Store
+}
+
+// NewStore returns a lineage store over the run store.
+func NewStore(runs *run.Store) *Store { return &Store{runs: runs} }
+
+// Latest returns the run's latest lineage; ok is false when it has none. A
+// lineage that cannot be decoded is an error (callers fail closed).
+func (s *Store) Latest(ctx context.Context, runUUID string) (Lineage, bool, error) {
+	ev, ok, err := s.runs.LatestEvent(ctx, runUUID, run.EventLineage)
+	if err != nil || !ok {
+		return Lineage{}, false, err
+	}
+	var l Lineage
+	dec := json.NewDecoder(bytes.NewReader(ev.Payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return Lineage{}, false, fmt.Errorf("lineage of run %s: %w", runUUID, err)
+	}
+	return l, true, nil
+}
+
+// Append records a lineage for the run (stored whole at every privacy level).
+func (s *Store) Append(ctx context.Context, runUUID string, l Lineage) error {
+	_, err := s.runs.AppendEvent(ctx, runUUID, run.EventLineage, l, run.PrivacyMetadata)
+	return err
+}
+
+// AppendTx is Append inside tx.
+func (s *Store) AppendTx(ctx context.Context, tx *store.Tx, runUUID string, l Lineage) error {
+	_, err := s.runs.AppendEventTx(ctx, tx, runUUID, run.EventLineage, l, run.PrivacyMetadata)
+	return err
+}

@@ -194,6 +194,9 @@ func effectJSON(c pendingCall) []byte {
 // audit record. A crash in between leaves the fence set for the reaper.
 func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendingCall, fenced bool) error {
 	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
+	if rt.processEnded(ctx, seg, st) {
+		return errLost // settled process_ended; the segment stops
+	}
 	if !c.DeclaresWrite {
 		return rt.runRead(ctx, seg, st, lc)
 	}

@@ -38,6 +38,11 @@ type state struct {
 	Fenced string          `json:"fenced,omitempty"`
 	Pins   []skill.Pin     `json:"pins,omitempty"`
 	Loaded []skill.Section `json:"loaded,omitempty"` // on-demand skills loaded by the model
+	// Process is the process the run holds (ADR-228), nil for none. The
+	// runtime sets it from the preparer, never from a caller.
+	Process *Hold `json:"process,omitempty"`
+	// Sent is true once the run sent a provider call (admission, item 9).
+	Sent bool `json:"sent,omitempty"`
 }
 
 func (st *state) offers(name string) bool {
@@ -78,6 +83,15 @@ func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
 			_ = seg.settle(ctx, run.StatusFailed, run.ReasonBudgetExhausted, "budget_exhausted", "the run used up its token budget", "")
 			return res
 		}
+		if rt.processEnded(ctx, seg, st) {
+			return res
+		}
+		if st.Process != nil && st.Process.Admits && !st.Sent &&
+			!admitted(st.System, st.Messages, int(seg.cfg.ContextWindow), int(seg.cfg.MaxOutputTokens)) {
+			_ = seg.settle(ctx, run.StatusFailed, run.ReasonContextTruncated, "process_not_admitted",
+				"the process does not fit the model's context window", "")
+			return res
+		}
 		msgs, info, ok := fit(skill.SystemText(st.System, st.Loaded), withFence(st.Messages, st.Fenced), llmSpecs,
 			int(seg.cfg.ContextWindow), int(seg.cfg.MaxOutputTokens))
 		seg.emit(run.EventContext, info)
@@ -99,6 +113,7 @@ func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
 			return res
 		}
 		st.Iterations++
+		st.Sent = true
 		st.PromptTokens += int64(resp.Usage.PromptTokens)
 		st.CompletionTokens += int64(resp.Usage.CompletionTokens)
 		seg.usage.PromptTokens += int64(resp.Usage.PromptTokens)
@@ -114,11 +129,16 @@ func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
 			}
 			return res
 		}
-		suspended, err := rt.gate(ctx, seg, st, calls)
+		var suspended, ended bool
+		if st.Process != nil {
+			suspended, ended, err = rt.processGate(ctx, seg, st, calls)
+		} else {
+			suspended, err = rt.gate(ctx, seg, st, calls)
+		}
 		if err != nil {
 			return rt.fault(ctx, seg, err, res)
 		}
-		if suspended {
+		if suspended || ended {
 			return res
 		}
 		if err := seg.boundary(ctx); err != nil {
@@ -181,8 +201,12 @@ func (rt *Runtime) runRead(ctx context.Context, seg *segment, st *state, c llm.T
 
 // toolCall builds the call as the run's initiator.
 func (rt *Runtime) toolCall(seg *segment, st *state, c llm.ToolCall) tool.Call {
-	return tool.Call{Run: seg.run.UUID, User: seg.run.Initiator, Language: st.Language, Args: json.RawMessage(c.Arguments),
+	call := tool.Call{Run: seg.run.UUID, User: seg.run.Initiator, Language: st.Language, Args: json.RawMessage(c.Arguments),
 		Emit: func(kind string, payload any) error { seg.emit(run.Kind(kind), payload); return nil }}
+	if st.Process != nil {
+		call.Subject = st.Process.Subject // the subject record is on the tool context (item 10)
+	}
+	return call
 }
 
 // answer appends a tool result to the transcript and records the tool event.

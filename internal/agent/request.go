@@ -20,7 +20,14 @@ type Request struct {
 	MaxIterations int `json:"maxIterations,omitempty"`
 	// Language is the content language tools work in (0 = default).
 	Language int64 `json:"language,omitempty"`
+	// Invocation starts a process skill (ADR-228 item 1); Predecessor names
+	// the run this one continues. Neither carries a pin.
+	Invocation  *Invocation `json:"invocation,omitempty"`
+	Predecessor string      `json:"predecessorRunUuid,omitempty"`
 }
+
+// isProcess reports a request the preparer must check.
+func (r Request) isProcess() bool { return r.Invocation != nil || r.Predecessor != "" }
 
 // storedRequest is the queue codec: the request and its acting user, versioned.
 type storedRequest struct {
@@ -79,6 +86,17 @@ func (r Request) validate() error {
 	}
 	if r.Language < 0 {
 		return invalidf("language: must be 0 or a language uid")
+	}
+	if inv := r.Invocation; inv != nil {
+		if inv.Skill <= 0 {
+			return invalidf("invocation.skill: want a skill uid")
+		}
+		if s := inv.Subject; s != nil && (s.Table == "" || s.UID <= 0 || s.Language < -1) {
+			return invalidf("invocation.subject: want {table, uid, language}")
+		}
+	}
+	if len(r.Predecessor) > 64 {
+		return invalidf("predecessorRunUuid: too long")
 	}
 	return nil
 }

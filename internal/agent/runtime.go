@@ -144,24 +144,14 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 	if err := req.validate(); err != nil {
 		return Result{}, err
 	}
-	cfg, err := rt.usableConfig(ctx, actor, req.Configuration)
-	if err != nil {
-		return Result{}, err
-	}
-	tools, err := rt.offeredTools(ctx, cfg, req.AllowedTools)
+	cfg, found, err := rt.startConfig(ctx, actor, req)
 	if err != nil {
 		return Result{}, err
 	}
 	owner := rt.owner("run")
-	r := run.Run{UUID: uuid.NewString(), Configuration: cfg.UID, Initiator: actor, Status: run.StatusRunning,
-		LeaseOwner: owner, LeaseExpiresAt: rt.clk.Now().Add(rt.cfg.Lease), AllowedTools: tools}
+	r := run.Run{UUID: uuid.NewString(), Configuration: req.Configuration, Initiator: actor, Status: run.StatusRunning,
+		LeaseOwner: owner, LeaseExpiresAt: rt.clk.Now().Add(rt.cfg.Lease), AllowedTools: req.AllowedTools}
 	seg := rt.newSegment(r, owner, cfg, false)
-	st := &state{Messages: req.Messages, Tools: tools, Language: req.Language, MaxIterations: req.MaxIterations}
-	if err := rt.composeSkills(ctx, seg, cfg, st); err != nil {
-		return Result{}, err
-	}
-	r.AllowedTools = st.Tools
-	seg.run = r
 	ctx = context.WithoutCancel(ctx) // a started run is settled even when the caller goes away
 	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
 		if err := rt.runs.CreateTx(ctx, tx, r); err != nil {
@@ -173,7 +163,65 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 	if err != nil {
 		return Result{}, fmt.Errorf("start run: %w", err)
 	}
+	st := &state{Messages: req.Messages, Language: req.Language, MaxIterations: req.MaxIterations}
+	if !rt.start(ctx, seg, st, found, req) {
+		return Result{UUID: r.UUID}, nil
+	}
 	return rt.drive(ctx, seg, st), nil
+}
+
+// startConfig loads the configuration of a new run. An ordinary request
+// needs one the actor may use now (else ErrConfiguration, and no run is
+// made); a process request becomes a run whatever the configuration, and
+// the preparer refuses it (configuration_denied) with a reason.
+func (rt *Runtime) startConfig(ctx context.Context, actor int64, req Request) (llmconfig.Configuration, bool, error) {
+	cfg, err := rt.usableConfig(ctx, actor, req.Configuration)
+	switch {
+	case err == nil:
+		return cfg, true, nil
+	case errors.Is(err, ErrConfiguration) && req.isProcess():
+		if c, gerr := rt.configs.Get(ctx, req.Configuration); gerr == nil {
+			return c, false, nil
+		}
+		return llmconfig.Configuration{UID: req.Configuration}, false, nil
+	}
+	return llmconfig.Configuration{}, false, err
+}
+
+// start prepares the run's process (ADR-228 item 2), composes its skills
+// and fixes its tools. It answers false when the run ended here (refused or
+// failed); a store error of a queued run's preparation requeues it.
+func (rt *Runtime) start(ctx context.Context, seg *segment, st *state, cfgFound bool, req Request) bool {
+	prep, err := rt.prepare(ctx, seg, cfgFound, req.Invocation, req.Predecessor)
+	var refused Refused
+	switch {
+	case errors.As(err, &refused):
+		rt.refuse(ctx, seg, refused)
+		return false
+	case err != nil && seg.queued && seg.run.RequeueCount < rt.cfg.MaxRequeues:
+		rt.log.Warn("process preparation failed; requeued", "run", seg.run.UUID, "err", err)
+		if rerr := seg.requeue(ctx); rerr != nil && !errors.Is(rerr, errLost) {
+			rt.log.Error("requeue failed", "run", seg.run.UUID, "err", rerr)
+		}
+		return false
+	case err != nil && seg.queued:
+		seg.fail(ctx, run.ReasonRetriesExhausted, "process_preparation", "the process could not be prepared")
+		return false
+	case err != nil:
+		rt.fault(ctx, seg, err, Result{})
+		return false
+	}
+	st.Process = prep.Process
+	tools, err := rt.offeredTools(ctx, seg.cfg, req.AllowedTools)
+	if err == nil {
+		st.Tools = tools
+		err = rt.composeSkills(ctx, seg, seg.cfg, st)
+	}
+	if err != nil {
+		rt.fault(ctx, seg, err, Result{})
+		return false
+	}
+	return true
 }
 
 // Enqueue stores req as a queued run of actor and its job in one transaction and returns the uuid.
@@ -184,7 +232,7 @@ func (rt *Runtime) Enqueue(ctx context.Context, actor int64, req Request) (strin
 	if err := req.validate(); err != nil {
 		return "", err
 	}
-	cfg, err := rt.usableConfig(ctx, actor, req.Configuration)
+	cfg, _, err := rt.startConfig(ctx, actor, req)
 	if err != nil {
 		return "", err
 	}
@@ -193,7 +241,7 @@ func (rt *Runtime) Enqueue(ctx context.Context, actor int64, req Request) (strin
 		return "", err
 	}
 	priv := privacyOf(cfg)
-	r := run.Run{UUID: uuid.NewString(), Configuration: cfg.UID, Initiator: actor, Status: run.StatusQueued, Request: body}
+	r := run.Run{UUID: uuid.NewString(), Configuration: req.Configuration, Initiator: actor, Status: run.StatusQueued, Request: body}
 	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
 		if err := rt.runs.CreateTx(ctx, tx, r); err != nil {
 			return err
@@ -237,17 +285,12 @@ func (rt *Runtime) RunQueued(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if !ok || cerr != nil {
+	if (!ok || cerr != nil) && !sr.Request.isProcess() {
 		seg.fail(ctx, run.ReasonPolicyDenied, "configuration_denied", "the configuration is not usable by the run's initiator")
 		return nil
 	}
-	tools, err := rt.offeredTools(ctx, cfg, sr.Request.AllowedTools)
-	if err != nil {
-		return err
-	}
-	st := &state{Messages: sr.Request.Messages, Tools: tools, Language: sr.Request.Language, MaxIterations: sr.Request.MaxIterations}
-	if err := rt.composeSkills(ctx, seg, cfg, st); err != nil {
-		rt.fault(ctx, seg, err, Result{})
+	st := &state{Messages: sr.Request.Messages, Language: sr.Request.Language, MaxIterations: sr.Request.MaxIterations}
+	if !rt.start(ctx, seg, st, ok && cerr == nil, sr.Request) {
 		return nil
 	}
 	rt.drive(ctx, seg, st)
@@ -290,6 +333,14 @@ func privacyOf(cfg llmconfig.Configuration) run.Privacy {
 
 // requestPayload is the request event: counts always, the messages as content (filtered by privacy).
 func requestPayload(req Request) map[string]any {
-	return map[string]any{"configuration": req.Configuration, "messageCount": len(req.Messages), "messages": req.Messages,
-		"language": req.Language}
+	p := map[string]any{"configuration": req.Configuration, "messageCount": len(req.Messages), "messages": req.Messages,
+		"language": req.Language, "predecessor": req.Predecessor}
+	if req.Invocation != nil {
+		p["skill"] = req.Invocation.Skill
+		if req.Invocation.Subject != nil {
+			p["subject"] = map[string]any{"table": req.Invocation.Subject.Table, "uid": req.Invocation.Subject.UID,
+				"language": req.Invocation.Subject.Language}
+		}
+	}
+	return p
 }

@@ -46,18 +46,31 @@ var ErrSkillWithdrawn = errors.New("an instruction of this run was withdrawn")
 // starting now: the system text with the instruction sections (from approval
 // snapshots), the fenced reference data, and the tool allow-list.
 func (rt *Runtime) composeSkills(ctx context.Context, seg *segment, cfg llmconfig.Configuration, st *state) error {
-	st.System = cfg.SystemPrompt
+	var proc []skill.Section
+	var procTools []string
+	if st.Process != nil {
+		// The pin is the source: the process is composed from its approval snapshot (item 6).
+		proc, procTools = []skill.Section{st.Process.Section}, st.Process.Tools
+	}
+	st.System = skill.SystemText(cfg.SystemPrompt, proc)
 	if rt.skills == nil {
+		if st.Process != nil && procTools != nil {
+			st.Tools = allowed(st.Tools, skill.AllowList{Declared: true}.WithDeclaration(procTools))
+		}
 		return nil
 	}
 	c, err := rt.skills.Compose(ctx, cfg.UID, 0)
 	if err != nil {
 		return fmt.Errorf("compose skills: %w", err)
 	}
-	st.System = skill.SystemText(cfg.SystemPrompt, c.Instructions)
+	st.System = skill.SystemText(cfg.SystemPrompt, append(c.Instructions, proc...))
 	st.Fenced = c.Fenced
 	st.Pins = c.Pins()
-	st.Tools = allowed(st.Tools, c.AllowList)
+	al := c.AllowList
+	if st.Process != nil {
+		al = al.WithDeclaration(procTools)
+	}
+	st.Tools = allowed(st.Tools, al)
 	if len(c.Dropped) > 0 {
 		seg.emit(run.EventNotice, map[string]any{"kind": "skill_budget", "reason": "fenced_skills_dropped", "skills": c.Dropped})
 	}
@@ -83,6 +96,9 @@ func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) erro
 		return nil
 	}
 	pins := append([]skill.Pin(nil), st.Pins...)
+	if st.Process != nil {
+		pins = append(pins, st.Process.Pin)
+	}
 	for _, s := range st.Loaded {
 		pins = append(pins, s.Pin)
 	}
@@ -111,8 +127,26 @@ func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) erro
 	if err != nil {
 		return err
 	}
+	if st.Process != nil {
+		live = live.WithDeclaration(st.Process.Tools) // the pinned snapshot's tools, on resume too (item 6)
+	}
 	st.Tools = allowed(st.Tools, live)
 	return nil
+}
+
+// endWaiting settles a waiting run (no segment holds it) as failed with its reason and events.
+func (rt *Runtime) endWaiting(ctx context.Context, r run.Run, reason run.Reason, class, msg string, notice map[string]any) error {
+	return rt.db.InTx(ctx, func(tx *store.Tx) error {
+		won, err := rt.runs.SettleTx(ctx, tx, r.UUID, "", run.StatusFailed, reason, class, msg, "")
+		if err != nil || !won {
+			return err
+		}
+		evs := []run.NewEvent{{Kind: run.EventStatus, Payload: map[string]any{"status": run.StatusFailed, "reason": reason, "errorClass": class}}}
+		if notice != nil {
+			evs = append([]run.NewEvent{{Kind: run.EventNotice, Payload: notice}}, evs...)
+		}
+		return rt.runs.AppendEventsTx(ctx, tx, r.UUID, evs, run.PrivacyMetadata)
+	})
 }
 
 // loadSkill answers a load_skill call: an on-demand, non-process skill of the

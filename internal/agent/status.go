@@ -19,13 +19,29 @@ type Status struct {
 	Error             string     `json:"error,omitempty"`
 	Configuration     int64      `json:"configuration"`
 	Initiator         int64      `json:"initiator"`
-	Pending           *Pending   `json:"pending,omitempty"`
-	Answer            string     `json:"answer,omitempty"`
-	Usage             UsageView  `json:"usage"`
-	Iterations        int        `json:"iterations"`
-	RequeueCount      int        `json:"requeueCount"`
-	CreatedAt         time.Time  `json:"createdAt"`
-	FinishedAt        *time.Time `json:"finishedAt,omitempty"`
+	// Refusal is the case of a refused invocation or continuation (ADR-228 item 2).
+	Refusal            string `json:"refusal,omitempty"`
+	PredecessorRunUUID string `json:"predecessorRunUuid,omitempty"`
+	// HoldsProcess is read from the lineage: null when it cannot be read.
+	HoldsProcess *bool          `json:"holdsProcess"`
+	ProcessSkill string         `json:"processSkill,omitempty"`
+	Notices      []Notice       `json:"notices"`
+	Progress     map[string]any `json:"progress,omitempty"`
+	Highlight    map[string]any `json:"highlight,omitempty"`
+	Pending      *Pending       `json:"pending,omitempty"`
+	Answer       string         `json:"answer,omitempty"`
+	Usage        UsageView      `json:"usage"`
+	Iterations   int            `json:"iterations"`
+	RequeueCount int            `json:"requeueCount"`
+	CreatedAt    time.Time      `json:"createdAt"`
+	FinishedAt   *time.Time     `json:"finishedAt,omitempty"`
+}
+
+// Notice tells the client about something the runtime decided, e.g. a dropped source.
+type Notice struct {
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+	UID    int64  `json:"uid"`
 }
 
 // UsageView is a run's token usage.
@@ -76,12 +92,77 @@ func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run) Status 
 		f := r.FinishedAt
 		s.FinishedAt = &f
 	}
+	rt.processView(ctx, &s)
 	if r.Status.Waiting() {
 		if sus, err := decodeSuspended(r.Suspended); err == nil {
 			s.Pending = rt.pendingView(ctx, a, r, sus)
+			if sus.State.Process != nil {
+				s.Pending.Answers = "process"
+			}
 		}
 	}
 	return s
+}
+
+// processView fills what the event stream says about the run's process:
+// lineage (holdsProcess, processSkill, predecessor), refusal, notices,
+// progress and highlight — the latest of each counts.
+func (rt *Runtime) processView(ctx context.Context, s *Status) {
+	s.Notices = []Notice{}
+	f := false
+	s.HoldsProcess = &f
+	evs, err := rt.runs.Events(ctx, s.UUID, 0, 0)
+	if err != nil {
+		s.HoldsProcess = nil
+		return
+	}
+	var lineage map[string]any
+	for _, e := range evs {
+		var p map[string]any
+		if json.Unmarshal(e.Payload, &p) != nil {
+			if e.Kind == run.EventLineage {
+				lineage = nil
+				s.HoldsProcess = nil
+			}
+			continue
+		}
+		switch e.Kind {
+		case run.EventLineage:
+			lineage = p
+		case run.EventProgress:
+			s.Progress = p
+		case run.EventHighlight:
+			s.Highlight = p
+		case run.EventNotice:
+			switch p["kind"] {
+			case "refusal":
+				s.Refusal, _ = p["refusal"].(string)
+			case "dropped_source":
+				n := Notice{Kind: "dropped_source"}
+				n.Reason, _ = p["reason"].(string)
+				if u, ok := p["uid"].(float64); ok {
+					n.UID = int64(u)
+				}
+				s.Notices = append(s.Notices, n)
+			}
+		}
+	}
+	if lineage == nil {
+		return
+	}
+	s.ProcessSkill, _ = lineage["processSkill"].(string)
+	s.PredecessorRunUUID, _ = lineage["predecessor"].(string)
+	origin, _ := lineage["origin"].(string)
+	released, _ := lineage["released"].(bool)
+	if lineage["pin"] == nil || released || rt.preparer == nil {
+		return
+	}
+	held, err := rt.preparer.Holds(ctx, origin)
+	if err != nil {
+		s.HoldsProcess = nil
+		return
+	}
+	s.HoldsProcess = &held
 }
 
 func (rt *Runtime) pendingView(ctx context.Context, a *access.Actor, r run.Run, s suspended) *Pending {

@@ -1,8 +1,9 @@
 // Package tool owns the tools the model may call: the Registry (name,
 // description, JSON-Schema arguments validated before execution, effect,
 // group and the global enabled state stored in tool_settings) and the builtin
-// content tools of API.md §4 — read_page, read_record, update_page_metadata,
-// update_content and choose.
+// tools of API.md §4 — read_page, read_record, update_page_metadata,
+// update_content, choose, and the process tools set_progress and
+// highlight_record (ADR-228 item 10; highlight_record ships disabled).
 //
 // A tool answers the model with a JSON object. Bad arguments, a disabled tool,
 // a record the acting user may not see or a refused write are error results

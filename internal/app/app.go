@@ -25,6 +25,7 @@ import (
 	"waymark/internal/httpapi"
 	"waymark/internal/llm/openai"
 	"waymark/internal/llmconfig"
+	"waymark/internal/process"
 	"waymark/internal/queue"
 	"waymark/internal/run"
 	"waymark/internal/secret"
@@ -113,7 +114,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	rt.SetQueue(q)
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, Runtime: rt, Skills: skills})
+	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, Runtime: rt, Skills: skills,
+		Ender: process.NewEnder(db, runs), Catalogue: process.NewCatalogue(db, configs, skills)})
 	if err != nil {
 		return nil, err
 	}

@@ -17,10 +17,9 @@ type runRequest struct {
 	AllowedTools  []string      `json:"allowedTools"`
 	MaxIterations int           `json:"maxIterations"`
 	Language      int64         `json:"language"`
-	// Invocation and PredecessorRunUUID belong to guided processes (ADR-228),
-	// which this version does not run yet: a request naming them is refused.
-	Invocation         any    `json:"invocation"`
-	PredecessorRunUUID string `json:"predecessorRunUuid"`
+	// Invocation starts a process skill; PredecessorRunUUID continues a run (ADR-228 item 1).
+	Invocation         *agent.Invocation `json:"invocation"`
+	PredecessorRunUUID string            `json:"predecessorRunUuid"`
 }
 
 // handleRunCreate starts a run: interactively (answers once it suspended or
@@ -30,12 +29,9 @@ func (s *Server) handleRunCreate(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	if body.Invocation != nil || body.PredecessorRunUUID != "" {
-		return Errorf(http.StatusBadRequest, "not_supported", "invocation and predecessorRunUuid: guided processes are not available in this version")
-	}
 	actor := ActorFrom(r.Context())
 	req := agent.Request{Configuration: body.Configuration, Messages: body.Messages, AllowedTools: body.AllowedTools,
-		MaxIterations: body.MaxIterations, Language: body.Language}
+		MaxIterations: body.MaxIterations, Language: body.Language, Invocation: body.Invocation, Predecessor: body.PredecessorRunUUID}
 	if body.Queued {
 		id, err := s.runtime.Enqueue(r.Context(), actor.UID, req)
 		if err != nil {
@@ -118,6 +114,7 @@ func agentError(err error) *Error {
 		{agent.ErrPreviewChanged, http.StatusConflict, "preview_changed"},
 		{agent.ErrCorruptState, http.StatusConflict, "corrupt_state"},
 		{agent.ErrSkillWithdrawn, http.StatusConflict, "skill_withdrawn"},
+		{agent.ErrProcessEnded, http.StatusConflict, "process_ended"},
 		{agent.ErrSelfApproval, http.StatusForbidden, "second_approver_required"},
 		{agent.ErrNotPermitted, http.StatusForbidden, "forbidden"},
 	} {

@@ -23,6 +23,12 @@ func (s *Server) routes() {
 		s.Handle("POST /api/runs/{uuid}/cancel", s.handleRunCancel)
 		s.Handle("POST /api/runs/{uuid}/cancel-if-waiting", s.handleRunCancelIfWaiting)
 		s.Handle("GET /api/inbox", s.handleInbox)
+		if s.ender != nil {
+			s.Handle("POST /api/runs/{uuid}/end-process", s.handleEndProcess)
+		}
+		if s.catalogue != nil {
+			s.Handle("GET /api/configurations/{uid}/process-skills", s.handleProcessSkills)
+		}
 	}
 
 	// Skills (ADR-214 item 10), when a skill store is wired in.

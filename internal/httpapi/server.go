@@ -13,6 +13,7 @@ import (
 	"waymark/internal/agent"
 	"waymark/internal/auth"
 	"waymark/internal/clock"
+	"waymark/internal/process"
 	"waymark/internal/skill"
 	"waymark/internal/store"
 )
@@ -28,6 +29,9 @@ type Config struct {
 	Runtime *agent.Runtime
 	// Skills serves the skills API (/api/skills…); nil leaves those routes out.
 	Skills *skill.Store
+	// Ender and Catalogue serve end-process and the process-skill catalogue (ADR-228 items 7, 8).
+	Ender     *process.Ender
+	Catalogue *process.Catalogue
 }
 
 // HandlerFunc is a route handler. It returns an error instead of writing
@@ -37,16 +41,18 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 // Server is Waymark's HTTP API: a stdlib ServeMux with method patterns behind
 // one chain of middleware.
 type Server struct {
-	db       *store.DB
-	logger   *slog.Logger
-	clock    clock.Clock
-	registry *prometheus.Registry
-	version  string
-	auth     *auth.Authenticator
-	mux      *http.ServeMux
-	metrics  metrics
-	runtime  *agent.Runtime
-	skills   *skill.Store
+	db        *store.DB
+	logger    *slog.Logger
+	clock     clock.Clock
+	registry  *prometheus.Registry
+	version   string
+	auth      *auth.Authenticator
+	mux       *http.ServeMux
+	metrics   metrics
+	runtime   *agent.Runtime
+	skills    *skill.Store
+	ender     *process.Ender
+	catalogue *process.Catalogue
 }
 
 type metrics struct {
@@ -60,13 +66,15 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("httpapi: Config.DB is required")
 	}
 	s := &Server{
-		db:      cfg.DB,
-		logger:  cmp.Or(cfg.Logger, slog.Default()),
-		clock:   cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
-		version: cfg.Version,
-		runtime: cfg.Runtime,
-		skills:  cfg.Skills,
-		mux:     http.NewServeMux(),
+		db:        cfg.DB,
+		logger:    cmp.Or(cfg.Logger, slog.Default()),
+		clock:     cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
+		version:   cfg.Version,
+		runtime:   cfg.Runtime,
+		skills:    cfg.Skills,
+		ender:     cfg.Ender,
+		catalogue: cfg.Catalogue,
+		mux:       http.NewServeMux(),
 	}
 	s.registry = cfg.Registry
 	if s.registry == nil {

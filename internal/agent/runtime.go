@@ -212,6 +212,14 @@ func (rt *Runtime) start(ctx context.Context, seg *segment, st *state, cfgFound 
 		return false
 	}
 	st.Process = prep.Process
+	if req.isProcess() {
+		// The lineage is stored before the turn goes on: a later check of the
+		// process reads it, and a run that cannot store it does not run (item 4).
+		if err := seg.boundary(ctx); err != nil {
+			rt.fault(ctx, seg, err, Result{})
+			return false
+		}
+	}
 	tools, err := rt.offeredTools(ctx, seg.cfg, req.AllowedTools)
 	if err == nil {
 		st.Tools = tools

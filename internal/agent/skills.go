@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"waymark/internal/content"
 	"waymark/internal/llm"
 	"waymark/internal/llmconfig"
 	"waymark/internal/run"
@@ -88,10 +89,35 @@ func allowed(tools []string, al skill.AllowList) []string {
 	return out
 }
 
-// recheckSkills runs before a waiting run resumes: every pinned instruction
-// must still hold, and the tools are intersected with the live allow-list, so
-// a resume never gains a tool. A withdrawn pin ends the waiting run.
+// recheckSkills runs before a waiting run resumes: a process run must still
+// hold its process (item 7, fail closed) and carries its subject only while
+// the subject check still passes (L3.8); every pinned instruction must still
+// hold (a withdrawn process pin lets the process go, item 6); and the tools
+// are intersected with the live allow-list, so a resume never gains a tool.
+// A failed check ends the waiting run.
 func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) error {
+	if st.Process != nil {
+		held := false
+		var err error
+		if rt.preparer != nil {
+			held, err = rt.preparer.Holds(ctx, st.Process.Origin)
+		}
+		if err != nil || !held {
+			if err := rt.endWaiting(ctx, r, run.ReasonProcessEnded, "process_ended", "the process was ended", nil); err != nil {
+				return err
+			}
+			return ErrProcessEnded
+		}
+		if sc, ok := rt.preparer.(subjectChecker); ok && st.Process.Subject != nil {
+			allowed, err := sc.SubjectAllowed(ctx, r.Initiator, *st.Process.Subject)
+			if err != nil {
+				return err
+			}
+			if !allowed {
+				st.Process.Subject = nil
+			}
+		}
+	}
 	if rt.skills == nil {
 		return nil
 	}
@@ -99,29 +125,30 @@ func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) erro
 	if st.Process != nil {
 		pins = append(pins, st.Process.Pin)
 	}
-	for _, s := range st.Loaded {
-		pins = append(pins, s.Pin)
+	for _, l := range st.Loaded {
+		pins = append(pins, l.Pin)
 	}
 	for _, p := range pins {
-		if _, err := rt.skills.PinCheck(ctx, p); err != nil {
-			var pe *skill.PinError
-			if !errors.As(err, &pe) {
-				return err
-			}
-			msg := fmt.Sprintf("skill %d: %s", p.Skill, pe.Reason)
-			err := rt.db.InTx(ctx, func(tx *store.Tx) error {
-				won, err := rt.runs.SettleTx(ctx, tx, r.UUID, "", run.StatusFailed, run.ReasonPolicyDenied, "skill_withdrawn", msg, "")
-				if err != nil || !won {
-					return err
-				}
-				return rt.runs.AppendEventsTx(ctx, tx, r.UUID, []run.NewEvent{{Kind: run.EventStatus, Payload: map[string]any{
-					"status": run.StatusFailed, "reason": run.ReasonPolicyDenied, "errorClass": "skill_withdrawn", "skill": p.Skill}}}, run.PrivacyMetadata)
-			})
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: %s", ErrSkillWithdrawn, msg)
+		_, err := rt.skills.PinCheck(ctx, p)
+		if err == nil {
+			continue
 		}
+		var pe *skill.PinError
+		if !errors.As(err, &pe) {
+			return err
+		}
+		msg := fmt.Sprintf("skill %d: %s", p.Skill, pe.Reason)
+		class, notice := "skill_withdrawn", map[string]any(nil)
+		if st.Process != nil && p == st.Process.Pin {
+			class, notice = "process_invocation_refused", map[string]any{"kind": "refusal", "refusal": "pin_withdrawn"}
+			if err := rt.preparer.Release(ctx, r.UUID); err != nil {
+				return err
+			}
+		}
+		if err := rt.endWaiting(ctx, r, run.ReasonPolicyDenied, class, msg, notice); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %s", ErrSkillWithdrawn, msg)
 	}
 	live, err := rt.skills.AllowListFor(ctx, r.Configuration)
 	if err != nil {
@@ -132,6 +159,11 @@ func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) erro
 	}
 	st.Tools = allowed(st.Tools, live)
 	return nil
+}
+
+// subjectChecker is the optional ability of a preparer to re-check a subject.
+type subjectChecker interface {
+	SubjectAllowed(ctx context.Context, user int64, ref content.Ref) (bool, error)
 }
 
 // endWaiting settles a waiting run (no segment holds it) as failed with its reason and events.

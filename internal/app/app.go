@@ -102,7 +102,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	}
 	runs := run.NewStore(db, clk)
 	rt, err := agent.New(db, runs, configs, reg, agent.Providers(configs, cfg.Provider),
-		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease, Skills: skills})
+		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease, Skills: skills,
+			Preparer: process.NewPreparer(db, runs, skills, checker)})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"waymark/internal/content"
@@ -21,13 +22,18 @@ type Lineage struct {
 	Subject       *content.Ref `json:"subject"`      // the subject record; nil: none
 	ProcessSkill  string       `json:"processSkill"` // the process skill's identifier at start
 	Origin        string       `json:"origin"`       // the run that started the process
-	Released      bool         `json:"released"`     // the process was ended (item 7)
+	Released      bool         `json:"released"`     // the process was let go: ended (item 7), or its pin withdrawn (then Pin is nil)
 	Predecessor   string       `json:"predecessor"`  // the run this one continued ("" for a start)
 	CarriedFrom   string       `json:"carriedFrom"`  // a refused continuation: the run whose lineage it would have carried
 }
 
 // Holds reports whether the lineage itself names a process it has not let go.
 func (l Lineage) Holds() bool { return l.Pin != nil && !l.Released }
+
+// ErrUnreadable is wrapped by Latest (and so by Preparer.Holds) when a
+// stored lineage cannot be decoded: callers fail closed and refuse the
+// continuation as lineage_unreadable rather than retrying it.
+var ErrUnreadable = errors.New("lineage unreadable")
 
 // Store reads and writes lineages: the latest lineage event of a run counts.
 type Store struct {
@@ -37,8 +43,10 @@ type Store struct {
 // NewStore returns a lineage store over the run store.
 func NewStore(runs *run.Store) *Store { return &Store{runs: runs} }
 
-// Latest returns the run's latest lineage; ok is false when it has none. A
-// lineage that cannot be decoded is an error (callers fail closed).
+// Latest returns the run's latest lineage; ok is false when it has none (an
+// unknown run has none). A lineage that cannot be decoded is an error
+// wrapping ErrUnreadable; a failed read is any other error (callers fail
+// closed either way).
 func (s *Store) Latest(ctx context.Context, runUUID string) (Lineage, bool, error) {
 	ev, ok, err := s.runs.LatestEvent(ctx, runUUID, run.EventLineage)
 	if err != nil || !ok {
@@ -48,7 +56,7 @@ func (s *Store) Latest(ctx context.Context, runUUID string) (Lineage, bool, erro
 	dec := json.NewDecoder(bytes.NewReader(ev.Payload))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
-		return Lineage{}, false, fmt.Errorf("lineage of run %s: %w", runUUID, err)
+		return Lineage{}, false, fmt.Errorf("lineage of run %s: %w: %w", runUUID, ErrUnreadable, err)
 	}
 	return l, true, nil
 }

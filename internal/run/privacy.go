@@ -59,6 +59,9 @@ const Redacted = "[redacted]"
 // It never changes payload. The rule:
 //
 //   - lineage payloads (ids and a digest only) are stored whole at every level;
+//   - progress (current, total, completed) and highlight (table, uid) keep
+//     exactly those keys at every level: they are positions and record
+//     identities, never content;
 //   - full keeps everything;
 //   - redacted keeps the structure, replaces every string below a content key
 //     (content, arguments, result, prompt, answer, messages, preview, values,
@@ -82,6 +85,20 @@ func Filter(p Privacy, kind Kind, payload map[string]any) map[string]any {
 	}
 	if kind == EventLineage {
 		return payload
+	}
+	if kind == EventProgress || kind == EventHighlight {
+		out := map[string]any{}
+		for _, k := range []string{"current", "total", "completed", "table", "uid"} {
+			switch v := payload[k].(type) {
+			case json.Number, float64, int, int64, bool:
+				out[k] = v
+			case string:
+				if k == "table" {
+					out[k] = v
+				}
+			}
+		}
+		return out
 	}
 	switch p {
 	case PrivacyFull:

@@ -1,0 +1,87 @@
+package adr228_test
+
+import (
+	"context"
+	"testing"
+
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
+)
+
+// L2.5: a refusal is a failed run with its case and policy_denied; the model is never called.
+func TestL2_5_RefusedInvocationIsAFailedRunWithItsCase(t *testing.T) {
+	cases := []struct {
+		name    string
+		token   string
+		cfg     int
+		skill   int
+		subject map[string]any
+		want    string
+	}{
+		{"plain skill", wt.Erika, 1, 13, nil, "not_a_process"},
+		{"service account", wt.Robot, 1, seoSkill, nil, "service_account"},
+		{"four-eyes configuration", wt.Erika, 2, seoSkill, nil, "second_approver_required"},
+		{"unknown skill", wt.Erika, 1, 999, nil, "skill_unavailable"},
+		{"unusable configuration", wt.Erika, 99, seoSkill, nil, "configuration_denied"},
+		{"deleted subject", wt.Erika, 1, seoSkill, map[string]any{"table": "pages", "uid": 404, "language": 0}, "subject_denied"},
+		{"root-level record for an editor", wt.Erika, 1, seoSkill, map[string]any{"table": "tt_content", "uid": 777, "language": 0}, "subject_denied"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newEnv(t, db, nil)
+				exec(t, db, `INSERT INTO records (tbl, uid, pid, fields) VALUES ('tt_content', 777, 0, '{}')`)
+				inv := map[string]any{"skill": c.skill}
+				if c.subject != nil {
+					inv["subject"] = c.subject
+				}
+				st := e.As(c.token).Must("POST", "/api/runs", map[string]any{"configuration": c.cfg, "invocation": inv,
+					"messages": []map[string]string{{"role": "user", "content": "go"}}}, 201).Map(t)
+				if st["status"] != "failed" || st["terminationReason"] != "policy_denied" || st["refusal"] != c.want ||
+					st["errorClass"] != "process_invocation_refused" {
+					t.Fatalf("run = %v, want refusal %s", st, c.want)
+				}
+				if n := len(e.LLM.Requests()); n != 0 {
+					t.Errorf("the model was called")
+				}
+			})
+		})
+	}
+}
+
+// L2.1, L2.3, L2.7: a queued run is checked at pickup, as the user is then:
+// a user demoted between enqueue and pickup is refused, settled outside the queue's recovery.
+func TestL2_1_L2_3_L2_7_DemotionBetweenEnqueueAndPickupRefuses(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, nil)
+		erika := e.As(wt.Erika)
+		id := invoke(t, erika, 1, map[string]any{"queued": true})["uuid"].(string)
+		exec(t, db, `UPDATE be_users SET group_uids = '[]' WHERE uid = 2`)
+		if err := e.App.Runtime.RunQueued(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+		got := e.As(wt.Admin).Must("GET", "/api/runs/"+id, nil, 200).Map(t)
+		if got["status"] != "failed" || got["refusal"] != "configuration_denied" || got["requeueCount"] != 0.0 {
+			t.Fatalf("run = %v", got)
+		}
+		if rep, err := e.App.Runtime.Reap(context.Background()); err != nil || rep.Requeued+rep.DeadLettered != 0 {
+			t.Errorf("the refusal reached the queue's recovery: %+v %v", rep, err)
+		}
+	})
+}
+
+// L2.6: a continued process on a configuration that turned four-eyes on since is approval_denied.
+func TestL2_6_FourEyesTurnedOnSinceDeniesTheContinuation(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, nil)
+		e.LLM.Add(answer("first turn"))
+		erika := e.As(wt.Erika)
+		first := invoke(t, erika, 1, nil)
+		exec(t, db, `UPDATE configurations SET require_second_approver = TRUE WHERE uid = 1`)
+		next := continueRun(t, erika, 1, first["uuid"].(string))
+		if next["status"] != "failed" || next["terminationReason"] != "approval_denied" || next["refusal"] != "second_approver_required" {
+			t.Fatalf("continuation = %v", next)
+		}
+	})
+}

@@ -1,0 +1,114 @@
+// Package adr228_test proves ADR-228 (shared/spec/000_9e14e59edf235a42.txt)
+// through the HTTP API: one file per item of the decision, tests named after
+// the statements of spec/CHECKLIST.md they prove.
+package adr228_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"waymark/internal/llm"
+	"waymark/internal/llm/llmtest"
+	"waymark/internal/store"
+	wt "waymark/internal/waymarktest"
+)
+
+// processSite adds to wt.Site a first-party backend source with an approved
+// process skill "seo" (uid 12, tools read_page, update_page_metadata,
+// set_progress, highlight_record) attached to both configurations, a plain
+// approved skill "tone" (uid 13), and enables highlight_record.
+const processSite = wt.Site + `
+skillSources:
+  - {uid: 2, type: backend, title: Site, trustLevel: first_party}
+skills:
+  - uid: 12
+    source: 2
+    identifier: seo
+    enabled: true
+    markdown: "---\nname: SEO optimieren\ndescription: Die Seite Schritt für Schritt für Suchmaschinen verbessern.\nprocess: true\nallowed-tools: [read_page, update_page_metadata, set_progress, highlight_record]\n---\nPROCESS-SEO-V1: Lies die Seite, schlage eine Änderung pro Schritt vor."
+  - uid: 13
+    source: 2
+    identifier: tone
+    enabled: true
+    markdown: "---\nname: Tone\ndescription: Brand tone.\n---\nWrite warmly."
+approvals:
+  - {skill: 12, digest: current, approvedBy: 1}
+  - {skill: 13, digest: current, approvedBy: 1}
+attachments:
+  - {configuration: 1, skill: 12, loadMode: always}
+  - {configuration: 2, skill: 12, loadMode: always}
+  - {configuration: 1, skill: 13, loadMode: on_demand}
+tools:
+  - {name: highlight_record, enabled: true}
+`
+
+const seoSkill = 12
+
+func newEnv(t *testing.T, db *store.DB, opts *wt.Options) *wt.Env {
+	t.Helper()
+	return wt.New(t, db, processSite, opts)
+}
+
+func call(id, name, args string) llmtest.Reply {
+	return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: id, Name: name, Arguments: args}}}
+}
+
+func calls(cs ...llm.ToolCall) llmtest.Reply { return llmtest.Reply{ToolCalls: cs} }
+
+func answer(s string) llmtest.Reply { return llmtest.Reply{Content: s} }
+
+// invoke starts the seo process on page 1 (language 0) with configuration cfg.
+func invoke(t *testing.T, c *wt.Client, cfg int, extra map[string]any) map[string]any {
+	t.Helper()
+	body := map[string]any{"configuration": cfg, "messages": []map[string]string{{"role": "user", "content": "SEO bitte"}},
+		"invocation": map[string]any{"skill": seoSkill, "subject": map[string]any{"table": "pages", "uid": 1, "language": 0}}}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return c.Must("POST", "/api/runs", body, http.StatusCreated).Map(t)
+}
+
+// continueRun sends the next turn, naming only its predecessor.
+func continueRun(t *testing.T, c *wt.Client, cfg int, pred string) map[string]any {
+	t.Helper()
+	return c.Must("POST", "/api/runs", map[string]any{"configuration": cfg, "predecessorRunUuid": pred,
+		"messages": []map[string]string{{"role": "user", "content": "weiter"}}}, http.StatusCreated).Map(t)
+}
+
+func digest(t *testing.T, st map[string]any) string {
+	t.Helper()
+	p, ok := st["pending"].(map[string]any)
+	if !ok {
+		t.Fatalf("no pending decision: %v", st)
+	}
+	return p["turnDigest"].(string)
+}
+
+func systemOf(msgs []llm.Message) string {
+	if len(msgs) > 0 && msgs[0].Role == llm.RoleSystem {
+		return msgs[0].Content
+	}
+	return ""
+}
+
+// lineage returns the payload of the run's latest lineage event, or nil.
+func lineage(t *testing.T, c *wt.Client, id string) map[string]any {
+	t.Helper()
+	evs := c.Must("GET", "/api/runs/"+id+"/events?after=0", nil, 200).Map(t)["events"].([]any)
+	var last map[string]any
+	for _, e := range evs {
+		m := e.(map[string]any)
+		if m["kind"] == "lineage" {
+			last = m["payload"].(map[string]any)
+		}
+	}
+	return last
+}
+
+func exec(t *testing.T, db *store.DB, q string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(context.Background(), q, args...); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -74,6 +74,10 @@ func (refusedNoPreparer) Error() string              { return "process invocatio
 func (refusedNoPreparer) RefusalCase() string        { return "no_preparer" }
 func (refusedNoPreparer) SecondApproverDenied() bool { return false }
 
+// ObserveRefusals sets a hook called with the case of every refused
+// invocation or continuation (metrics). Set it before the runtime is used.
+func (rt *Runtime) ObserveRefusals(f func(refusal string)) { rt.observeRefusal = f }
+
 // ErrProcessEnded: the process of a waiting turn was ended; it does not resume.
 var ErrProcessEnded = errors.New("the process of this run was ended")
 
@@ -97,5 +101,8 @@ func (rt *Runtime) refuse(ctx context.Context, seg *segment, r Refused) {
 		reason = run.ReasonApprovalDenied
 	}
 	seg.emit(run.EventNotice, map[string]any{"kind": "refusal", "refusal": r.RefusalCase()})
+	if rt.observeRefusal != nil {
+		rt.observeRefusal(r.RefusalCase())
+	}
 	_ = seg.settle(ctx, run.StatusFailed, reason, "process_invocation_refused", r.RefusalCase(), "")
 }

@@ -68,6 +68,8 @@ type Runtime struct {
 	observe   func(configuration int64, d time.Duration, err error) // may be nil
 	skills    Skills                                                // may be nil
 	preparer  Preparer                                              // may be nil
+	// observeRefusal is called with each refusal case; may be nil.
+	observeRefusal func(refusal string)
 }
 
 // New returns a runtime. Call SetQueue before Enqueue is used.

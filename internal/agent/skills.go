@@ -128,6 +128,7 @@ func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) erro
 	for _, l := range st.Loaded {
 		pins = append(pins, l.Pin)
 	}
+	processTools := st.Process != nil
 	for _, p := range pins {
 		_, err := rt.skills.PinCheck(ctx, p)
 		if err == nil {
@@ -135,6 +136,14 @@ func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) erro
 		}
 		var pe *skill.PinError
 		if !errors.As(err, &pe) {
+			if st.Process != nil && p == st.Process.Pin {
+				// The process approval cannot be read: the claim is already won, so
+				// the turn goes on without the process's declared tools, bounded by
+				// the stored list (LC5).
+				rt.log.Warn("process approval unreadable on resume", "run", r.UUID, "err", err)
+				processTools = false
+				continue
+			}
 			return err
 		}
 		msg := fmt.Sprintf("skill %d: %s", p.Skill, pe.Reason)
@@ -154,7 +163,7 @@ func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) erro
 	if err != nil {
 		return err
 	}
-	if st.Process != nil {
+	if processTools {
 		live = live.WithDeclaration(st.Process.Tools) // the pinned snapshot's tools, on resume too (item 6)
 	}
 	st.Tools = allowed(st.Tools, live)

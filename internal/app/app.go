@@ -136,6 +136,12 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		}
 		providerSeconds.WithLabelValues(strconv.FormatInt(cfg, 10), outcome).Observe(d.Seconds())
 	})
+	refusals := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "waymark_process_refusals_total", Help: "Refused process invocations and continuations, by case."}, []string{"refusal"})
+	if err := srv.Registry().Register(refusals); err != nil {
+		return nil, err
+	}
+	rt.ObserveRefusals(func(c string) { refusals.WithLabelValues(c).Inc() })
 	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Server: srv, log: log}, nil
 }
 

@@ -111,7 +111,7 @@ func (rt *Runtime) processView(ctx context.Context, s *Status) {
 	s.Notices = []Notice{}
 	f := false
 	s.HoldsProcess = &f
-	evs, err := rt.runs.Events(ctx, s.UUID, 0, 0)
+	evs, err := rt.runs.EventsOfKinds(ctx, s.UUID, run.EventLineage, run.EventProgress, run.EventHighlight, run.EventNotice)
 	if err != nil {
 		s.HoldsProcess = nil
 		return

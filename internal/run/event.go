@@ -231,6 +231,36 @@ func (s *Store) Events(ctx context.Context, id string, after int64, limit int) (
 	return out, rows.Err()
 }
 
+// EventsOfKinds returns the run's events of the given kinds, in order.
+func (s *Store) EventsOfKinds(ctx context.Context, id string, kinds ...Kind) ([]Event, error) {
+	if len(kinds) == 0 {
+		return nil, nil
+	}
+	q := `SELECT sequence, kind, payload, created_at FROM run_events WHERE run_uuid = ? AND kind IN (`
+	args := []any{id}
+	for i, k := range kinds {
+		if i > 0 {
+			q += ", "
+		}
+		q += "?"
+		args = append(args, string(k))
+	}
+	rows, err := s.db.Query(ctx, q+`) ORDER BY sequence`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("events of run %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
 // LatestEvent returns the run's newest event of kind; ok is false when it
 // has none.
 func (s *Store) LatestEvent(ctx context.Context, id string, kind Kind) (ev Event, ok bool, err error) {

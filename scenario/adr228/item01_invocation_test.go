@@ -52,21 +52,3 @@ func TestL1_3_UndecodableStoredRequestRefusesTheRun(t *testing.T) {
 		}
 	})
 }
-
-// L1.4, L5.3: no public entry point carries a pin: a request naming one is refused and creates nothing.
-func TestL1_4_L5_3_ARequestCannotCarryAPin(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db, nil)
-		r := e.As(wt.Erika).Do("POST", "/api/runs", map[string]any{"configuration": 1,
-			"messages":   []map[string]string{{"role": "user", "content": "x"}},
-			"invocation": map[string]any{"skill": seoSkill, "pin": map[string]any{"skill": 12, "source": 2, "digest": "v1:00"}}})
-		if r.Status != 400 {
-			t.Fatalf("a pin in the request = %d %s", r.Status, r.Body)
-		}
-		var n int
-		_ = db.QueryRow(context.Background(), "SELECT COUNT(*) FROM runs").Scan(&n)
-		if n != 0 {
-			t.Errorf("%d runs created", n)
-		}
-	})
-}

@@ -1,6 +1,7 @@
 package adr228_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +32,12 @@ func TestL7_7_EndProcessWhileATurnRunsStopsItBeforeTheNextToolCall(t *testing.T)
 				t.Fatal("the second turn never called the model")
 			}
 			time.Sleep(5 * time.Millisecond)
+		}
+		// L7.3: the running turn itself is left alone; the caller asks again.
+		var running string
+		_ = db.QueryRow(context.Background(), "SELECT uuid FROM runs WHERE status = 'running'").Scan(&running)
+		if left := erika.Must("POST", "/api/runs/"+running+"/end-process", nil, 200).Map(t); left["ended"] != false || left["status"] != "running" {
+			t.Fatalf("end-process of the running turn = %v", left)
 		}
 		ended := erika.Must("POST", "/api/runs/"+origin+"/end-process", nil, 200).Map(t)
 		if ended["ended"] != true || ended["status"] != "completed" {

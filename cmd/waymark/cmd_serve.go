@@ -100,6 +100,7 @@ func serve(ctx context.Context, e *env, a *app.App, addr string, ready func(url 
 		return err
 	}
 	defer stop()
+	defer a.Close()
 	return httpapi.Serve(ctx, addr, a.Handler(), e.log, func(bound string) { ready("http://" + bound) })
 }
 

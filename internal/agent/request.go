@@ -24,6 +24,10 @@ type Request struct {
 	// the run this one continues. Neither carries a pin.
 	Invocation  *Invocation `json:"invocation,omitempty"`
 	Predecessor string      `json:"predecessorRunUuid,omitempty"`
+	// Context is text an internal caller (the chat) adds to the system
+	// message after the configuration prompt and the skills, e.g. the open
+	// points of the page. The HTTP API does not take it.
+	Context string `json:"context,omitempty"`
 }
 
 // isProcess reports a request the preparer must check.

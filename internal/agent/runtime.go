@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -226,6 +227,9 @@ func (rt *Runtime) start(ctx context.Context, seg *segment, st *state, cfgFound 
 	if err == nil {
 		st.Tools = tools
 		err = rt.composeSkills(ctx, seg, seg.cfg, st)
+	}
+	if req.Context != "" {
+		st.System = strings.TrimSpace(st.System + "\n\n" + req.Context)
 	}
 	if err != nil {
 		rt.fault(ctx, seg, err, Result{})

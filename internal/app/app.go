@@ -19,6 +19,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
+	"waymark/internal/chat"
 	"waymark/internal/clock"
 	"waymark/internal/content"
 	"waymark/internal/fixture"
@@ -62,6 +63,7 @@ type App struct {
 	Runtime *agent.Runtime
 	Queue   *queue.Queue
 	Skills  *skill.Store
+	Chat    *chat.Service
 	Server  *httpapi.Server
 	log     *slog.Logger
 }
@@ -115,8 +117,9 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	rt.SetQueue(q)
+	conversations := chat.New(db, rt, configs, skills, checker, nil, clk, log)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, Runtime: rt, Skills: skills,
-		Ender: process.NewEnder(db, runs), Catalogue: process.NewCatalogue(db, configs, skills)})
+		Ender: process.NewEnder(db, runs), Catalogue: process.NewCatalogue(db, configs, skills), Chat: conversations})
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +145,11 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	rt.ObserveRefusals(func(c string) { refusals.WithLabelValues(c).Inc() })
-	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Server: srv, log: log}, nil
+	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, log: log}, nil
 }
+
+// Close waits for the chat's running turns and decisions.
+func (a *App) Close() { a.Chat.Close() }
 
 // Handler is the HTTP API.
 func (a *App) Handler() http.Handler { return a.Server.Handler() }

@@ -49,6 +49,8 @@ func classify(err error, requestID string) (status int, code, msg string) {
 	var he *Error
 	if ae := agentError(err); ae != nil {
 		he = ae
+	} else if ce := chatError(err); ce != nil {
+		he = ce
 	} else if se := skillError(err); se != nil {
 		he = se
 	}

@@ -48,4 +48,13 @@ func (s *Server) routes() {
 		s.Handle("POST /api/skill-sources", s.handleSkillSourcePut)
 		s.Handle("POST /api/skill-sources/{uid}/sync", s.handleSkillSourceSync)
 	}
+
+	// Guided chat (ADR-022 and the card answers).
+	if s.chat != nil {
+		s.Handle("POST /api/conversations", s.handleConversationStart)
+		s.Handle("GET /api/conversations", s.handleConversationList)
+		s.Handle("GET /api/conversations/{id}", s.handleConversationGet)
+		s.Handle("POST /api/conversations/{id}/messages", s.handleConversationMessage)
+		s.Handle("POST /api/conversations/{id}/answer", s.handleConversationAnswer)
+	}
 }

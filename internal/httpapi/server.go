@@ -12,6 +12,7 @@ import (
 
 	"waymark/internal/agent"
 	"waymark/internal/auth"
+	"waymark/internal/chat"
 	"waymark/internal/clock"
 	"waymark/internal/process"
 	"waymark/internal/skill"
@@ -32,6 +33,8 @@ type Config struct {
 	// Ender and Catalogue serve end-process and the process-skill catalogue (ADR-228 items 7, 8).
 	Ender     *process.Ender
 	Catalogue *process.Catalogue
+	// Chat serves the conversations API; nil leaves those routes out.
+	Chat *chat.Service
 }
 
 // HandlerFunc is a route handler. It returns an error instead of writing
@@ -53,6 +56,7 @@ type Server struct {
 	skills    *skill.Store
 	ender     *process.Ender
 	catalogue *process.Catalogue
+	chat      *chat.Service
 }
 
 type metrics struct {
@@ -74,6 +78,7 @@ func New(cfg Config) (*Server, error) {
 		skills:    cfg.Skills,
 		ender:     cfg.Ender,
 		catalogue: cfg.Catalogue,
+		chat:      cfg.Chat,
 		mux:       http.NewServeMux(),
 	}
 	s.registry = cfg.Registry

@@ -55,6 +55,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 	if err != nil {
 		t.Fatalf("app: %v", err)
 	}
+	t.Cleanup(a.Close)
 	if fixtureText != "" {
 		text := strings.ReplaceAll(fixtureText, "{{LLM}}", srv.URL())
 		if _, err := fixture.Import(ctx, db, []byte(text), "fixture.yaml", a.FixtureOptions()); err != nil {

@@ -1,0 +1,260 @@
+package chat
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"waymark/internal/store"
+	"waymark/internal/tool"
+)
+
+// Status is a conversation's state; every change is a compare-and-set on it.
+type Status string
+
+// The conversation statuses.
+const (
+	Idle             Status = "idle"
+	Processing       Status = "processing"
+	AwaitingApproval Status = "awaiting_approval"
+	AwaitingInput    Status = "awaiting_input"
+	Failed           Status = "failed"
+)
+
+// Answers of a card: the process answers of a process-run write card, and
+// approve/cancel for every other card.
+const (
+	AnswerApply   = "apply"
+	AnswerVariant = "variant"
+	AnswerSkip    = "skip"
+	AnswerKeep    = "keep"
+	AnswerApprove = "approve"
+	AnswerCancel  = "cancel"
+)
+
+// Card is the decision a conversation waits for, as the server decided it.
+type Card struct {
+	RunUUID        string     `json:"-"`
+	TurnDigest     string     `json:"turnDigest"`
+	Answers        []string   `json:"answers"`
+	ApproveBlocked string     `json:"approveBlocked"`
+	Calls          []CardCall `json:"calls"`
+}
+
+// CardCall is one pending call of a card.
+type CardCall struct {
+	ID            string             `json:"id"`
+	Tool          string             `json:"tool"`
+	DeclaresWrite bool               `json:"declaresWrite"`
+	Target        *tool.Target       `json:"target,omitempty"`
+	Heading       string             `json:"heading,omitempty"`
+	Preview       []tool.PreviewItem `json:"preview,omitempty"`
+}
+
+// offers reports whether the card offers answer a.
+func (c *Card) offers(a string) bool {
+	for _, x := range c.Answers {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// row is a stored conversation.
+type row struct {
+	ID             int64
+	Owner          int64
+	Configuration  int64
+	Page, Language int64
+	Skill          int64
+	Process        bool
+	Status         Status
+	LastRun        string
+	PendingRun     string
+	Card           *Card
+	Progress       json.RawMessage
+	Highlight      json.RawMessage
+	Error          string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Message is one entry of the transcript.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	Notice  string `json:"notice,omitempty"`
+}
+
+// Outcome is what became of one decided card, read from the run's steps.
+type Outcome struct {
+	Outcome string   `json:"outcome"`
+	After   int64    `json:"after"` // the message count when it was decided
+	Table   string   `json:"table"`
+	UID     int64    `json:"uid"`
+	Fields  []string `json:"fields"`
+	Run     string   `json:"-"`
+}
+
+// ErrNotFound answers an unknown conversation and one of another user alike.
+var ErrNotFound = errors.New("not found")
+
+const convColumns = `id, owner_uid, configuration_uid, page_uid, language, skill_uid, process, status, last_run_uuid,
+	pending_run_uuid, card, progress, highlight, error, created_at, updated_at`
+
+func scanRow(sc interface{ Scan(...any) error }) (row, error) {
+	var r row
+	var status, card, progress, highlight string
+	var created, updated int64
+	if err := sc.Scan(&r.ID, &r.Owner, &r.Configuration, &r.Page, &r.Language, &r.Skill, &r.Process, &status, &r.LastRun,
+		&r.PendingRun, &card, &progress, &highlight, &r.Error, &created, &updated); err != nil {
+		return row{}, err
+	}
+	r.Status = Status(status)
+	if card != "" {
+		var c Card
+		if err := json.Unmarshal([]byte(card), &c); err != nil {
+			return row{}, fmt.Errorf("card of conversation %d: %w", r.ID, err)
+		}
+		c.RunUUID = r.PendingRun
+		r.Card = &c
+	}
+	if progress != "" {
+		r.Progress = json.RawMessage(progress)
+	}
+	if highlight != "" {
+		r.Highlight = json.RawMessage(highlight)
+	}
+	r.CreatedAt, r.UpdatedAt = store.Time(created), store.Time(updated)
+	return r, nil
+}
+
+func getRow(ctx context.Context, q store.Querier, id int64) (row, error) {
+	r, err := scanRow(q.QueryRow(ctx, "SELECT "+convColumns+" FROM conversations WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return row{}, ErrNotFound
+	}
+	return r, err
+}
+
+// change is a compare-and-set of a conversation from one status to another
+// with the columns to set; it reports whether it won.
+type change struct {
+	status              Status
+	lastRun, pendingRun *string
+	card                **Card
+	progress, highlight *json.RawMessage
+	err                 *string
+	skill               *int64
+	process             *bool
+}
+
+func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c change, now int64) (bool, error) {
+	set := "status = ?, updated_at = ?"
+	args := []any{string(c.status), now}
+	str := func(col string, v *string) {
+		if v != nil {
+			set += ", " + col + " = ?"
+			args = append(args, *v)
+		}
+	}
+	str("last_run_uuid", c.lastRun)
+	str("pending_run_uuid", c.pendingRun)
+	str("error", c.err)
+	if c.card != nil {
+		s := ""
+		if *c.card != nil {
+			b, _ := json.Marshal(*c.card)
+			s = string(b)
+		}
+		str("card", &s)
+	}
+	raw := func(col string, v *json.RawMessage) {
+		if v != nil {
+			s := string(*v)
+			str(col, &s)
+		}
+	}
+	raw("progress", c.progress)
+	raw("highlight", c.highlight)
+	if c.skill != nil {
+		set += ", skill_uid = ?"
+		args = append(args, *c.skill)
+	}
+	if c.process != nil {
+		set += ", process = ?"
+		args = append(args, *c.process)
+	}
+	where := " WHERE id = ? AND status IN ("
+	args = append(args, id)
+	for i, s := range from {
+		if i > 0 {
+			where += ", "
+		}
+		where += "?"
+		args = append(args, string(s))
+	}
+	res, err := q.Exec(ctx, "UPDATE conversations SET "+set+where+")", args...)
+	if err != nil {
+		return false, fmt.Errorf("conversation %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func addMessageTx(ctx context.Context, q store.Querier, id int64, m Message, now int64) error {
+	_, err := q.Exec(ctx, `INSERT INTO conversation_messages (conversation_id, role, content, notice, created_at) VALUES (?, ?, ?, ?, ?)`,
+		id, m.Role, m.Content, m.Notice, now)
+	return err
+}
+
+func messages(ctx context.Context, q store.Querier, id int64) ([]Message, error) {
+	rows, err := q.Query(ctx, `SELECT role, content, notice FROM conversation_messages WHERE conversation_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Message{}
+	for rows.Next() {
+		var m Message
+		if err := rows.Scan(&m.Role, &m.Content, &m.Notice); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func addOutcomeTx(ctx context.Context, q store.Querier, id int64, o Outcome, now int64) error {
+	fields, _ := json.Marshal(o.Fields)
+	_, err := q.Exec(ctx, `INSERT INTO conversation_outcomes (conversation_id, run_uuid, outcome, after_message, tbl, uid, fields, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, o.Run, o.Outcome, o.After, o.Table, o.UID, string(fields), now)
+	return err
+}
+
+func outcomes(ctx context.Context, q store.Querier, id int64) ([]Outcome, error) {
+	rows, err := q.Query(ctx, `SELECT run_uuid, outcome, after_message, tbl, uid, fields FROM conversation_outcomes
+		WHERE conversation_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Outcome{}
+	for rows.Next() {
+		var o Outcome
+		var fields string
+		if err := rows.Scan(&o.Run, &o.Outcome, &o.After, &o.Table, &o.UID, &fields); err != nil {
+			return nil, err
+		}
+		_ = json.Unmarshal([]byte(fields), &o.Fields)
+		if o.Fields == nil {
+			o.Fields = []string{}
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,227 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"waymark/internal/agent"
+	"waymark/internal/store"
+	"waymark/internal/tool"
+)
+
+// Proposal outcomes, read from the run's steps — never from model text.
+const (
+	OutcomeApplied    = "applied"
+	OutcomeCheck      = "check"
+	OutcomeNotApplied = "not_applied"
+	OutcomeSkipped    = "skipped"
+	OutcomeVariant    = "variant"
+	OutcomeKept       = "kept"
+)
+
+// labels are the editor's words for each answer (the transcript shows them).
+var labels = map[string]string{
+	AnswerApply: "Übernehmen", AnswerVariant: "Andere Variante", AnswerSkip: "Überspringen", AnswerKeep: "Behalten",
+	AnswerApprove: "Freigeben", AnswerCancel: "Ablehnen",
+}
+
+// Answer records the editor's answer to the waiting card (202) and hands the
+// decision to the runtime on a service goroutine. The server decides which
+// answers a card has: a reason sent for a card that does not offer it is a
+// plain denial (P.R5). On a four-eyes card the approval is blocked; the
+// denials still work.
+func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer string) error {
+	if _, ok := labels[answer]; !ok {
+		return fmt.Errorf("%w: answer: want apply, variant, skip, keep, approve or cancel", ErrInvalid)
+	}
+	r, err := s.owned(ctx, actor, id)
+	if err != nil {
+		return err
+	}
+	if r, err = s.reconcile(ctx, r); err != nil {
+		return err
+	}
+	if r.Status != AwaitingApproval || r.Card == nil {
+		return ErrBusy
+	}
+	if digest != r.Card.TurnDigest {
+		return ErrStaleCard
+	}
+	approve := answer == AnswerApply || answer == AnswerApprove
+	if approve && r.Card.ApproveBlocked != "" {
+		return ErrNotOffered
+	}
+	if !approve && !r.Card.offers(answer) {
+		answer = AnswerCancel // a reason the card does not offer is a plain denial
+	}
+	now := s.now()
+	var won bool
+	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if won, err = casTx(ctx, tx, r.ID, []Status{AwaitingApproval}, change{status: Processing}, now); err != nil || !won {
+			return err
+		}
+		return addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: labels[answer]}, now)
+	})
+	if err != nil {
+		return err
+	}
+	if !won {
+		return ErrBusy
+	}
+	card := *r.Card
+	s.goRun(func(ctx context.Context) { s.decide(ctx, r, card, answer) })
+	return nil
+}
+
+// decide executes a recorded decision through the runtime, then records or
+// closes open points and the card's outcome, then applies the run's state.
+func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
+	d := agent.Decision{TurnDigest: card.TurnDigest}
+	switch answer {
+	case AnswerApply, AnswerApprove:
+		d.Approve = true
+	case AnswerVariant:
+		d.Reason = agent.DenyVariant
+	case AnswerSkip:
+		d.Reason = agent.DenySkip
+	case AnswerKeep:
+		d.Reason = agent.DenyKeep
+	}
+	res, err := s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
+	if err != nil {
+		s.handBack(ctx, r, card, err)
+		return
+	}
+	if err := s.settleCard(ctx, r, card, answer); err != nil {
+		s.log.Error("open points", "conversation", r.ID, "err", err)
+	}
+	s.apply(ctx, r.ID, card.RunUUID, res.Answer)
+}
+
+// settleCard records the outcome of a decided card and what it does to open
+// points (P.R2, P.C1, P.K1): only a process card with exactly one call and a
+// target, in a conversation with a skill and a page, touches open points.
+func (s *Service) settleCard(ctx context.Context, r row, card Card, answer string) error {
+	var target *tool.Target
+	if len(card.Calls) == 1 {
+		target = card.Calls[0].Target
+	}
+	o := Outcome{Run: card.RunUUID}
+	if target != nil {
+		o.Table, o.UID, o.Fields = target.Table, target.UID, append([]string{}, target.Fields...)
+	}
+	eligible := r.Process && r.Skill != 0 && r.Page != 0 && target != nil && len(card.Calls) == 1 && s.points != nil
+	switch answer {
+	case AnswerApply, AnswerApprove:
+		step, firstOK, err := s.appliedWrite(ctx, r, card)
+		if err != nil {
+			return err
+		}
+		o.Outcome = outcomeOf(step, firstOK)
+		if eligible && step != nil {
+			if _, err := s.points.CloseApplied(ctx, *target, *step, firstOK); err != nil {
+				return err
+			}
+		}
+	case AnswerSkip:
+		o.Outcome = OutcomeSkipped
+		if eligible {
+			if err := s.points.RecordSkip(ctx, r.Skill, r.Page, *target); err != nil {
+				return err
+			}
+		}
+	case AnswerKeep:
+		o.Outcome = OutcomeKept
+		if eligible {
+			if _, err := s.points.CloseKept(ctx, *target); err != nil {
+				return err
+			}
+		}
+	case AnswerVariant:
+		o.Outcome = OutcomeVariant
+	default:
+		o.Outcome = OutcomeNotApplied
+	}
+	msgs, err := messages(ctx, s.db, r.ID)
+	if err != nil {
+		return err
+	}
+	o.After = int64(len(msgs))
+	return addOutcomeTx(ctx, s.db, r.ID, o, s.now())
+}
+
+func outcomeOf(step *tool.WriteStep, firstOK bool) string {
+	switch {
+	case !firstOK || step == nil:
+		return OutcomeNotApplied
+	case step.Completeness == tool.Partial:
+		return OutcomeNotApplied
+	case step.Completeness != tool.Complete || step.HookFailedAfterWrite:
+		return OutcomeCheck
+	}
+	return OutcomeApplied
+}
+
+// appliedWrite reads the run's steps after the approval: the first tool step
+// must be the approved call and must have succeeded; the write step that
+// follows it states the completeness (P.C1).
+func (s *Service) appliedWrite(ctx context.Context, r row, card Card) (*tool.WriteStep, bool, error) {
+	evs, err := s.rt.Events(ctx, r.Owner, card.RunUUID, 0, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	var approved bool
+	var step *tool.WriteStep
+	firstOK := false
+	for _, e := range evs {
+		var p map[string]any
+		if json.Unmarshal(e.Payload, &p) != nil {
+			continue
+		}
+		switch {
+		case e.Kind == "approval" && p["turnDigest"] == card.TurnDigest && p["approved"] == true:
+			approved = true
+		case approved && e.Kind == "tool_write" && step == nil:
+			var w tool.WriteStep
+			if json.Unmarshal(e.Payload, &w) == nil {
+				step = &w
+			}
+		case approved && e.Kind == "tool":
+			firstOK = p["callId"] == card.Calls[0].ID && p["isError"] == false
+			return step, firstOK, nil
+		}
+	}
+	return step, firstOK, nil
+}
+
+// handBack returns the card to the editor after the runtime refused the
+// decision, with the reason code; nothing is recorded (P.R4).
+func (s *Service) handBack(ctx context.Context, r row, card Card, cause error) {
+	code := "refused"
+	for _, c := range []struct {
+		err  error
+		code string
+	}{{agent.ErrStaleTurn, "stale_turn"}, {agent.ErrPreviewChanged, "preview_changed"}, {agent.ErrSkillWithdrawn, "skill_withdrawn"},
+		{agent.ErrProcessEnded, "process_ended"}, {agent.ErrNotWaiting, "not_waiting"}, {agent.ErrSelfApproval, "second_approver"}} {
+		if errors.Is(cause, c.err) {
+			code = c.code
+		}
+	}
+	st, err := s.rt.Status(ctx, r.Owner, card.RunUUID)
+	if err != nil || !st.Status.Waiting() {
+		s.apply(ctx, r.ID, card.RunUUID, "")
+		return
+	}
+	nc := s.cardOf(r, st)
+	now := s.now()
+	_ = s.db.InTx(ctx, func(tx *store.Tx) error {
+		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: AwaitingApproval, card: &nc, err: &code}, now)
+		if err != nil || !won {
+			return err
+		}
+		return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: code}, now)
+	})
+}

@@ -1,0 +1,188 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"waymark/internal/access"
+	"waymark/internal/agent"
+	"waymark/internal/clock"
+	"waymark/internal/llmconfig"
+	"waymark/internal/skill"
+	"waymark/internal/store"
+	"waymark/internal/tool"
+)
+
+// Runtime is what the chat needs of the agent runtime.
+type Runtime interface {
+	Run(ctx context.Context, actor int64, req agent.Request) (agent.Result, error)
+	Approve(ctx context.Context, actor int64, id string, d agent.Decision) (agent.Result, error)
+	Status(ctx context.Context, actor int64, id string) (agent.Status, error)
+	CancelIfWaiting(ctx context.Context, actor int64, id string) (bool, error)
+	Events(ctx context.Context, actor int64, id string, after int64, limit int) ([]agent.Event, error)
+}
+
+// PointKeeper records and closes open points (OpenPoints implements it).
+type PointKeeper interface {
+	RecordSkip(ctx context.Context, skill, page int64, target tool.Target) error
+	CloseApplied(ctx context.Context, target tool.Target, step tool.WriteStep, firstStepOK bool) (int, error)
+	CloseKept(ctx context.Context, target tool.Target) (int, error)
+}
+
+// Errors of the conversation API.
+var (
+	ErrBusy        = errors.New("busy: a turn is queued or running")
+	ErrStaleCard   = errors.New("the answer names another card")
+	ErrInvalid     = errors.New("invalid request")
+	ErrNoConfig    = errors.New("no configuration is available to this user")
+	ErrFourEyes    = errors.New("a process cannot run on a configuration that needs a second approver")
+	ErrNotOffered  = errors.New("a second person must release this change")
+	ErrUnavailable = errors.New("skill not available")
+)
+
+// Service runs guided conversations. Turns and decisions execute on the
+// service's own goroutines; Close waits for them.
+type Service struct {
+	db      *store.DB
+	rt      Runtime
+	configs *llmconfig.Store
+	skills  *skill.Store
+	checker *access.Checker
+	points  PointKeeper
+	clk     clock.Clock
+	log     *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // guards nothing; counts running turns
+}
+
+// New returns a chat service.
+func New(db *store.DB, rt Runtime, configs *llmconfig.Store, skills *skill.Store, checker *access.Checker, points PointKeeper,
+	clk clock.Clock, log *slog.Logger) *Service {
+	ctx, cancel := context.WithCancel(context.Background())
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{db: db, rt: rt, configs: configs, skills: skills, checker: checker, points: points, clk: clk, log: log,
+		ctx: ctx, cancel: cancel}
+}
+
+// Close stops accepting work and waits for running turns.
+func (s *Service) Close() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// Wait waits until no turn or decision runs (tests).
+func (s *Service) Wait() { s.wg.Wait() }
+
+func (s *Service) now() int64 { return s.clk.Now().UnixMicro() }
+
+// go runs f on a service goroutine.
+func (s *Service) goRun(f func(ctx context.Context)) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f(s.ctx)
+	}()
+}
+
+// chatConfig picks the configuration of a new conversation: the one with
+// identifier "chat" when the actor may use it, else the first usable one.
+func (s *Service) chatConfig(ctx context.Context, a *access.Actor) (llmconfig.Configuration, error) {
+	list, err := s.configs.List(ctx)
+	if err != nil {
+		return llmconfig.Configuration{}, err
+	}
+	var first *llmconfig.Configuration
+	for i := range list {
+		if !llmconfig.MayUse(a, list[i]) {
+			continue
+		}
+		if list[i].Identifier == "chat" {
+			return list[i], nil
+		}
+		if first == nil {
+			first = &list[i]
+		}
+	}
+	if first == nil {
+		return llmconfig.Configuration{}, ErrNoConfig
+	}
+	return *first, nil
+}
+
+// Start opens a conversation about a page in a language, optionally with a
+// skill. It checks the page (showable), the language (editable) and the skill
+// (in the catalogue; a process skill on a four-eyes configuration is
+// refused); a refused start creates nothing.
+func (s *Service) Start(ctx context.Context, actor, page, language, skillUID int64) (View, error) {
+	a, err := access.LoadActor(ctx, s.db, actor)
+	if err != nil || !a.Active() {
+		return View{}, ErrNotFound
+	}
+	if ok, err := s.checker.ActorMayShowPage(ctx, a, page); err != nil || !ok {
+		if err != nil {
+			return View{}, err
+		}
+		return View{}, ErrNotFound
+	}
+	if !a.MayEditLanguage(language) || language < 0 {
+		return View{}, fmt.Errorf("%w: language %d may not be edited", ErrInvalid, language)
+	}
+	cfg, err := s.chatConfig(ctx, a)
+	if err != nil {
+		return View{}, err
+	}
+	process := false
+	if skillUID != 0 {
+		if process, err = s.skillFor(ctx, actor, cfg, skillUID); err != nil {
+			return View{}, err
+		}
+	}
+	now := s.now()
+	var id int64
+	err = s.db.QueryRow(ctx, `INSERT INTO conversations (owner_uid, configuration_uid, page_uid, language, skill_uid, process, status,
+		created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, actor, cfg.UID, page, language, skillUID, process,
+		string(Idle), now, now).Scan(&id)
+	if err != nil {
+		return View{}, fmt.Errorf("start conversation: %w", err)
+	}
+	return s.Get(ctx, actor, id)
+}
+
+// skillFor checks that the skill is in the actor's catalogue of the
+// configuration and reports whether it runs a guided process (P.X1: a skill
+// runs a process unless it is plain).
+func (s *Service) skillFor(ctx context.Context, actor int64, cfg llmconfig.Configuration, uid int64) (bool, error) {
+	entries, err := s.skills.Catalogue(ctx, actor, cfg.UID)
+	if err != nil {
+		return false, ErrUnavailable
+	}
+	for _, e := range entries {
+		if e.UID != uid {
+			continue
+		}
+		if e.Process && cfg.RequireSecondApprover {
+			return false, ErrFourEyes
+		}
+		return e.Process, nil
+	}
+	return false, ErrUnavailable
+}
+
+// owned loads a conversation of the actor; others answer like unknown ones.
+func (s *Service) owned(ctx context.Context, actor, id int64) (row, error) {
+	r, err := getRow(ctx, s.db, id)
+	if err != nil {
+		return row{}, err
+	}
+	if r.Owner != actor {
+		return row{}, ErrNotFound
+	}
+	return r, nil
+}

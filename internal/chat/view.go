@@ -1,0 +1,160 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"waymark/internal/content"
+)
+
+// View is a Conversation of API.md §3 (chat).
+type View struct {
+	ID         int64           `json:"id"`
+	Status     Status          `json:"status"`
+	Page       int64           `json:"page"`
+	Language   int64           `json:"language"`
+	Skill      *SkillRef       `json:"skill"`
+	Tour       *Tour           `json:"tour"`
+	Progress   json.RawMessage `json:"progress"`
+	Highlight  json.RawMessage `json:"highlight"`
+	Messages   []Message       `json:"messages"`
+	Card       *Card           `json:"card"`
+	Outcomes   []Outcome       `json:"outcomes"`
+	Summary    *Summary        `json:"summary"`
+	LastRun    string          `json:"lastRunUuid"`
+	Error      string          `json:"error,omitempty"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+	Configured int64           `json:"configuration"`
+}
+
+// SkillRef names the conversation's skill.
+type SkillRef struct {
+	UID        int64  `json:"uid"`
+	Identifier string `json:"identifier"`
+	Name       string `json:"name"`
+	Process    bool   `json:"process"`
+}
+
+// Tour is the header of a guided process: page and language.
+type Tour struct {
+	PageTitle    string `json:"pageTitle"`
+	LanguageName string `json:"languageName"`
+}
+
+// Summary groups the outcomes once the process reports completion.
+type Summary struct {
+	Applied    int `json:"applied"`
+	Check      int `json:"check"`
+	Skipped    int `json:"skipped"`
+	NotApplied int `json:"notApplied"`
+	Kept       int `json:"kept"`
+}
+
+// Get returns a conversation of the actor after handing back a card that was
+// decided elsewhere (reconcile).
+func (s *Service) Get(ctx context.Context, actor, id int64) (View, error) {
+	r, err := s.owned(ctx, actor, id)
+	if err != nil {
+		return View{}, err
+	}
+	if r, err = s.reconcile(ctx, r); err != nil {
+		return View{}, err
+	}
+	return s.view(ctx, r)
+}
+
+// List returns the actor's conversations, newest first.
+func (s *Service) List(ctx context.Context, actor int64) ([]View, error) {
+	rows, err := s.db.Query(ctx, "SELECT "+convColumns+" FROM conversations WHERE owner_uid = ? ORDER BY updated_at DESC, id DESC LIMIT 200", actor)
+	if err != nil {
+		return nil, err
+	}
+	var list []row
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		list = append(list, r)
+	}
+	rows.Close()
+	out := []View{}
+	for _, r := range list {
+		v, err := s.view(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (s *Service) view(ctx context.Context, r row) (View, error) {
+	v := View{ID: r.ID, Status: r.Status, Page: r.Page, Language: r.Language, Progress: r.Progress, Highlight: r.Highlight,
+		Card: r.Card, LastRun: r.LastRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configured: r.Configuration}
+	var err error
+	if v.Messages, err = messages(ctx, s.db, r.ID); err != nil {
+		return View{}, err
+	}
+	if v.Outcomes, err = outcomes(ctx, s.db, r.ID); err != nil {
+		return View{}, err
+	}
+	if r.Skill != 0 {
+		if k, err := s.skills.SkillGet(ctx, r.Skill); err == nil {
+			v.Skill = &SkillRef{UID: k.UID, Identifier: k.Identifier, Name: k.Version.Name, Process: r.Process}
+		}
+	}
+	if r.Process {
+		v.Tour = s.tour(ctx, r)
+	}
+	if done, _ := progressCompleted(r.Progress); done {
+		v.Summary = summarize(v.Outcomes)
+	}
+	return v, nil
+}
+
+func (s *Service) tour(ctx context.Context, r row) *Tour {
+	t := &Tour{}
+	if p, err := content.Get(ctx, s.db, "pages", r.Page); err == nil {
+		t.PageTitle = p.Fields["title"]
+		if r.Language > 0 {
+			if tr, err := content.Translation(ctx, s.db, "pages", r.Page, r.Language); err == nil && tr.Fields["title"] != "" {
+				t.PageTitle = tr.Fields["title"]
+			}
+		}
+	}
+	_ = s.db.QueryRow(ctx, "SELECT title FROM languages WHERE uid = ?", r.Language).Scan(&t.LanguageName)
+	return t
+}
+
+func progressCompleted(p json.RawMessage) (bool, error) {
+	if len(p) == 0 {
+		return false, nil
+	}
+	var v struct {
+		Completed bool `json:"completed"`
+	}
+	err := json.Unmarshal(p, &v)
+	return v.Completed, err
+}
+
+func summarize(os []Outcome) *Summary {
+	s := &Summary{}
+	for _, o := range os {
+		switch o.Outcome {
+		case OutcomeApplied:
+			s.Applied++
+		case OutcomeCheck:
+			s.Check++
+		case OutcomeSkipped:
+			s.Skipped++
+		case OutcomeNotApplied:
+			s.NotApplied++
+		case OutcomeKept:
+			s.Kept++
+		}
+	}
+	return s
+}

@@ -1,0 +1,104 @@
+// Package adr022_test proves ADR-022 (shared/spec/004_4a5b470ad6989043.txt):
+// open points of guided processes, through the chat API — tests named after
+// the statements of spec/CHECKLIST.md (P.*).
+package adr022_test
+
+import (
+	"net/http"
+	"testing"
+
+	"waymark/internal/llm"
+	"waymark/internal/llm/llmtest"
+	"waymark/internal/store"
+	wt "waymark/internal/waymarktest"
+)
+
+// site is wt.Site with an approved process skill "seo" (uid 12) and a plain
+// skill "tone" (uid 13), both attached to the chat configuration.
+const site = wt.Site + `
+skillSources:
+  - {uid: 2, type: backend, title: Site, trustLevel: first_party}
+skills:
+  - uid: 12
+    source: 2
+    identifier: seo
+    enabled: true
+    markdown: "---\nname: SEO optimieren\ndescription: Die Seite verbessern.\nprocess: true\nallowed-tools: [read_page, update_page_metadata, update_content, set_progress]\n---\nEine Änderung pro Schritt."
+  - uid: 13
+    source: 2
+    identifier: tone
+    enabled: true
+    markdown: "---\nname: Tone\ndescription: Brand tone.\n---\nWrite warmly."
+approvals:
+  - {skill: 12, digest: current, approvedBy: 1}
+  - {skill: 13, digest: current, approvedBy: 1}
+attachments:
+  - {configuration: 1, skill: 12, loadMode: always}
+  - {configuration: 1, skill: 13, loadMode: always}
+`
+
+const (
+	seo  = 12
+	tone = 13
+)
+
+func newEnv(t *testing.T, db *store.DB) *wt.Env {
+	t.Helper()
+	return wt.New(t, db, site, nil)
+}
+
+func write(id, fields string) llmtest.Reply {
+	return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: id, Name: "update_page_metadata", Arguments: `{"page": 1, "fields": ` + fields + `}`}}}
+}
+
+func answer(s string) llmtest.Reply { return llmtest.Reply{Content: s} }
+
+// start opens a conversation about page 1 in English with skill.
+func start(t *testing.T, c *wt.Client, skill int) map[string]any {
+	t.Helper()
+	return c.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0, "skill": skill}, http.StatusCreated).Map(t)
+}
+
+// settled waits until the conversation is no longer processing and returns it.
+func settled(t *testing.T, e *wt.Env, c *wt.Client, id float64) map[string]any {
+	t.Helper()
+	e.App.Chat.Wait()
+	return c.Must("GET", "/api/conversations/"+itoa(id), nil, 200).Map(t)
+}
+
+// send posts a message and waits for the turn.
+func send(t *testing.T, e *wt.Env, c *wt.Client, id float64, text string) map[string]any {
+	t.Helper()
+	c.Must("POST", "/api/conversations/"+itoa(id)+"/messages", map[string]any{"content": text}, http.StatusAccepted)
+	return settled(t, e, c, id)
+}
+
+// decide answers the waiting card and waits for the continuation.
+func decide(t *testing.T, e *wt.Env, c *wt.Client, conv map[string]any, answer string) map[string]any {
+	t.Helper()
+	card := conv["card"].(map[string]any)
+	c.Must("POST", "/api/conversations/"+itoa(conv["id"].(float64))+"/answer",
+		map[string]any{"turnDigest": card["turnDigest"], "answer": answer}, http.StatusAccepted)
+	return settled(t, e, c, conv["id"].(float64))
+}
+
+func itoa(f float64) string {
+	n := int64(f)
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+func answers(conv map[string]any) []any {
+	card, _ := conv["card"].(map[string]any)
+	if card == nil {
+		return nil
+	}
+	return card["answers"].([]any)
+}

@@ -28,6 +28,9 @@ type Request struct {
 	// message after the configuration prompt and the skills, e.g. the open
 	// points of the page. The HTTP API does not take it.
 	Context string `json:"context,omitempty"`
+	// OnStart, when set, is called with the run's uuid once its row exists
+	// (an interactive caller learns which run to follow live).
+	OnStart func(uuid string) `json:"-"`
 }
 
 // isProcess reports a request the preparer must check.

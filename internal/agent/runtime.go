@@ -166,6 +166,9 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 	if err != nil {
 		return Result{}, fmt.Errorf("start run: %w", err)
 	}
+	if req.OnStart != nil {
+		req.OnStart(r.UUID)
+	}
 	st := &state{Messages: req.Messages, Language: req.Language, MaxIterations: req.MaxIterations}
 	if !rt.start(ctx, seg, st, found, req) {
 		return Result{UUID: r.UUID}, nil

@@ -117,9 +117,11 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	rt.SetQueue(q)
+	ender := process.NewEnder(db, runs)
 	conversations := chat.New(db, rt, configs, skills, checker, nil, clk, log)
+	conversations.SetEnder(ender)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, Runtime: rt, Skills: skills,
-		Ender: process.NewEnder(db, runs), Catalogue: process.NewCatalogue(db, configs, skills), Chat: conversations})
+		Ender: ender, Catalogue: process.NewCatalogue(db, configs, skills), Chat: conversations})
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,7 @@ type Service struct {
 	skills  *skill.Store
 	checker *access.Checker
 	points  PointKeeper
+	ender   Ender // may be nil
 	clk     clock.Clock
 	log     *slog.Logger
 

@@ -98,6 +98,10 @@ func (s *Service) turn(ctx context.Context, id int64) {
 		req.Invocation = &agent.Invocation{Skill: r.Skill, Subject: &content.Ref{Table: "pages", UID: r.Page, Language: r.Language}}
 	}
 	req.Context = s.pointsPrompt(ctx, r) // the open points of this skill on this page (P.O1)
+	req.OnStart = func(uuid string) {
+		// The running run is followed live (progress, highlight) until it pauses or ends.
+		_, _ = s.db.Exec(ctx, "UPDATE conversations SET pending_run_uuid = ? WHERE id = ? AND status = ?", uuid, r.ID, string(Processing))
+	}
 	res, err := s.rt.Run(ctx, r.Owner, req)
 	if err != nil {
 		s.fail(ctx, r, err)

@@ -94,6 +94,17 @@ func (s *Service) List(ctx context.Context, actor int64) ([]View, error) {
 func (s *Service) view(ctx context.Context, r row) (View, error) {
 	v := View{ID: r.ID, Status: r.Status, Page: r.Page, Language: r.Language, Progress: r.Progress, Highlight: r.Highlight,
 		Card: r.Card, LastRun: r.LastRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configured: r.Configuration}
+	if r.Status == Processing && r.PendingRun != "" {
+		// Progress and highlight as they are reported, not only at pauses.
+		if st, err := s.rt.Status(ctx, r.Owner, r.PendingRun); err == nil {
+			if p := jsonOf(st.Progress); p != nil {
+				v.Progress = *p
+			}
+			if h := jsonOf(st.Highlight); h != nil {
+				v.Highlight = *h
+			}
+		}
+	}
 	var err error
 	if v.Messages, err = messages(ctx, s.db, r.ID); err != nil {
 		return View{}, err

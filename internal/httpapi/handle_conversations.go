@@ -1,9 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"waymark/internal/chat"
 )
@@ -127,4 +131,84 @@ func (s *Server) handleConversationAnswer(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	return WriteJSON(w, http.StatusAccepted, v)
+}
+
+// handleConversationEndTour answers POST /api/conversations/{id}/end-tour → 200 Conversation.
+func (s *Server) handleConversationEndTour(w http.ResponseWriter, r *http.Request) error {
+	id, err := conversationID(r)
+	if err != nil {
+		return err
+	}
+	v, err := s.chat.EndTour(r.Context(), ActorFrom(r.Context()).UID, id)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusOK, v)
+}
+
+// handleConversationSkill answers POST /api/conversations/{id}/skill {skill} (0 removes it).
+func (s *Server) handleConversationSkill(w http.ResponseWriter, r *http.Request) error {
+	id, err := conversationID(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Skill int64 `json:"skill"`
+	}
+	if err := DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	v, err := s.chat.SetSkill(r.Context(), ActorFrom(r.Context()).UID, id, body.Skill)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusOK, v)
+}
+
+// handleConversationStream answers GET /api/conversations/{id}/stream: every
+// change of the conversation as a server-sent event, live (progress and
+// highlight as they are reported, not only at pauses).
+func (s *Server) handleConversationStream(w http.ResponseWriter, r *http.Request) error {
+	id, err := conversationID(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	uid := ActorFrom(ctx).UID
+	if _, err := s.chat.Get(ctx, uid, id); err != nil {
+		return err
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return Errorf(http.StatusNotAcceptable, "not_acceptable", "streaming is not supported on this connection")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	tick := time.NewTicker(ssePoll)
+	defer tick.Stop()
+	var last []byte
+	for {
+		v, err := s.chat.Get(ctx, uid, id)
+		if err != nil {
+			return nil
+		}
+		data, _ := json.Marshal(v)
+		if !bytes.Equal(data, last) {
+			if _, err := fmt.Fprintf(w, "event: conversation\ndata: %s\n\n", data); err != nil {
+				return nil
+			}
+			fl.Flush()
+			last = data
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-Draining(ctx):
+			return nil
+		case <-tick.C:
+		}
+	}
 }

@@ -56,5 +56,8 @@ func (s *Server) routes() {
 		s.Handle("GET /api/conversations/{id}", s.handleConversationGet)
 		s.Handle("POST /api/conversations/{id}/messages", s.handleConversationMessage)
 		s.Handle("POST /api/conversations/{id}/answer", s.handleConversationAnswer)
+		s.Handle("POST /api/conversations/{id}/end-tour", s.handleConversationEndTour)
+		s.Handle("POST /api/conversations/{id}/skill", s.handleConversationSkill)
+		s.Handle("GET /api/conversations/{id}/stream", s.handleConversationStream)
 	}
 }

@@ -72,4 +72,3 @@ func TestEndTourWithdrawsAndEndsTheProcessKeepingWhatWasApplied(t *testing.T) {
 		}
 	})
 }
-

@@ -118,10 +118,11 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	}
 	rt.SetQueue(q)
 	ender := process.NewEnder(db, runs)
-	conversations := chat.New(db, rt, configs, skills, checker, nil, clk, log)
+	points := chat.NewOpenPoints(db, clk)
+	conversations := chat.New(db, rt, configs, skills, checker, points, clk, log)
 	conversations.SetEnder(ender)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, Runtime: rt, Skills: skills,
-		Ender: ender, Catalogue: process.NewCatalogue(db, configs, skills), Chat: conversations})
+		Ender: ender, Catalogue: process.NewCatalogue(db, configs, skills), Chat: conversations, OpenPoints: points})
 	if err != nil {
 		return nil, err
 	}

@@ -60,4 +60,8 @@ func (s *Server) routes() {
 		s.Handle("POST /api/conversations/{id}/skill", s.handleConversationSkill)
 		s.Handle("GET /api/conversations/{id}/stream", s.handleConversationStream)
 	}
+	if s.points != nil {
+		s.Handle("GET /api/pages/{uid}/open-points", s.handlePageOpenPoints)
+		s.Handle("GET /api/open-points", s.handleOpenPoints)
+	}
 }

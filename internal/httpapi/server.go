@@ -35,6 +35,8 @@ type Config struct {
 	Catalogue *process.Catalogue
 	// Chat serves the conversations API; nil leaves those routes out.
 	Chat *chat.Service
+	// OpenPoints serves the open points of a page and the site-wide dashboard.
+	OpenPoints *chat.OpenPoints
 }
 
 // HandlerFunc is a route handler. It returns an error instead of writing
@@ -57,6 +59,7 @@ type Server struct {
 	ender     *process.Ender
 	catalogue *process.Catalogue
 	chat      *chat.Service
+	points    *chat.OpenPoints
 }
 
 type metrics struct {
@@ -79,6 +82,7 @@ func New(cfg Config) (*Server, error) {
 		ender:     cfg.Ender,
 		catalogue: cfg.Catalogue,
 		chat:      cfg.Chat,
+		points:    cfg.OpenPoints,
 		mux:       http.NewServeMux(),
 	}
 	s.registry = cfg.Registry

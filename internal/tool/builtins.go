@@ -27,8 +27,8 @@ type builtins struct {
 }
 
 // Builtins returns the builtin content tools of API.md §4: read_page,
-// read_record, update_page_metadata, update_content, choose, set_progress and
-// highlight_record (disabled by default). Reads check
+// read_record, update_page_metadata, update_content, choose, set_progress,
+// highlight_record (disabled by default) and list_open_points. Reads check
 // the acting user with checker; writes go through writer as that user.
 func Builtins(db *store.DB, writer *content.Writer, checker *access.Checker) []Tool {
 	b := &builtins{db: db, writer: writer, checker: checker}
@@ -38,6 +38,7 @@ func Builtins(db *store.DB, writer *content.Writer, checker *access.Checker) []T
 		&updateTool{b: b, spec: pageMetadataSpec},
 		&updateTool{b: b, spec: contentSpec},
 		chooseTool{}, setProgress{}, &highlightRecord{b},
+		&listOpenPoints{b},
 	}
 }
 

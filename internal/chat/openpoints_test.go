@@ -1,0 +1,241 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"waymark/internal/content"
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	"waymark/internal/tool"
+)
+
+func TestRecordSkipStoresOneRowPerFieldWithTheRecordsLanguage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		o, clk := opSetup(t, db)
+		opRecord(t, o, opSEO, opHome, "pages", opHome, "seoTitle", "description", "description")
+		clk.Advance(time.Minute)
+		opRecord(t, o, opSEO, opHome, "tt_content", opWillkommen)   // a move or delete: no field
+		opRecord(t, o, opSEO, opHome, "tt_content", 4242, "header") // the record is missing: language 0
+		want := []string{
+			`1 1 pages:1 "description" 0 12:00`,
+			`1 1 pages:1 "seoTitle" 0 12:00`,
+			`1 1 tt_content:102 "" 1 12:01`,
+			`1 1 tt_content:4242 "header" 0 12:01`,
+		}
+		if got := opRows(t, db); !slices.Equal(got, want) {
+			t.Errorf("open_points = %q, want %q", got, want)
+		}
+	})
+}
+
+func TestRecordSkipAgainKeepsTheOriginalDate(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		o, clk := opSetup(t, db)
+		opRecord(t, o, opSEO, opHome, "pages", opHome, "description")
+		clk.Advance(time.Hour)
+		opRecord(t, o, opSEO, opHome, "pages", opHome, "description")
+		err := db.InTx(context.Background(), func(tx *store.Tx) error {
+			return o.RecordSkipTx(context.Background(), tx, opSEO, opHome, Target{Table: "pages", UID: opHome, Fields: []string{"description"}})
+		})
+		if err != nil {
+			t.Fatalf("RecordSkipTx: %v", err)
+		}
+		opRecord(t, o, opAlt, opHome, "pages", opHome, "description") // another skill: its own point
+		want := []string{`1 1 pages:1 "description" 0 12:00`, `2 1 pages:1 "description" 0 13:00`}
+		if got := opRows(t, db); !slices.Equal(got, want) {
+			t.Errorf("open_points = %q, want %q", got, want)
+		}
+	})
+}
+
+func TestRecordSkipRefusesAKeyWithoutSkillPageTableOrUID(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		o, _ := opSetup(t, db)
+		home := Target{Table: "pages", UID: opHome, Fields: []string{"description"}}
+		cases := map[string]struct {
+			skill, page int64
+			target      Target
+		}{
+			"no skill": {0, opHome, home},
+			"no page":  {opSEO, 0, home},
+			"no table": {opSEO, opHome, Target{UID: opHome, Fields: []string{"description"}}},
+			"no uid":   {opSEO, opHome, Target{Table: "pages", Fields: []string{"description"}}},
+		}
+		for name, c := range cases {
+			err := o.RecordSkip(context.Background(), c.skill, c.page, c.target)
+			if !errors.Is(err, ErrInvalidKey) {
+				t.Errorf("RecordSkip(%s) = %v, want ErrInvalidKey", name, err)
+			}
+		}
+		if got := opRows(t, db); len(got) != 0 {
+			t.Errorf("open_points after refused keys = %q, want none", got)
+		}
+	})
+}
+
+func TestCloseAppliedClosesOnlyACompleteWriteWithoutHookFailure(t *testing.T) {
+	complete := tool.WriteStep{Table: "pages", UID: opHome, Fields: []string{"description"}, Completeness: tool.Complete}
+	hook := complete
+	hook.HookFailedAfterWrite = true
+	partial := complete
+	partial.Completeness = tool.Partial
+	unstated := complete
+	unstated.Completeness = ""
+	cases := []struct {
+		name        string
+		step        tool.WriteStep
+		firstStepOK bool
+		wantClosed  int
+	}{
+		{"complete", complete, true, 2},
+		{"partial", partial, true, 0},
+		{"hook failure after the write", hook, true, 0},
+		{"first step failed", complete, false, 0},
+		{"no stated completeness", unstated, true, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				o, _ := opSetup(t, db)
+				opRecord(t, o, opSEO, opHome, "pages", opHome, "description", "keywords")
+				opRecord(t, o, opAlt, opAbout, "pages", opHome, "description") // another skill and page: closed too
+				before := opRows(t, db)
+				target := Target{Table: "pages", UID: opHome, Fields: []string{"description"}}
+				closed, err := o.CloseApplied(context.Background(), target, c.step, c.firstStepOK)
+				if err != nil || closed != c.wantClosed {
+					t.Fatalf("CloseApplied = %d, %v; want %d", closed, err, c.wantClosed)
+				}
+				want := before
+				if c.wantClosed > 0 {
+					want = []string{`1 1 pages:1 "keywords" 0 12:00`}
+				}
+				if got := opRows(t, db); !slices.Equal(got, want) {
+					t.Errorf("open_points = %q, want %q", got, want)
+				}
+			})
+		})
+	}
+}
+
+func TestCloseKeptClosesWhateverSkillRecordedIt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		o, _ := opSetup(t, db)
+		ctx := context.Background()
+		opRecord(t, o, opSEO, opHome, "tt_content", opWelcome, "header", "bodytext")
+		opRecord(t, o, opAlt, opHome, "tt_content", opWelcome, "bodytext")
+		opRecord(t, o, opAlt, opHome, "tt_content", opWelcome) // the record as a whole
+		closed, err := o.CloseKept(ctx, Target{Table: "tt_content", UID: opWelcome, Fields: []string{"bodytext"}})
+		if err != nil || closed != 2 {
+			t.Fatalf("CloseKept(bodytext) = %d, %v; want 2", closed, err)
+		}
+		want := []string{`2 1 tt_content:100 "" 0 12:00`, `1 1 tt_content:100 "header" 0 12:00`}
+		if got := opRows(t, db); !slices.Equal(sorted(got), sorted(want)) {
+			t.Errorf("open_points = %q, want %q", got, want)
+		}
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			closed, err = o.CloseKeptTx(ctx, tx, Target{Table: "tt_content", UID: opWelcome})
+			return err
+		})
+		if err != nil || closed != 1 {
+			t.Fatalf("CloseKeptTx(record) = %d, %v; want 1", closed, err)
+		}
+	})
+}
+
+func TestCloseKeptWithoutTargetClosesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		o, _ := opSetup(t, db)
+		opRecord(t, o, opSEO, opHome, "pages", opHome, "description")
+		for _, target := range []Target{{}, {Fields: []string{"description"}}} {
+			if closed, err := o.CloseKept(context.Background(), target); err != nil || closed != 0 {
+				t.Errorf("CloseKept(%+v) = %d, %v; want 0", target, closed, err)
+			}
+		}
+		if got := opRows(t, db); len(got) != 1 {
+			t.Errorf("open_points = %q, want the one point", got)
+		}
+	})
+}
+
+func TestAPointSurvivesTheDeletionOfItsTarget(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		o, _ := opSetup(t, db)
+		ctx := context.Background()
+		opRecord(t, o, opSEO, opHome, "tt_content", opWelcome, "header")
+		rec, err := content.Get(ctx, db, "tt_content", opWelcome)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Deleted = true
+		if err := content.PutTx(ctx, db, rec, 2); err != nil {
+			t.Fatal(err)
+		}
+		if got := opRows(t, db); len(got) != 1 {
+			t.Fatalf("open_points after deleting the target = %q, want the point", got)
+		}
+		if got, _ := o.Visible(ctx, opErika, 20); len(got) != 0 {
+			t.Errorf("Visible with a deleted target = %q, want none listed", idents(got))
+		}
+		rec.Deleted = false
+		if err := content.PutTx(ctx, db, rec, 3); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := o.Visible(ctx, opErika, 20); !slices.Equal(idents(got), []string{"tt_content:100 header"}) {
+			t.Errorf("Visible after restoring = %q, want the point again", idents(got))
+		}
+		opExec(t, db, "DELETE FROM records WHERE tbl = 'tt_content' AND uid = ?", opWelcome)
+		step := tool.WriteStep{Table: "tt_content", UID: opWelcome, Fields: []string{"header"}, Completeness: tool.Complete}
+		if closed, err := o.CloseApplied(ctx, Target{Table: "tt_content", UID: opWelcome, Fields: []string{"header"}}, step, true); err != nil || closed != 1 {
+			t.Errorf("CloseApplied on a removed record = %d, %v; want 1 (only an applied write or keep closes)", closed, err)
+		}
+	})
+}
+
+func TestForPromptOffersAtMostTwentyIdentitiesWithoutValues(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		o, clk := opSetup(t, db)
+		ctx := context.Background()
+		for uid := int64(1000); uid < 1025; uid++ {
+			opRecord(t, o, opSEO, opHome, "tt_content", uid, "bodytext")
+			clk.Advance(time.Second)
+		}
+		opRecord(t, o, opSEO, opHome, "pages", opHome, "description")
+		opRecord(t, o, opAlt, opHome, "pages", opHome, "seoTitle") // another skill: not offered
+		points, err := o.ForPrompt(ctx, opSEO, opHome)
+		if err != nil || len(points) != PromptLimit {
+			t.Fatalf("ForPrompt = %d points, %v; want %d", len(points), err, PromptLimit)
+		}
+		if p := points[0]; p.Table != "pages" || p.UID != opHome || p.Field != "description" || p.Skill != opSEO {
+			t.Errorf("ForPrompt[0] = %+v, want the newest point pages:1 description", p)
+		}
+		text, err := o.PromptFor(ctx, opSEO, opHome)
+		if err != nil || !strings.Contains(text, "- pages:1 description\n") || !strings.Contains(text, "- tt_content:1024 bodytext\n") {
+			t.Errorf("PromptFor = %q, %v; want lines of identities", text, err)
+		}
+		for _, value := range []string{"Home | Site", "Hello", "seoTitle", "tt_content:1004"} {
+			if strings.Contains(text, value) {
+				t.Errorf("PromptFor holds %q: %q", value, text)
+			}
+		}
+		if got := strings.Count(text, "\n- "); got != PromptLimit {
+			t.Errorf("PromptFor lists %d points, want %d", got, PromptLimit)
+		}
+		if text, _ := o.PromptFor(ctx, 0, opHome); text != "" {
+			t.Errorf("PromptFor without skill = %q, want empty", text)
+		}
+		if got := PromptText([]Point{{Table: "tt_content", UID: 5}}); !strings.Contains(got, "- tt_content:5 (the record as a whole)") {
+			t.Errorf("PromptText(record) = %q", got)
+		}
+	})
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,135 @@
+package adr022_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"waymark/internal/llm"
+	"waymark/internal/llm/llmtest"
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
+)
+
+// Hand-back (item 6): a card released elsewhere (the runs API, as the inbox
+// does) goes idle on the next read, shows what was written (record
+// identities only) and records the run as the next turn's predecessor.
+func TestHandBackOfACardReleasedElsewhere(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "released elsewhere"}`), answer("done"))
+		erika := e.As(wt.Erika)
+		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+		card := conv["card"].(map[string]any)
+		run := conv["lastRunUuid"].(string)
+		if run != "" {
+			t.Fatalf("a waiting conversation names a last run: %v", run)
+		}
+		var pending string
+		_ = db.QueryRow(context.Background(), "SELECT pending_run_uuid FROM conversations").Scan(&pending)
+		erika.Must("POST", "/api/runs/"+pending+"/approval", map[string]any{"approve": true, "turnDigest": card["turnDigest"]}, 200)
+		got := settled(t, e, erika, conv["id"].(float64))
+		if got["status"] != "idle" || got["lastRunUuid"] != pending || got["card"] != nil {
+			t.Fatalf("after hand-back: %v", got)
+		}
+		msgs := got["messages"].([]any)
+		notice := msgs[len(msgs)-1].(map[string]any)["notice"].(string)
+		if !strings.Contains(notice, "pages:1 (description)") || strings.Contains(notice, "released elsewhere") {
+			t.Errorf("hand-back notice = %q", notice)
+		}
+		if n := countPoints(t, db); n != 0 {
+			t.Errorf("%d open points", n)
+		}
+	})
+}
+
+// P.R4 (cancelled run): a run cancelled elsewhere records no open point and
+// the conversation goes on.
+func TestPR4_CancelledRunRecordsNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "x"}`), answer("weiter"))
+		erika := e.As(wt.Erika)
+		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+		var pending string
+		_ = db.QueryRow(context.Background(), "SELECT pending_run_uuid FROM conversations").Scan(&pending)
+		erika.Must("POST", "/api/runs/"+pending+"/cancel", nil, 200)
+		if got := settled(t, e, erika, conv["id"].(float64)); got["status"] != "idle" {
+			t.Fatalf("after the cancel: %v", got)
+		}
+		if n := countPoints(t, db); n != 0 {
+			t.Errorf("%d open points", n)
+		}
+		if got := send(t, e, erika, conv["id"].(float64), "Weiter"); got["status"] != "idle" {
+			t.Errorf("the next turn: %v", got)
+		}
+	})
+}
+
+// P.R4 (refused decision): a decision the runtime refuses (here: the
+// process approval was revoked meanwhile) records nothing.
+func TestPR4_RefusedDecisionRecordsNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"seoTitle": "a"}`))
+		erika := e.As(wt.Erika)
+		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+		k, err := e.App.Skills.SkillGet(ctx, seo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.App.Skills.Revoke(ctx, 1, seo, k.Digest()); err != nil {
+			t.Fatal(err)
+		}
+		after := decide(t, e, erika, conv, "skip")
+		if after["status"] != "failed" {
+			t.Fatalf("after the refused decision: %v", after)
+		}
+		if n := countPoints(t, db); n != 0 {
+			t.Fatalf("a refused skip recorded %d open points", n)
+		}
+	})
+}
+
+// P.C2 (failed call): an approved call that fails (the write is refused)
+// closes nothing and is not applied.
+func TestPC2_FailedCallClosesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "a"}`), answer("ok"), write("c2", `{"description": "b"}`), answer("ok"))
+		erika := e.As(wt.Erika)
+		decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "skip")
+		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Nochmal")
+		// The editor loses the grant for the description: the approved write fails.
+		if _, err := db.Exec(ctx, `UPDATE be_groups SET non_exclude_fields = '["pages:seoTitle"]' WHERE uid = 1`); err != nil {
+			t.Fatal(err)
+		}
+		after := decide(t, e, erika, conv, "apply")
+		if n := countPoints(t, db); n != 1 {
+			t.Fatalf("a failed write changed the open points: %d left", n)
+		}
+		out := after["outcomes"].([]any)
+		if last := out[len(out)-1].(map[string]any); last["outcome"] != "not_applied" {
+			t.Errorf("outcome of the failed write = %v", last)
+		}
+	})
+}
+
+// Summary: once the process reports completion, the outcomes are grouped.
+func TestSummaryAfterTheProcessReportsCompletion(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "a"}`),
+			llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "p", Name: "set_progress", Arguments: `{"current": 1, "total": 1, "completed": true}`}}},
+			answer("Fertig."))
+		erika := e.As(wt.Erika)
+		conv := decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "apply")
+		sum, ok := conv["summary"].(map[string]any)
+		if !ok || sum["applied"] != 1.0 || sum["skipped"] != 0.0 {
+			t.Fatalf("summary = %v (progress %v)", conv["summary"], conv["progress"])
+		}
+	})
+}

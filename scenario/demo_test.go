@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,3 +74,38 @@ func TestDemoModelRunsAnSEOTourEndToEnd(t *testing.T) {
 }
 
 func n(s string) int { return len([]rune(s)) }
+
+// TestDemoChatTourWithTheProcessSkill runs the demo's "SEO optimieren"
+// process through the chat API with the offline model: the card offers the
+// four answers, Überspringen records an open point, Übernehmen writes.
+func TestDemoChatTourWithTheProcessSkill(t *testing.T) {
+	db := storetest.SQLite(t)
+	e := wt.New(t, db, string(demo.Fixture), nil)
+	erika := e.As("demo-token-erika")
+	conv := erika.Must("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 1}, http.StatusCreated).Map(t)
+	id := fmt.Sprint(conv["id"])
+	next := func(method, path string, body any) map[string]any {
+		t.Helper()
+		erika.Must(method, path, body, http.StatusAccepted)
+		e.App.Chat.Wait()
+		return erika.Must("GET", "/api/conversations/"+id, nil, 200).Map(t)
+	}
+	conv = next("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Bitte SEO optimieren"})
+	card, ok := conv["card"].(map[string]any)
+	if !ok || fmt.Sprint(card["answers"]) != "[apply variant skip keep]" {
+		t.Fatalf("first card: %v", conv)
+	}
+	if tour := conv["tour"].(map[string]any); tour["pageTitle"] != "About" {
+		t.Errorf("tour = %v", tour)
+	}
+	conv = next("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "skip"})
+	points := erika.Must("GET", "/api/pages/2/open-points", nil, 200).Map(t)["openPoints"].([]any)
+	if len(points) != 1 {
+		t.Fatalf("open points after skip: %v", points)
+	}
+	card = conv["card"].(map[string]any)
+	conv = next("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"})
+	if out := conv["outcomes"].([]any); len(out) != 2 || out[1].(map[string]any)["outcome"] != "applied" {
+		t.Fatalf("outcomes = %v", out)
+	}
+}

@@ -51,7 +51,11 @@ func (rt *Runtime) composeSkills(ctx context.Context, seg *segment, cfg llmconfi
 	var procTools []string
 	if st.Process != nil {
 		// The pin is the source: the process is composed from its approval snapshot (item 6).
-		proc, procTools = []skill.Section{st.Process.Section}, st.Process.Tools
+		sec := st.Process.Section
+		if sub := st.Process.Subject; sub != nil {
+			sec.Body += subjectLine(*sub)
+		}
+		proc, procTools = []skill.Section{sec}, st.Process.Tools
 	}
 	st.System = skill.SystemText(cfg.SystemPrompt, proc)
 	if rt.skills == nil {
@@ -76,6 +80,14 @@ func (rt *Runtime) composeSkills(ctx context.Context, seg *segment, cfg llmconfi
 		seg.emit(run.EventNotice, map[string]any{"kind": "skill_budget", "reason": "fenced_skills_dropped", "skills": c.Dropped})
 	}
 	return nil
+}
+
+// subjectLine tells the model which record the process works on.
+func subjectLine(sub content.Ref) string {
+	if sub.Table == "pages" {
+		return fmt.Sprintf("\n\nThis process works on page %d (table pages, uid %d, language %d).", sub.UID, sub.UID, sub.Language)
+	}
+	return fmt.Sprintf("\n\nThis process works on the record %s:%d (language %d).", sub.Table, sub.UID, sub.Language)
 }
 
 // allowed keeps the tools the allow-list allows; load_skill is exempt from it.

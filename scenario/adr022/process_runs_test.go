@@ -1,7 +1,11 @@
 package adr022_test
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 
 	"waymark/internal/store"
@@ -70,6 +74,99 @@ func TestApplyWritesAndRecordsTheOutcome(t *testing.T) {
 		out := conv["outcomes"].([]any)
 		if len(out) != 1 || out[0].(map[string]any)["outcome"] != "applied" || out[0].(map[string]any)["table"] != "pages" {
 			t.Fatalf("outcomes = %v", out)
+		}
+	})
+}
+
+// Starting checks the page, the language and the skill; a refused start creates nothing.
+func TestRefusedStartsCreateNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		if _, err := db.Exec(t.Context(), `UPDATE configurations SET active = FALSE WHERE uid = 2`); err != nil {
+			t.Fatal(err)
+		}
+		erika := e.As(wt.Erika)
+		cases := []struct {
+			name   string
+			body   map[string]any
+			status int
+			code   string
+		}{
+			{"a page the editor may not show", map[string]any{"page": 999, "language": 0}, 404, "not_found"},
+			{"a language the editor may not edit", map[string]any{"page": 1, "language": 7}, 400, "bad_request"},
+			{"a skill outside the catalogue", map[string]any{"page": 1, "language": 0, "skill": 999}, 409, "skill_unavailable"},
+			{"bad json", map[string]any{"page": "one"}, 400, "bad_request"},
+		}
+		for _, c := range cases {
+			r := erika.Do("POST", "/api/conversations", c.body)
+			if r.Status != c.status || r.ErrorCode() != c.code {
+				t.Errorf("%s: %d %s", c.name, r.Status, r.Body)
+			}
+		}
+		var n int
+		_ = db.QueryRow(t.Context(), "SELECT COUNT(*) FROM conversations").Scan(&n)
+		if n != 0 {
+			t.Errorf("refused starts created %d conversations", n)
+		}
+		if r := e.As(wt.Otto).Do("GET", "/api/conversations/1", nil); r.Status != 404 {
+			t.Errorf("an unknown conversation = %d", r.Status)
+		}
+	})
+}
+
+// A process skill on a four-eyes configuration is refused with 409.
+func TestProcessOnAFourEyesConfigurationIsRefused(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		if _, err := db.Exec(t.Context(), `UPDATE configurations SET require_second_approver = TRUE`); err != nil {
+			t.Fatal(err)
+		}
+		r := e.As(wt.Erika).Do("POST", "/api/conversations", map[string]any{"page": 1, "language": 0, "skill": seo})
+		if r.Status != 409 || r.ErrorCode() != "second_approver_required" {
+			t.Fatalf("process on four eyes = %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// Live updates: the stream sends the conversation as it changes.
+func TestStreamSendsTheConversationAsItChanges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "x"}`))
+		erika := e.As(wt.Erika)
+		conv := start(t, erika, seo)
+		id := itoa(conv["id"].(float64))
+		req, _ := http.NewRequest("GET", e.URL+"/api/conversations/"+id+"/stream", nil)
+		req.Header.Set("Authorization", "Bearer "+wt.Erika)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		statuses := []string{}
+		sent := false
+		for sc.Scan() {
+			line, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var v map[string]any
+			if err := json.Unmarshal([]byte(line), &v); err != nil {
+				t.Fatal(err)
+			}
+			statuses = append(statuses, v["status"].(string))
+			if !sent {
+				erika.Must("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Los"}, http.StatusAccepted)
+				sent = true
+			}
+			if v["status"] == "awaiting_approval" {
+				break
+			}
+		}
+		if len(statuses) < 2 || statuses[0] != "idle" || statuses[len(statuses)-1] != "awaiting_approval" {
+			t.Fatalf("streamed statuses %v", statuses)
 		}
 	})
 }

@@ -32,9 +32,15 @@ func (rt *Runtime) newSegment(r run.Run, owner string, cfg llmconfig.Configurati
 	return &segment{rt: rt, run: r, owner: owner, cfg: cfg, privacy: privacyOf(cfg), queued: queued}
 }
 
-// emit buffers an event for the next flush.
+// emit buffers an event for the next flush, encoded now so the flush's
+// transaction only writes (an event that cannot be encoded is kept raw and
+// fails the flush).
 func (s *segment) emit(kind run.Kind, payload any) {
-	s.events = append(s.events, run.NewEvent{Kind: kind, Payload: payload})
+	e := run.NewEvent{Kind: kind, Payload: payload}
+	if enc, err := run.Encode(s.run.UUID, e, s.privacy); err == nil {
+		e = enc
+	}
+	s.events = append(s.events, e)
 }
 
 // flushTx writes the buffered events and usage inside tx.

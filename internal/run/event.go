@@ -128,6 +128,21 @@ func eventPayload(id string, kind Kind, payload any, privacy Privacy) ([]byte, e
 type NewEvent struct {
 	Kind    Kind
 	Payload any
+	// Body, when set, is the payload already filtered and encoded by Encode
+	// (so a caller can do that work before its transaction); Payload is then ignored.
+	Body []byte
+}
+
+// Encode filters and encodes e's payload for privacy ahead of an append.
+func Encode(id string, e NewEvent, privacy Privacy) (NewEvent, error) {
+	if e.Body != nil {
+		return e, nil
+	}
+	b, err := eventPayload(id, e.Kind, e.Payload, privacy)
+	if err != nil {
+		return NewEvent{}, err
+	}
+	return NewEvent{Kind: e.Kind, Body: b}, nil
 }
 
 // AppendEventsTx appends events in order inside tx, with one counter update
@@ -153,11 +168,11 @@ func (s *Store) FlushTx(ctx context.Context, tx *store.Tx, id string, evs []NewE
 	}
 	bodies := make([][]byte, len(evs))
 	for i, e := range evs {
-		b, err := eventPayload(id, e.Kind, e.Payload, privacy)
+		enc, err := Encode(id, e, privacy)
 		if err != nil {
 			return err
 		}
-		bodies[i] = b
+		bodies[i] = enc.Body
 	}
 	var last int64
 	err := tx.QueryRow(ctx, `UPDATE runs SET event_sequence = event_sequence + ?, prompt_tokens = prompt_tokens + ?,

@@ -35,6 +35,8 @@ func (Args) Kind() string { return "waymark_run" }
 type Config struct {
 	Workers      int           // concurrent runs per process; 0 = insert-only client
 	PollInterval time.Duration // how often idle workers look for jobs (default 200ms)
+	// Cooldown is the least time between two fetches (default 5ms).
+	Cooldown time.Duration
 	Logger       *slog.Logger
 }
 
@@ -44,6 +46,13 @@ type Queue struct {
 	driver  riverdriver.Driver[*sql.Tx]
 	workers int
 }
+
+// jobAttempts is how often River works one job. The handler returns an
+// error only for a fault before it claimed the run (a busy database, say);
+// once claimed, the run's lease and the runtime's requeues decide, and a
+// repeated attempt loses the claim and does nothing. So a retry is safe and
+// keeps a queued run from being stranded by a passing fault.
+const jobAttempts = 5
 
 // ErrNoHandler is returned by New when workers are asked for without a handler.
 var ErrNoHandler = errors.New("queue: workers need a handler")
@@ -64,7 +73,7 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 	}
 	rc := &river.Config{
 		Logger:      cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		MaxAttempts: 1,
+		MaxAttempts: jobAttempts,
 		// The runtime's lease and reaper recover stuck runs; River must not run a job twice.
 		RescueStuckJobsAfter: 24 * time.Hour,
 		JobTimeout:           -1,
@@ -75,7 +84,7 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
 		rc.FetchPollInterval = cmp.Or(cfg.PollInterval, 200*time.Millisecond)
-		rc.FetchCooldown = 5 * time.Millisecond
+		rc.FetchCooldown = cmp.Or(cfg.Cooldown, 5*time.Millisecond)
 		rc.PollOnly = true
 	}
 	client, err := river.NewClient(drv, rc)
@@ -99,7 +108,7 @@ func (q *Queue) Migrate(ctx context.Context) error {
 
 // InsertTx enqueues run inside tx, to be worked no earlier than delay from now.
 func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, run string, delay time.Duration) error {
-	opts := &river.InsertOpts{MaxAttempts: 1}
+	opts := &river.InsertOpts{MaxAttempts: jobAttempts}
 	if delay > 0 {
 		opts.ScheduledAt = time.Now().Add(delay)
 	}

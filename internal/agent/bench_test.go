@@ -210,7 +210,7 @@ func BenchmarkQueuedRun(b *testing.B) {
 	ctx := context.Background()
 	base := baseline(b, e.db, 2000)
 	t := &testing.T{}
-	e.withQueue(t, 2)
+	e.withQueue(t, 4)
 	req := agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")}
 	b.ResetTimer()
 	start := time.Now()

@@ -317,7 +317,15 @@ var (
 )
 
 // Exec runs a statement.
+//
+// On SQLite an Exec is a transaction of its own: it queues on the same Go
+// mutex as InTx, so this process's writers never meet in SQLite's busy
+// handler. Never call it inside an InTx callback (use the Tx).
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if db.dialect == SQLite {
+		db.writeMu.Lock()
+		defer db.writeMu.Unlock()
+	}
 	db.commits.Add(1)
 	q = Rebind(db.dialect, q)
 	if st := db.stmt(ctx, q); st != nil {

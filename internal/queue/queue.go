@@ -37,7 +37,7 @@ type Config struct {
 	PollInterval time.Duration // how often idle workers look for jobs (default 200ms)
 	// Cooldown is the least time between two fetches (default 5ms).
 	Cooldown time.Duration
-	Logger       *slog.Logger
+	Logger   *slog.Logger
 }
 
 // Queue inserts run jobs and, with workers, works them.

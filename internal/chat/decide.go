@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"waymark/internal/agent"
+	"waymark/internal/run"
 	"waymark/internal/store"
 	"waymark/internal/tool"
 )
@@ -95,7 +96,9 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 		s.handBack(ctx, r, card, err)
 		return
 	}
-	if err := s.settleCard(ctx, r, card, answer); err != nil {
+	// A continuation that failed records nothing (P.R4).
+	failed := res.Status != nil && res.Status.Status == run.StatusFailed
+	if err := s.settleCard(ctx, r, card, answer, !failed); err != nil {
 		s.log.Error("open points", "conversation", r.ID, "err", err)
 	}
 	s.apply(ctx, r.ID, card.RunUUID, res.Answer)
@@ -104,7 +107,7 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 // settleCard records the outcome of a decided card and what it does to open
 // points (P.R2, P.C1, P.K1): only a process card with exactly one call and a
 // target, in a conversation with a skill and a page, touches open points.
-func (s *Service) settleCard(ctx context.Context, r row, card Card, answer string) error {
+func (s *Service) settleCard(ctx context.Context, r row, card Card, answer string, mayRecord bool) error {
 	var target *tool.Target
 	if len(card.Calls) == 1 {
 		target = card.Calls[0].Target
@@ -128,7 +131,7 @@ func (s *Service) settleCard(ctx context.Context, r row, card Card, answer strin
 		}
 	case AnswerSkip:
 		o.Outcome = OutcomeSkipped
-		if eligible {
+		if eligible && mayRecord {
 			if err := s.points.RecordSkip(ctx, r.Skill, r.Page, *target); err != nil {
 				return err
 			}

@@ -133,3 +133,19 @@ func TestSummaryAfterTheProcessReportsCompletion(t *testing.T) {
 		}
 	})
 }
+
+// P.R4 (failed continuation): a skip whose continuation fails records nothing.
+func TestPR4_FailedContinuationRecordsNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "x"}`), llmtest.Reply{Status: 400, ErrorMessage: "model gone"})
+		erika := e.As(wt.Erika)
+		conv := decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "skip")
+		if conv["status"] != "failed" {
+			t.Fatalf("after the failed continuation: %v", conv)
+		}
+		if n := countPoints(t, db); n != 0 {
+			t.Fatalf("%d open points recorded", n)
+		}
+	})
+}

@@ -3,8 +3,10 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"waymark/internal/store"
 )
@@ -14,6 +16,9 @@ import (
 // idle, shows what was written (from tool_write events, record identities
 // only) and records the run as the next turn's predecessor.
 func (s *Service) reconcile(ctx context.Context, r row) (row, error) {
+	if r.Status == Processing {
+		return s.recoverInterrupted(ctx, r)
+	}
 	if r.Status != AwaitingApproval || r.PendingRun == "" {
 		return r, nil
 	}
@@ -53,6 +58,30 @@ func (s *Service) reconcile(ctx context.Context, r row) (row, error) {
 	if err != nil {
 		return r, err
 	}
+	return getRow(ctx, s.db, r.ID)
+}
+
+// interruptedAfter is how long a turn may stay processing before a read
+// treats it as interrupted (the process that ran it stopped).
+const interruptedAfter = 5 * time.Minute
+
+// recoverInterrupted settles a conversation whose turn was interrupted (the
+// process running it stopped): once its run has ended — the reaper ends an
+// abandoned one — or, without a run, after a while, the conversation goes on
+// from what the run shows.
+func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
+	if s.clk.Now().Sub(r.UpdatedAt) < interruptedAfter {
+		return r, nil
+	}
+	if r.PendingRun != "" {
+		st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
+		if err != nil || !(st.Status.Terminal() || st.Status.Waiting()) {
+			return r, nil
+		}
+		s.apply(ctx, r.ID, r.PendingRun, "")
+		return getRow(ctx, s.db, r.ID)
+	}
+	s.fail(ctx, r, errors.New("interrupted"))
 	return getRow(ctx, s.db, r.ID)
 }
 

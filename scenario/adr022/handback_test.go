@@ -149,3 +149,28 @@ func TestPR4_FailedContinuationRecordsNothing(t *testing.T) {
 		}
 	})
 }
+
+// A turn interrupted by a stopped process (the conversation stayed
+// processing) is settled on a later read from what its run shows.
+func TestInterruptedTurnIsRecoveredOnRead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := newEnv(t, db)
+		e.LLM.Add(answer("first"))
+		erika := e.As(wt.Erika)
+		conv := send(t, e, erika, start(t, erika, tone)["id"].(float64), "Hallo")
+		run := conv["lastRunUuid"].(string)
+		if _, err := db.Exec(ctx, `UPDATE conversations SET status = 'processing', pending_run_uuid = ?, updated_at = 1`, run); err != nil {
+			t.Fatal(err)
+		}
+		if got := settled(t, e, erika, conv["id"].(float64)); got["status"] != "idle" {
+			t.Fatalf("recovered conversation = %v", got)
+		}
+		if _, err := db.Exec(ctx, `UPDATE conversations SET status = 'processing', pending_run_uuid = '', updated_at = 1`); err != nil {
+			t.Fatal(err)
+		}
+		if got := settled(t, e, erika, conv["id"].(float64)); got["status"] != "failed" || got["error"] != "failed" {
+			t.Fatalf("a turn without a run = %v", got)
+		}
+	})
+}

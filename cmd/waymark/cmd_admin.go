@@ -179,6 +179,6 @@ func cmdReap(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "requeued %d, dead-lettered %d\n", rep.Requeued, rep.DeadLettered)
+	fmt.Fprintf(e.stdout, "requeued %d, dead-lettered %d, restarted %d\n", rep.Requeued, rep.DeadLettered, rep.Restarted)
 	return nil
 }

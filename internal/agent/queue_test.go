@@ -291,3 +291,40 @@ func TestContextWindowTooSmallEndsBeforeAnyProviderCall(t *testing.T) {
 		}
 	})
 }
+
+func TestQueuedRunWhoseJobWasDiscardedIsRestartedByTheReaper(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := setup(t, db, false, cycleReplies()...)
+		e.withQueue(t, 0)
+		id, err := e.rt.Enqueue(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(ctx, "DELETE FROM river_job"); err != nil {
+			t.Fatal(err)
+		}
+		if rep, _ := e.rt.Reap(ctx); rep.Restarted != 0 {
+			t.Fatalf("a fresh queued run was restarted: %+v", rep)
+		}
+		e.clk.Advance(6 * time.Minute)
+		rep, err := e.rt.Reap(ctx)
+		if err != nil || rep.Restarted != 1 {
+			t.Fatalf("Reap = %+v, %v; want one restarted run", rep, err)
+		}
+		var live int
+		_ = db.QueryRow(ctx, "SELECT COUNT(*) FROM river_job WHERE state = 'available'").Scan(&live)
+		if live != 1 {
+			t.Fatalf("%d live jobs, want 1", live)
+		}
+		if rep, _ := e.rt.Reap(ctx); rep.Restarted != 0 {
+			t.Errorf("a run with a live job was restarted again: %+v", rep)
+		}
+		if err := e.rt.RunQueued(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := e.runs.Get(ctx, id); r.Status != run.StatusWaitingForApproval {
+			t.Fatalf("the restarted run = %s", r.Status)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -15,7 +16,12 @@ import (
 type ReapReport struct {
 	Requeued     int `json:"requeued"`
 	DeadLettered int `json:"deadLettered"`
+	// Restarted counts queued runs that had no live job (it was discarded) and got a new one.
+	Restarted int `json:"restarted"`
 }
+
+// strandedAfter is how long a queued run may go without a live job before the reaper gives it one.
+const strandedAfter = 5 * time.Minute
 
 // Reap handles runs whose lease expired: a run caught inside a
 // non-idempotent write (its fence is set), a run that cannot be rebuilt from
@@ -55,7 +61,48 @@ func (rt *Runtime) Reap(ctx context.Context) (ReapReport, error) {
 			return rep, err
 		}
 	}
-	return rep, nil
+	n, err := rt.restartStranded(ctx)
+	rep.Restarted = n
+	return rep, err
+}
+
+// restartStranded gives a new job to each queued run whose job is gone (River
+// discarded it after its attempts), so no queued run waits for ever. A
+// duplicate job is harmless: its pickup loses the claim.
+func (rt *Runtime) restartStranded(ctx context.Context) (int, error) {
+	if rt.queue == nil {
+		return 0, nil
+	}
+	runOf := "json_extract(j.args, '$.run')"
+	if rt.db.Dialect() == store.Postgres {
+		runOf = "j.args->>'run'"
+	}
+	rows, err := rt.db.Query(ctx, `SELECT r.uuid FROM runs r WHERE r.status = 'queued' AND r.updated_at < ?
+		AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('available', 'scheduled', 'retryable', 'running', 'pending')
+			AND `+runOf+` = r.uuid) ORDER BY r.updated_at LIMIT 100`, store.Micros(rt.clk.Now().Add(-strandedAfter)))
+	if err != nil {
+		return 0, fmt.Errorf("stranded runs: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		if err := rt.db.InTx(ctx, func(tx *store.Tx) error { return rt.queue.InsertTx(ctx, tx, id, 0) }); err != nil {
+			return 0, err
+		}
+		r, err := rt.runs.Get(ctx, id)
+		if err == nil {
+			rt.statusEvent(ctx, r, map[string]any{"status": run.StatusQueued, "restarted": true})
+		}
+	}
+	return len(ids), nil
 }
 
 func deadLetter(r run.Run, maxRequeues int) (run.Reason, string) {

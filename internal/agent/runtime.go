@@ -226,17 +226,13 @@ func (rt *Runtime) start(ctx context.Context, seg *segment, st *state, cfgFound 
 			return false
 		}
 	}
-	tools, err := rt.offeredTools(ctx, seg.cfg, req.AllowedTools)
-	if err == nil {
-		st.Tools = tools
-		err = rt.composeSkills(ctx, seg, seg.cfg, st)
+	st.Tools = rt.offeredTools(seg.cfg, req.AllowedTools)
+	if err := rt.composeSkills(ctx, seg, seg.cfg, st); err != nil {
+		rt.fault(ctx, seg, err, Result{})
+		return false
 	}
 	if req.Context != "" {
 		st.System = strings.TrimSpace(st.System + "\n\n" + req.Context)
-	}
-	if err != nil {
-		rt.fault(ctx, seg, err, Result{})
-		return false
 	}
 	return true
 }
@@ -315,7 +311,7 @@ func (rt *Runtime) RunQueued(ctx context.Context, id string) error {
 }
 
 // offeredTools is the request's list ∩ the configuration's tool groups ∩ the registry, sorted.
-func (rt *Runtime) offeredTools(ctx context.Context, cfg llmconfig.Configuration, requested []string) ([]string, error) {
+func (rt *Runtime) offeredTools(cfg llmconfig.Configuration, requested []string) []string {
 	groups := map[string]bool{}
 	for _, g := range cfg.ToolGroups {
 		groups[g] = true
@@ -337,7 +333,7 @@ func (rt *Runtime) offeredTools(ctx context.Context, cfg llmconfig.Configuration
 	if out == nil {
 		out = []string{}
 	}
-	return out, nil
+	return out
 }
 
 func privacyOf(cfg llmconfig.Configuration) run.Privacy {

@@ -10,22 +10,22 @@ import (
 
 // View is a Conversation of API.md §3 (chat).
 type View struct {
-	ID         int64           `json:"id"`
-	Status     Status          `json:"status"`
-	Page       int64           `json:"page"`
-	Language   int64           `json:"language"`
-	Skill      *SkillRef       `json:"skill"`
-	Tour       *Tour           `json:"tour"`
-	Progress   json.RawMessage `json:"progress"`
-	Highlight  json.RawMessage `json:"highlight"`
-	Messages   []Message       `json:"messages"`
-	Card       *Card           `json:"card"`
-	Outcomes   []Outcome       `json:"outcomes"`
-	Summary    *Summary        `json:"summary"`
-	LastRun    string          `json:"lastRunUuid"`
-	Error      string          `json:"error,omitempty"`
-	UpdatedAt  time.Time       `json:"updatedAt"`
-	Configured int64           `json:"configuration"`
+	ID            int64           `json:"id"`
+	Status        Status          `json:"status"`
+	Page          int64           `json:"page"`
+	Language      int64           `json:"language"`
+	Skill         *SkillRef       `json:"skill"`
+	Tour          *Tour           `json:"tour"`
+	Progress      json.RawMessage `json:"progress"`
+	Highlight     json.RawMessage `json:"highlight"`
+	Messages      []Message       `json:"messages"`
+	Card          *Card           `json:"card"`
+	Outcomes      []Outcome       `json:"outcomes"`
+	Summary       *Summary        `json:"summary"`
+	LastRun       string          `json:"lastRunUuid"`
+	Error         string          `json:"error,omitempty"`
+	UpdatedAt     time.Time       `json:"updatedAt"`
+	Configuration int64           `json:"configuration"`
 }
 
 // SkillRef names the conversation's skill.
@@ -93,7 +93,7 @@ func (s *Service) List(ctx context.Context, actor int64) ([]View, error) {
 
 func (s *Service) view(ctx context.Context, r row) (View, error) {
 	v := View{ID: r.ID, Status: r.Status, Page: r.Page, Language: r.Language, Progress: r.Progress, Highlight: r.Highlight,
-		Card: r.Card, LastRun: r.LastRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configured: r.Configuration}
+		Card: r.Card, LastRun: r.LastRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configuration: r.Configuration}
 	if r.Status == Processing && r.PendingRun != "" {
 		// Progress and highlight as they are reported, not only at pauses.
 		if st, err := s.rt.Status(ctx, r.Owner, r.PendingRun); err == nil {

@@ -32,9 +32,6 @@ func infoFrom(ctx context.Context) *requestInfo {
 	return &requestInfo{} // a handler called outside the server, e.g. in a test
 }
 
-// RequestID returns the id of the request ctx belongs to ("" outside the server).
-func RequestID(ctx context.Context) string { return infoFrom(ctx).id }
-
 // serveHTTP is the outer middleware: request id, panic recovery, access
 // log and metrics around the mux.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
 
 	"waymark/internal/store"
 )
@@ -127,49 +126,31 @@ func LoadGroups(ctx context.Context, q store.Querier) (map[int64]Group, error) {
 }
 
 // LoadActor reads the user and its groups as stored now and resolves them.
-// The groups come from a per-database cache that is valid for one value of
-// the access generation, which every change of be_groups bumps and which is
-// read in the same statement as the user: a changed group is seen at once.
+// Resolved actors are kept per database for one settings generation, which
+// every change of be_users and be_groups moves (store.GenCache): a changed
+// user or group is seen at once.
 func LoadActor(ctx context.Context, q store.Querier, uid int64) (*Actor, error) {
-	var gen int64
-	u, err := scanUser(q.QueryRow(ctx, "SELECT "+userColumns+
-		", (SELECT gen FROM access_generation WHERE id = 1) FROM be_users WHERE uid = ?", uid), &gen)
-	if err != nil {
-		return nil, err
-	}
-	var groups map[int64]Group
-	if len(u.Groups) > 0 {
-		if groups, err = cachedGroups(ctx, q, gen); err != nil {
+	return actors.Get(ctx, q, uid, func(ctx context.Context, q store.Querier) (*Actor, error) {
+		u, err := LoadUser(ctx, q, uid)
+		if err != nil {
 			return nil, err
 		}
-	}
-	return Resolve(u, groups), nil
-}
-
-// groupCache holds the groups of each database for one access generation.
-var groupCache sync.Map // *store.DB → groupSnapshot
-
-type groupSnapshot struct {
-	gen    int64
-	groups map[int64]Group // never modified after it is stored
-}
-
-func cachedGroups(ctx context.Context, q store.Querier, gen int64) (map[int64]Group, error) {
-	pool := q.Pool()
-	if v, ok := groupCache.Load(pool); ok && pool != nil {
-		if snap := v.(groupSnapshot); snap.gen == gen && gen != 0 {
-			return snap.groups, nil
+		var groups map[int64]Group
+		if len(u.Groups) > 0 {
+			if groups, err = groupCache.Get(ctx, q, struct{}{}, LoadGroups); err != nil {
+				return nil, err
+			}
 		}
-	}
-	groups, err := LoadGroups(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	if pool != nil && gen != 0 {
-		groupCache.Store(pool, groupSnapshot{gen: gen, groups: groups})
-	}
-	return groups, nil
+		return Resolve(u, groups), nil
+	})
 }
+
+// actors and groupCache keep resolved actors and all groups (never modified
+// once stored).
+var (
+	actors     store.GenCache[int64, *Actor]
+	groupCache store.GenCache[struct{}, map[int64]Group]
+)
 
 // Resolve combines a user with its groups and their subgroups (cycles are harmless).
 func Resolve(u User, groups map[int64]Group) *Actor {

@@ -153,19 +153,14 @@ func denial(decidedBy string, reason DenyReason) tool.Result {
 // events and, for an approval whose first call writes, the write fence.
 func (rt *Runtime) claim(ctx context.Context, seg *segment, from run.Status, fence []byte) error {
 	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := rt.runs.ResumeTx(ctx, tx, seg.run.UUID, from, seg.owner, rt.cfg.Lease)
+		won, err := rt.runs.ResumeTx(ctx, tx, seg.run.UUID, from, seg.owner, rt.cfg.Lease, fence, seg.flush())
 		if err != nil {
 			return err
 		}
 		if !won {
 			return ErrNotWaiting
 		}
-		if fence != nil {
-			if _, err := rt.runs.SetFenceTx(ctx, tx, seg.run.UUID, seg.owner, fence); err != nil {
-				return err
-			}
-		}
-		return seg.flushTx(ctx, tx)
+		return nil
 	})
 	if err == nil {
 		seg.flushed()
@@ -201,33 +196,29 @@ func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendi
 		return rt.runRead(ctx, seg, st, lc)
 	}
 	if !fenced {
-		if err := seg.guardedTx(ctx, func(tx *store.Tx) error {
-			_, err := rt.runs.SetFenceTx(ctx, tx, seg.run.UUID, seg.owner, effectJSON(c))
-			return err
-		}); err != nil {
+		if err := seg.renew(ctx, effectJSON(c)); err != nil {
 			return err
 		}
 	}
 	call := rt.toolCall(seg, st, lc)
 	if c.Effect == tool.EffectWrite {
+		// The write comes first and the guarded renewal that clears the fence
+		// and records it last: a lost guard rolls the write back with it.
 		err := rt.db.InTx(ctx, func(tx *store.Tx) error {
-			won, err := rt.runs.RenewTx(ctx, tx, seg.run.UUID, seg.owner, rt.cfg.Lease)
-			if err != nil {
-				return err
-			}
-			if !won {
-				return errLost
-			}
 			call.Tx = tx
 			res, err := rt.tools.Execute(ctx, c.Tool, call)
 			if err != nil {
 				return err
 			}
 			rt.answer(seg, st, lc, res)
-			if _, err := rt.runs.ClearFenceTx(ctx, tx, seg.run.UUID, seg.owner); err != nil {
+			won, err := rt.runs.RenewTx(ctx, tx, seg.run.UUID, seg.owner, rt.cfg.Lease, run.NoFence, seg.flush())
+			if err != nil {
 				return err
 			}
-			return seg.flushTx(ctx, tx)
+			if !won {
+				return errLost
+			}
+			return nil
 		})
 		if err == nil {
 			seg.flushed()

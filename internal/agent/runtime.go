@@ -156,13 +156,8 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 		LeaseOwner: owner, LeaseExpiresAt: rt.clk.Now().Add(rt.cfg.Lease), AllowedTools: req.AllowedTools}
 	seg := rt.newSegment(r, owner, cfg, false)
 	ctx = context.WithoutCancel(ctx) // a started run is settled even when the caller goes away
-	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := rt.runs.CreateTx(ctx, tx, r); err != nil {
-			return err
-		}
-		_, err := rt.runs.AppendEventTx(ctx, tx, r.UUID, run.EventRequest, requestPayload(req), seg.privacy)
-		return err
-	})
+	first := run.Flush{Events: []run.NewEvent{{Kind: run.EventRequest, Payload: requestPayload(req)}}, Privacy: seg.privacy}
+	err = rt.db.InTx(ctx, func(tx *store.Tx) error { return rt.runs.CreateTx(ctx, tx, r, first) })
 	if err != nil {
 		return Result{}, fmt.Errorf("start run: %w", err)
 	}
@@ -255,11 +250,9 @@ func (rt *Runtime) Enqueue(ctx context.Context, actor int64, req Request) (strin
 	}
 	priv := privacyOf(cfg)
 	r := run.Run{UUID: uuid.NewString(), Configuration: req.Configuration, Initiator: actor, Status: run.StatusQueued, Request: body}
+	first := run.Flush{Events: []run.NewEvent{{Kind: run.EventRequest, Payload: requestPayload(req)}}, Privacy: priv}
 	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := rt.runs.CreateTx(ctx, tx, r); err != nil {
-			return err
-		}
-		if _, err := rt.runs.AppendEventTx(ctx, tx, r.UUID, run.EventRequest, requestPayload(req), priv); err != nil {
+		if err := rt.runs.CreateTx(ctx, tx, r, first); err != nil {
 			return err
 		}
 		return rt.queue.InsertTx(ctx, tx, r.UUID, 0)

@@ -43,9 +43,9 @@ func (s *segment) emit(kind run.Kind, payload any) {
 	s.events = append(s.events, e)
 }
 
-// flushTx writes the buffered events and usage inside tx.
-func (s *segment) flushTx(ctx context.Context, tx *store.Tx) error {
-	return s.rt.runs.FlushTx(ctx, tx, s.run.UUID, s.events, s.privacy, s.usage)
+// flush is what the next guarded transition commits: the buffered events and usage.
+func (s *segment) flush() run.Flush {
+	return run.Flush{Events: s.events, Usage: s.usage, Privacy: s.privacy}
 }
 
 func (s *segment) flushed() {
@@ -56,22 +56,17 @@ func (s *segment) flushed() {
 // errLost: the segment no longer owns the run (lease lost, cancelled, ended elsewhere).
 var errLost = errors.New("segment lost its run")
 
-// guardedTx runs fn after a guarded renewal of the lease and the buffered
-// events, all in one transaction. It returns errLost when the guard fails.
-func (s *segment) guardedTx(ctx context.Context, fn func(tx *store.Tx) error) error {
+// renew is a guarded renewal of the lease that commits the buffered events
+// and sets or clears the write fence (fence as run.RenewTx), in one
+// transaction. It returns errLost when the guard fails.
+func (s *segment) renew(ctx context.Context, fence []byte) error {
 	err := s.rt.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := s.rt.runs.RenewTx(ctx, tx, s.run.UUID, s.owner, s.rt.cfg.Lease)
+		won, err := s.rt.runs.RenewTx(ctx, tx, s.run.UUID, s.owner, s.rt.cfg.Lease, fence, s.flush())
 		if err != nil {
 			return err
 		}
 		if !won {
 			return errLost
-		}
-		if err := s.flushTx(ctx, tx); err != nil {
-			return err
-		}
-		if fn != nil {
-			return fn(tx)
 		}
 		return nil
 	})
@@ -82,16 +77,13 @@ func (s *segment) guardedTx(ctx context.Context, fn func(tx *store.Tx) error) er
 }
 
 // boundary is a step boundary: renew the lease, commit the buffered events.
-func (s *segment) boundary(ctx context.Context) error { return s.guardedTx(ctx, nil) }
+func (s *segment) boundary(ctx context.Context) error { return s.renew(ctx, nil) }
 
 // settle ends the run under the owner guard, with its buffered events and a status event.
 func (s *segment) settle(ctx context.Context, status run.Status, reason run.Reason, errClass, msg, answer string) error {
 	s.emit(run.EventStatus, map[string]any{"status": status, "reason": reason, "errorClass": errClass})
 	err := s.rt.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.flushTx(ctx, tx); err != nil {
-			return err
-		}
-		won, err := s.rt.runs.SettleTx(ctx, tx, s.run.UUID, s.owner, status, reason, errClass, msg, run.StoredAnswer(s.privacy, answer))
+		won, err := s.rt.runs.SettleTx(ctx, tx, s.run.UUID, s.owner, status, reason, errClass, msg, run.StoredAnswer(s.privacy, answer), s.flush())
 		if err != nil {
 			return err
 		}
@@ -121,10 +113,7 @@ func (s *segment) requeue(ctx context.Context) error {
 	n := s.run.RequeueCount + 1
 	s.emit(run.EventStatus, map[string]any{"status": run.StatusQueued, "requeue": n})
 	return s.rt.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.flushTx(ctx, tx); err != nil {
-			return err
-		}
-		won, err := s.rt.runs.RequeueTx(ctx, tx, s.run.UUID, s.owner, s.run.RequeueCount)
+		won, err := s.rt.runs.RequeueTx(ctx, tx, s.run.UUID, s.owner, s.run.RequeueCount, s.flush())
 		if err != nil {
 			return err
 		}
@@ -138,10 +127,7 @@ func (s *segment) requeue(ctx context.Context) error {
 // suspend moves the run to a waiting status with its state, under the owner guard.
 func (s *segment) suspend(ctx context.Context, to run.Status, body []byte) error {
 	err := s.rt.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := s.flushTx(ctx, tx); err != nil {
-			return err
-		}
-		won, err := s.rt.runs.SuspendTx(ctx, tx, s.run.UUID, s.owner, to, body)
+		won, err := s.rt.runs.SuspendTx(ctx, tx, s.run.UUID, s.owner, to, body, s.flush())
 		if err != nil {
 			return err
 		}

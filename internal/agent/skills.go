@@ -189,16 +189,14 @@ type subjectChecker interface {
 
 // endWaiting settles a waiting run (no segment holds it) as failed with its reason and events.
 func (rt *Runtime) endWaiting(ctx context.Context, r run.Run, reason run.Reason, class, msg string, notice map[string]any) error {
+	evs := []run.NewEvent{{Kind: run.EventStatus, Payload: map[string]any{"status": run.StatusFailed, "reason": reason, "errorClass": class}}}
+	if notice != nil {
+		evs = append([]run.NewEvent{{Kind: run.EventNotice, Payload: notice}}, evs...)
+	}
 	return rt.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := rt.runs.SettleTx(ctx, tx, r.UUID, "", run.StatusFailed, reason, class, msg, "")
-		if err != nil || !won {
-			return err
-		}
-		evs := []run.NewEvent{{Kind: run.EventStatus, Payload: map[string]any{"status": run.StatusFailed, "reason": reason, "errorClass": class}}}
-		if notice != nil {
-			evs = append([]run.NewEvent{{Kind: run.EventNotice, Payload: notice}}, evs...)
-		}
-		return rt.runs.AppendEventsTx(ctx, tx, r.UUID, evs, run.PrivacyMetadata)
+		_, err := rt.runs.SettleTx(ctx, tx, r.UUID, "", run.StatusFailed, reason, class, msg, "",
+			run.Flush{Events: evs, Privacy: run.PrivacyMetadata})
+		return err
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"waymark/internal/store"
 )
@@ -144,15 +145,17 @@ func (s *Schemas) Names() []string {
 	return out
 }
 
-// BuiltinSchemas returns the built-in schemas only.
-func BuiltinSchemas() *Schemas {
+// BuiltinSchemas returns the built-in schemas only (one shared value: do not modify it).
+func BuiltinSchemas() *Schemas { return builtinSchemas() }
+
+var builtinSchemas = sync.OnceValue(func() *Schemas {
 	s := &Schemas{tables: map[string]*Table{}}
 	for _, t := range builtinTables() {
 		t := t
 		s.tables[t.Name] = &t
 	}
 	return s
-}
+})
 
 // WithExtension returns a copy of s with ext merged over its table (or added).
 func (s *Schemas) WithExtension(ext Table) *Schemas {
@@ -172,7 +175,15 @@ func (s *Schemas) WithExtension(ext Table) *Schemas {
 }
 
 // LoadSchemas reads the stored extensions and merges them over the built-ins.
+// The result is kept for one settings generation (store.GenCache), which
+// every change of schema_tables moves.
 func LoadSchemas(ctx context.Context, q store.Querier) (*Schemas, error) {
+	return schemaCache.Get(ctx, q, struct{}{}, loadSchemas)
+}
+
+var schemaCache store.GenCache[struct{}, *Schemas]
+
+func loadSchemas(ctx context.Context, q store.Querier) (*Schemas, error) {
 	rows, err := q.Query(ctx, "SELECT name, definition FROM schema_tables ORDER BY name")
 	if err != nil {
 		return nil, fmt.Errorf("load schemas: %w", err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"waymark/internal/clock"
 	"waymark/internal/secret"
@@ -61,17 +62,30 @@ func (s *Store) Get(ctx context.Context, uid int64) (Configuration, error) {
 	return s.GetTx(ctx, s.db, uid)
 }
 
-// GetTx is Get inside a transaction (or on any Querier).
+// GetTx is Get inside a transaction (or on any Querier). Configurations are
+// kept for one settings generation, which every change of configurations
+// moves (store.GenCache); each caller gets its own copy.
 func (s *Store) GetTx(ctx context.Context, q store.Querier, uid int64) (Configuration, error) {
-	c, err := scan(q.QueryRow(ctx, "SELECT "+columns+" FROM configurations WHERE uid = ?", uid))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Configuration{}, fmt.Errorf("configuration %d: %w", uid, ErrNotFound)
-	}
+	c, err := configCache.Get(ctx, q, uid, func(ctx context.Context, q store.Querier) (Configuration, error) {
+		c, err := scan(q.QueryRow(ctx, "SELECT "+columns+" FROM configurations WHERE uid = ?", uid))
+		if errors.Is(err, sql.ErrNoRows) {
+			return Configuration{}, fmt.Errorf("configuration %d: %w", uid, ErrNotFound)
+		}
+		if err != nil {
+			return Configuration{}, fmt.Errorf("read configuration %d: %w", uid, err)
+		}
+		return c, nil
+	})
 	if err != nil {
-		return Configuration{}, fmt.Errorf("read configuration %d: %w", uid, err)
+		return Configuration{}, err
 	}
+	c.AllowedGroups = slices.Clone(c.AllowedGroups)
+	c.ToolGroups = slices.Clone(c.ToolGroups)
+	c.Script = slices.Clone(c.Script)
 	return c, nil
 }
+
+var configCache store.GenCache[int64, Configuration]
 
 // GetByIdentifier reads one configuration by its identifier.
 func (s *Store) GetByIdentifier(ctx context.Context, identifier string) (Configuration, error) {

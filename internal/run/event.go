@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"time"
 
@@ -97,17 +99,30 @@ func eventPayload(id string, kind Kind, payload any, privacy Privacy) ([]byte, e
 	if !privacy.Valid() {
 		return nil, invalid("event of", id, "unknown privacy level %q", privacy)
 	}
+	if m, ok := payload.(map[string]any); ok && kind != EventLineage && kind != EventProgress && kind != EventHighlight {
+		// Spare the round trip below what the level drops anyway.
+		switch privacy {
+		case PrivacyFull:
+			if m == nil {
+				return []byte("{}"), nil
+			}
+			body, err := json.Marshal(m)
+			if err != nil {
+				return nil, invalid("event of", id, "payload does not marshal: %v", err)
+			}
+			return body, nil
+		case PrivacyNone, PrivacyMetadata:
+			if privacy == PrivacyNone && !kind.alwaysStored() {
+				return []byte("{}"), nil
+			}
+			payload = withoutContentKeys(m)
+		}
+	}
 	m := map[string]any{}
 	if payload != nil {
-		raw, err := json.Marshal(payload)
+		v, err := generic(payload)
 		if err != nil {
 			return nil, invalid("event of", id, "payload does not marshal: %v", err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return nil, invalid("event of", id, "payload is not JSON: %v", err)
 		}
 		switch v := v.(type) {
 		case nil:
@@ -122,6 +137,79 @@ func eventPayload(id string, kind Kind, payload any, privacy Privacy) ([]byte, e
 		return nil, fmt.Errorf("event of run %s: %w", id, err)
 	}
 	return body, nil
+}
+
+// generic turns v into the values encoding/json decodes into (maps, slices,
+// strings, booleans, numbers, nil), as a JSON round trip with UseNumber
+// would: plain maps, slices and scalars are converted directly, anything
+// else (structs, types with their own MarshalJSON) goes through JSON. The
+// result never shares a map or slice with v.
+func generic(v any) (any, error) {
+	switch v := v.(type) {
+	case nil, string, bool, json.Number, int, int64, int32, uint, uint64, uint32:
+		return v, nil
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			break // let encoding/json report it
+		}
+		return v, nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			g, err := generic(e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = g
+		}
+		return out, nil
+	case []any:
+		return genericSlice(v)
+	case []map[string]any:
+		return genericSlice(v)
+	case []string:
+		return genericSlice(v)
+	case Status, Reason, Kind:
+		return reflect.ValueOf(v).String(), nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func genericSlice[E any](v []E) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	out := make([]any, len(v))
+	for i, e := range v {
+		g, err := generic(e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = g
+	}
+	return out, nil
+}
+
+// withoutContentKeys is m without its top-level content keys (which the
+// metadata filter drops with all they hold), sharing the other values.
+func withoutContentKeys(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if !contentKey(k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // NewEvent is one event to append with AppendEventsTx.
@@ -153,50 +241,50 @@ func (s *Store) AppendEventsTx(ctx context.Context, tx *store.Tx, id string, evs
 
 // FlushTx is AppendEventsTx that also adds usage to the run's counters, in
 // the same UPDATE that advances the event sequence. It does not check the
-// lease: the caller's transaction carries the guarded transition.
+// lease: the caller's transaction carries the guarded transition (which can
+// carry the flush itself: Flush).
 func (s *Store) FlushTx(ctx context.Context, tx *store.Tx, id string, evs []NewEvent, privacy Privacy, u Usage) error {
-	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.Iterations < 0 {
-		return invalid("usage", id, "usage %+v is negative", u)
+	if len(evs) == 0 && u == (Usage{}) {
+		return nil
 	}
-	if len(evs) == 0 {
-		if u == (Usage{}) {
-			return nil
-		}
-		_, err := tx.Exec(ctx, `UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
-			iterations = iterations + ? WHERE uuid = ?`, u.PromptTokens, u.CompletionTokens, u.Iterations, id)
+	won, err := s.guarded(ctx, tx, "events of", id, "updated_at = updated_at", "TRUE", nil, Flush{Events: evs, Usage: u, Privacy: privacy})
+	if err != nil {
 		return err
 	}
+	if !won {
+		return fmt.Errorf("events of run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// encodeAll filters and encodes the payloads of evs.
+func encodeAll(id string, evs []NewEvent, privacy Privacy) ([][]byte, error) {
 	bodies := make([][]byte, len(evs))
 	for i, e := range evs {
 		enc, err := Encode(id, e, privacy)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		bodies[i] = enc.Body
 	}
-	var last int64
-	err := tx.QueryRow(ctx, `UPDATE runs SET event_sequence = event_sequence + ?, prompt_tokens = prompt_tokens + ?,
-		completion_tokens = completion_tokens + ?, iterations = iterations + ? WHERE uuid = ?
-		RETURNING event_sequence`, len(evs), u.PromptTokens, u.CompletionTokens, u.Iterations, id).Scan(&last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("events of run %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("events of run %s: %w", id, err)
-	}
+	return bodies, nil
+}
+
+// insertEvents inserts evs (encoded as bodies) with the sequences that end at last, in one statement.
+func (s *Store) insertEvents(ctx context.Context, q store.Querier, id string, last int64, evs []NewEvent, bodies [][]byte) error {
 	now := store.Micros(s.clk.Now())
-	var q strings.Builder
-	q.WriteString("INSERT INTO run_events (run_uuid, sequence, kind, payload, created_at) VALUES ")
+	var b strings.Builder
+	b.WriteString("INSERT INTO run_events (run_uuid, sequence, kind, payload, created_at) VALUES ")
 	args := make([]any, 0, 5*len(evs))
 	first := last - int64(len(evs)) + 1
 	for i, e := range evs {
 		if i > 0 {
-			q.WriteString(", ")
+			b.WriteString(", ")
 		}
-		q.WriteString("(?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?)")
 		args = append(args, id, first+int64(i), string(e.Kind), string(bodies[i]), now)
 	}
-	if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+	if _, err := q.Exec(ctx, b.String(), args...); err != nil {
 		return fmt.Errorf("events of run %s: %w", id, err)
 	}
 	return nil

@@ -45,9 +45,8 @@ func (s *Store) fence(ctx context.Context, q store.Querier, id, owner, effect st
 	if owner == "" {
 		return false, invalid("fence", id, "lease owner is empty")
 	}
-	return guarded(ctx, q, "fence", id, `UPDATE runs SET pending_effect = ?, updated_at = ?
-		WHERE uuid = ? AND status = 'running' AND lease_owner = ?`,
-		effect, store.Micros(s.clk.Now()), id, owner)
+	return s.guarded(ctx, q, "fence", id, `pending_effect = ?, updated_at = ?`,
+		`status = 'running' AND lease_owner = ?`, []any{effect, store.Micros(s.clk.Now()), owner}, Flush{})
 }
 
 // Requeue puts owner's running run back in the queue for a retry: running →
@@ -55,39 +54,39 @@ func (s *Store) fence(ctx context.Context, q store.Querier, id, owner, effect st
 // caller read; a concurrent requeue makes it lose. The caller checks first
 // that the run has a stored request and no fenced non-idempotent write.
 func (s *Store) Requeue(ctx context.Context, id, owner string, expectedRequeues int) (bool, error) {
-	return s.requeue(ctx, s.db, id, owner, expectedRequeues, false)
+	return s.requeue(ctx, s.db, id, owner, expectedRequeues, false, Flush{})
 }
 
 // RequeueTx is Requeue inside tx, so it commits with the new queue job.
-func (s *Store) RequeueTx(ctx context.Context, tx *store.Tx, id, owner string, expectedRequeues int) (bool, error) {
-	return s.requeue(ctx, tx, id, owner, expectedRequeues, false)
+// It commits f with it.
+func (s *Store) RequeueTx(ctx context.Context, tx *store.Tx, id, owner string, expectedRequeues int, f Flush) (bool, error) {
+	return s.requeue(ctx, tx, id, owner, expectedRequeues, false, f)
 }
 
 // RequeueExpired is Requeue for the reaper: it wins only while owner's lease
 // is expired by the clock, so a concurrent Renew wins over the reaper.
 func (s *Store) RequeueExpired(ctx context.Context, id, owner string, expectedRequeues int) (bool, error) {
-	return s.requeue(ctx, s.db, id, owner, expectedRequeues, true)
+	return s.requeue(ctx, s.db, id, owner, expectedRequeues, true, Flush{})
 }
 
 // RequeueExpiredTx is RequeueExpired inside tx.
 func (s *Store) RequeueExpiredTx(ctx context.Context, tx *store.Tx, id, owner string, expectedRequeues int) (bool, error) {
-	return s.requeue(ctx, tx, id, owner, expectedRequeues, true)
+	return s.requeue(ctx, tx, id, owner, expectedRequeues, true, Flush{})
 }
 
-func (s *Store) requeue(ctx context.Context, q store.Querier, id, owner string, expected int, expired bool) (bool, error) {
+func (s *Store) requeue(ctx context.Context, q store.Querier, id, owner string, expected int, expired bool, f Flush) (bool, error) {
 	if owner == "" {
 		return false, invalid("requeue", id, "lease owner is empty")
 	}
 	now := store.Micros(s.clk.Now())
-	query := `UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, lease_owner = '',
-		lease_expires_at = 0, updated_at = ? WHERE uuid = ? AND status = 'running' AND lease_owner = ?
-		AND requeue_count = ?`
-	args := []any{now, id, owner, expected}
+	where := `status = 'running' AND lease_owner = ? AND requeue_count = ?`
+	args := []any{now, owner, expected}
 	if expired {
-		query += ` AND lease_expires_at > 0 AND lease_expires_at < ?`
+		where += ` AND lease_expires_at > 0 AND lease_expires_at < ?`
 		args = append(args, now)
 	}
-	return guarded(ctx, q, "requeue", id, query, args...)
+	return s.guarded(ctx, q, "requeue", id, `status = 'queued', requeue_count = requeue_count + 1, lease_owner = '',
+		lease_expires_at = 0, updated_at = ?`, where, args, f)
 }
 
 // AddUsage adds u to the totals of owner's running run.
@@ -107,8 +106,6 @@ func (s *Store) addUsage(ctx context.Context, q store.Querier, id, owner string,
 	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.Iterations < 0 {
 		return false, invalid("usage", id, "usage %+v is negative", u)
 	}
-	return guarded(ctx, q, "usage", id, `UPDATE runs SET prompt_tokens = prompt_tokens + ?,
-		completion_tokens = completion_tokens + ?, iterations = iterations + ?, updated_at = ?
-		WHERE uuid = ? AND status = 'running' AND lease_owner = ?`,
-		u.PromptTokens, u.CompletionTokens, u.Iterations, store.Micros(s.clk.Now()), id, owner)
+	return s.guarded(ctx, q, "usage", id, `updated_at = ?`, `status = 'running' AND lease_owner = ?`,
+		[]any{store.Micros(s.clk.Now()), owner}, Flush{Usage: u})
 }

@@ -76,16 +76,24 @@ func NewStore(db *store.DB, clk clock.Clock) *Store {
 // Request) or running (born claimed: LeaseOwner set and LeaseExpiresAt in
 // the future). CreatedAt and UpdatedAt come from the clock; Reason, errors,
 // FinishedAt and RequeueCount must be unset.
-func (s *Store) Create(ctx context.Context, r Run) error { return s.create(ctx, s.db, r) }
+func (s *Store) Create(ctx context.Context, r Run) error { return s.create(ctx, s.db, r, Flush{}) }
 
-// CreateTx is Create inside tx, so the row commits with its queue job.
-func (s *Store) CreateTx(ctx context.Context, tx *store.Tx, r Run) error {
-	return s.create(ctx, tx, r)
+// CreateTx is Create inside tx, so the row commits with its queue job, and
+// with its first events (f.Events; f.Usage must be empty: r carries usage).
+func (s *Store) CreateTx(ctx context.Context, tx *store.Tx, r Run, f Flush) error {
+	return s.create(ctx, tx, r, f)
 }
 
-func (s *Store) create(ctx context.Context, q store.Querier, r Run) error {
+func (s *Store) create(ctx context.Context, q store.Querier, r Run, f Flush) error {
 	now := s.clk.Now()
 	if err := validateNew(r, now); err != nil {
+		return err
+	}
+	if f.Usage != (Usage{}) {
+		return invalid("create", r.UUID, "usage belongs on the run, not the flush")
+	}
+	bodies, err := encodeAll(r.UUID, f.Events, f.Privacy)
+	if err != nil {
 		return err
 	}
 	allowed, err := json.Marshal(r.AllowedTools)
@@ -94,14 +102,17 @@ func (s *Store) create(ctx context.Context, q store.Querier, r Run) error {
 	}
 	_, err = q.Exec(ctx, `INSERT INTO runs (uuid, configuration, initiator, status, prompt_tokens,
 		completion_tokens, iterations, lease_owner, lease_expires_at, pending_effect, request,
-		suspended, allowed_tools, answer, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		suspended, allowed_tools, answer, event_sequence, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.UUID, r.Configuration, r.Initiator, string(r.Status), r.Usage.PromptTokens,
 		r.Usage.CompletionTokens, r.Usage.Iterations, r.LeaseOwner, store.Micros(r.LeaseExpiresAt),
 		string(r.PendingEffect), string(r.Request), string(r.Suspended), string(allowed), r.Answer,
-		store.Micros(now), store.Micros(now))
+		len(bodies), store.Micros(now), store.Micros(now))
 	if err != nil {
 		return fmt.Errorf("create run %s: %w", r.UUID, err)
+	}
+	if len(bodies) > 0 {
+		return s.insertEvents(ctx, q, r.UUID, int64(len(bodies)), f.Events, bodies)
 	}
 	return nil
 }

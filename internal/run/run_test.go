@@ -20,7 +20,7 @@ func TestCreateStoresTheRunAsGiven(t *testing.T) {
 		want := run.Run{UUID: id, Configuration: 3, Initiator: 7, Status: run.StatusRunning,
 			LeaseOwner: "sync:web-1", LeaseExpiresAt: t0.Add(lease), AllowedTools: nil,
 			Usage: run.Usage{PromptTokens: 1}}
-		err := b.db.InTx(b.ctx, func(tx *store.Tx) error { return b.store.CreateTx(b.ctx, tx, want) })
+		err := b.db.InTx(b.ctx, func(tx *store.Tx) error { return b.store.CreateTx(b.ctx, tx, want, run.Flush{}) })
 		if err != nil {
 			t.Fatalf("CreateTx: %v", err)
 		}

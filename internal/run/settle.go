@@ -15,27 +15,27 @@ import (
 // suspended state; the write fence is left as it is, for the audit. A late
 // second settle loses.
 func (s *Store) Settle(ctx context.Context, id, owner string, status Status, reason Reason, errClass, errMsg, answer string) (bool, error) {
-	return s.settle(ctx, s.db, id, owner, status, reason, errClass, errMsg, answer, false)
+	return s.settle(ctx, s.db, id, owner, status, reason, errClass, errMsg, answer, false, Flush{})
 }
 
-// SettleTx is Settle inside tx, so the settle commits with its status event.
-func (s *Store) SettleTx(ctx context.Context, tx *store.Tx, id, owner string, status Status, reason Reason, errClass, errMsg, answer string) (bool, error) {
-	return s.settle(ctx, tx, id, owner, status, reason, errClass, errMsg, answer, false)
+// SettleTx is Settle inside tx, committing f (its status event) with it.
+func (s *Store) SettleTx(ctx context.Context, tx *store.Tx, id, owner string, status Status, reason Reason, errClass, errMsg, answer string, f Flush) (bool, error) {
+	return s.settle(ctx, tx, id, owner, status, reason, errClass, errMsg, answer, false, f)
 }
 
 // SettleExpired dead-letters a running run whose lease, held by owner, has
 // expired by the clock: → failed with reason. The expiry is re-checked in
 // the UPDATE, so a concurrent Renew wins over the reaper.
 func (s *Store) SettleExpired(ctx context.Context, id, owner string, reason Reason, errClass, errMsg string) (bool, error) {
-	return s.settle(ctx, s.db, id, owner, StatusFailed, reason, errClass, errMsg, "", true)
+	return s.settle(ctx, s.db, id, owner, StatusFailed, reason, errClass, errMsg, "", true, Flush{})
 }
 
 // SettleExpiredTx is SettleExpired inside tx.
 func (s *Store) SettleExpiredTx(ctx context.Context, tx *store.Tx, id, owner string, reason Reason, errClass, errMsg string) (bool, error) {
-	return s.settle(ctx, tx, id, owner, StatusFailed, reason, errClass, errMsg, "", true)
+	return s.settle(ctx, tx, id, owner, StatusFailed, reason, errClass, errMsg, "", true, Flush{})
 }
 
-func (s *Store) settle(ctx context.Context, q store.Querier, id, owner string, status Status, reason Reason, errClass, errMsg, answer string, expired bool) (bool, error) {
+func (s *Store) settle(ctx context.Context, q store.Querier, id, owner string, status Status, reason Reason, errClass, errMsg, answer string, expired bool, f Flush) (bool, error) {
 	switch {
 	case !status.Terminal():
 		return false, invalid("settle", id, "status %q is not terminal", status)
@@ -45,15 +45,15 @@ func (s *Store) settle(ctx context.Context, q store.Querier, id, owner string, s
 		return false, invalid("settle", id, "lease owner is empty")
 	}
 	now := store.Micros(s.clk.Now())
-	query := `UPDATE runs SET status = ?, termination_reason = ?, error_class = ?, error_message = ?,
-		answer = ?, lease_owner = '', lease_expires_at = 0, request = '', suspended = '',
-		finished_at = ?, updated_at = ? WHERE uuid = ? AND status IN ` + nonTerminalSQL + ` AND lease_owner = ?`
-	args := []any{string(status), string(reason), errClass, errMsg, answer, now, now, id, owner}
+	where := `status IN ` + nonTerminalSQL + ` AND lease_owner = ?`
+	args := []any{string(status), string(reason), errClass, errMsg, answer, now, now, owner}
 	if expired {
-		query += ` AND status = 'running' AND lease_expires_at > 0 AND lease_expires_at < ?`
+		where += ` AND status = 'running' AND lease_expires_at > 0 AND lease_expires_at < ?`
 		args = append(args, now)
 	}
-	return guarded(ctx, q, "settle", id, query, args...)
+	return s.guarded(ctx, q, "settle", id, `status = ?, termination_reason = ?, error_class = ?, error_message = ?,
+		answer = ?, lease_owner = '', lease_expires_at = 0, request = '', suspended = '',
+		finished_at = ?, updated_at = ?`, where, args, f)
 }
 
 // Cancel ends any non-terminal run (queued, running or waiting) as
@@ -83,10 +83,9 @@ func (s *Store) CancelIfWaitingTx(ctx context.Context, tx *store.Tx, id string) 
 
 func (s *Store) cancel(ctx context.Context, q store.Querier, id, from string) (bool, error) {
 	now := store.Micros(s.clk.Now())
-	return guarded(ctx, q, "cancel", id, `UPDATE runs SET status = 'cancelled',
-		termination_reason = 'cancelled', lease_owner = '', lease_expires_at = 0, request = '',
-		suspended = '', finished_at = ?, updated_at = ? WHERE uuid = ? AND status IN `+from,
-		now, now, id)
+	return s.guarded(ctx, q, "cancel", id, `status = 'cancelled', termination_reason = 'cancelled',
+		lease_owner = '', lease_expires_at = 0, request = '', suspended = '', finished_at = ?, updated_at = ?`,
+		`status IN `+from, []any{now, now}, Flush{})
 }
 
 // ExpiredLeases returns the running runs whose lease expired before now,

@@ -2,8 +2,11 @@ package run
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"waymark/internal/store"
@@ -15,18 +18,66 @@ const (
 	waitingSQL     = `('waiting_for_approval', 'waiting_for_input')`
 )
 
-// guarded runs one conditional UPDATE and reports whether it changed the row.
-// A uuid that names no run loses like any other guard.
-func guarded(ctx context.Context, q store.Querier, op, id string, query string, args ...any) (bool, error) {
-	res, err := q.Exec(ctx, query, args...)
+// Flush is what a segment commits with a guarded transition: its buffered
+// events and the usage it has not added yet. The transition's own UPDATE
+// advances the event sequence and adds the usage, so a flush costs one
+// INSERT of the events more, made only when the transition won.
+type Flush struct {
+	Events  []NewEvent
+	Usage   Usage
+	Privacy Privacy
+}
+
+// guarded runs one conditional UPDATE of a run, "UPDATE runs SET set WHERE
+// uuid = ? AND where" (args: those of set, then those of where, without the
+// uuid), and reports whether it changed the row. A uuid that names no run
+// loses like any other guard. With a flush, the same UPDATE advances the
+// event sequence and adds the usage, and the events are inserted once it won.
+func (s *Store) guarded(ctx context.Context, q store.Querier, op, id, set, where string, args []any, f Flush) (bool, error) {
+	if f.Usage.PromptTokens < 0 || f.Usage.CompletionTokens < 0 || f.Usage.Iterations < 0 {
+		return false, invalid(op, id, "usage %+v is negative", f.Usage)
+	}
+	bodies, err := encodeAll(id, f.Events, f.Privacy)
+	if err != nil {
+		return false, err
+	}
+	n := strings.Count(set, "?")
+	all := make([]any, 0, len(args)+5)
+	all = append(all, args[:n]...)
+	if f.Usage != (Usage{}) {
+		set += ", prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, iterations = iterations + ?"
+		all = append(all, f.Usage.PromptTokens, f.Usage.CompletionTokens, f.Usage.Iterations)
+	}
+	if len(bodies) > 0 {
+		set += ", event_sequence = event_sequence + ?"
+		all = append(all, len(bodies))
+	}
+	all = append(all, id)
+	all = append(all, args[n:]...)
+	query := "UPDATE runs SET " + set + " WHERE uuid = ? AND " + where
+	if len(bodies) == 0 {
+		res, err := q.Exec(ctx, query, all...)
+		if err != nil {
+			return false, fmt.Errorf("%s run %s: %w", op, id, err)
+		}
+		won, err := res.RowsAffected()
+		if err != nil {
+			return false, fmt.Errorf("%s run %s: %w", op, id, err)
+		}
+		return won == 1, nil
+	}
+	var last int64
+	err = q.QueryRow(ctx, query+" RETURNING event_sequence", all...).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("%s run %s: %w", op, id, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("%s run %s: %w", op, id, err)
+	if err := s.insertEvents(ctx, q, id, last, f.Events, bodies); err != nil {
+		return false, err
 	}
-	return n == 1, nil
+	return true, nil
 }
 
 func invalid(op, id, format string, args ...any) error {
@@ -46,44 +97,50 @@ func checkLease(op, id, owner string, lease time.Duration) error {
 // Claim takes a queued run: queued → running with owner's lease of the given
 // length. It wins once; a duplicate or stale pickup loses.
 func (s *Store) Claim(ctx context.Context, id, owner string, lease time.Duration) (bool, error) {
-	return s.claim(ctx, s.db, id, owner, lease)
+	return s.claim(ctx, s.db, id, owner, lease, Flush{})
 }
 
-// ClaimTx is Claim inside tx.
-func (s *Store) ClaimTx(ctx context.Context, tx *store.Tx, id, owner string, lease time.Duration) (bool, error) {
-	return s.claim(ctx, tx, id, owner, lease)
+// ClaimTx is Claim inside tx, committing f with it.
+func (s *Store) ClaimTx(ctx context.Context, tx *store.Tx, id, owner string, lease time.Duration, f Flush) (bool, error) {
+	return s.claim(ctx, tx, id, owner, lease, f)
 }
 
-func (s *Store) claim(ctx context.Context, q store.Querier, id, owner string, lease time.Duration) (bool, error) {
+func (s *Store) claim(ctx context.Context, q store.Querier, id, owner string, lease time.Duration, f Flush) (bool, error) {
 	if err := checkLease("claim", id, owner, lease); err != nil {
 		return false, err
 	}
 	now := s.clk.Now()
-	return guarded(ctx, q, "claim", id, `UPDATE runs SET status = 'running', lease_owner = ?,
-		lease_expires_at = ?, updated_at = ? WHERE uuid = ? AND status = 'queued'`,
-		owner, store.Micros(now.Add(lease)), store.Micros(now), id)
+	return s.guarded(ctx, q, "claim", id, `status = 'running', lease_owner = ?, lease_expires_at = ?, updated_at = ?`,
+		`status = 'queued'`, []any{owner, store.Micros(now.Add(lease)), store.Micros(now)}, f)
 }
 
 // Renew extends owner's lease of a running run to now+lease. It loses when
 // the run is no longer running or another owner holds it: the segment must
 // then stop without settling.
 func (s *Store) Renew(ctx context.Context, id, owner string, lease time.Duration) (bool, error) {
-	return s.renew(ctx, s.db, id, owner, lease)
+	return s.RenewTx(ctx, nil, id, owner, lease, nil, Flush{})
 }
 
-// RenewTx is Renew inside tx.
-func (s *Store) RenewTx(ctx context.Context, tx *store.Tx, id, owner string, lease time.Duration) (bool, error) {
-	return s.renew(ctx, tx, id, owner, lease)
-}
+// NoFence, as the fence of RenewTx, clears the write fence.
+var NoFence = []byte{}
 
-func (s *Store) renew(ctx context.Context, q store.Querier, id, owner string, lease time.Duration) (bool, error) {
+// RenewTx is Renew inside tx (nil: on its own), committing f with it. A nil
+// fence leaves the write fence as it is, NoFence clears it, any other value
+// sets it (SetFence); all in the same UPDATE.
+func (s *Store) RenewTx(ctx context.Context, tx *store.Tx, id, owner string, lease time.Duration, fence []byte, f Flush) (bool, error) {
 	if err := checkLease("renew", id, owner, lease); err != nil {
 		return false, err
 	}
 	now := s.clk.Now()
-	return guarded(ctx, q, "renew", id, `UPDATE runs SET lease_expires_at = ?, updated_at = ?
-		WHERE uuid = ? AND status = 'running' AND lease_owner = ?`,
-		store.Micros(now.Add(lease)), store.Micros(now), id, owner)
+	set, args := `lease_expires_at = ?, updated_at = ?`, []any{store.Micros(now.Add(lease)), store.Micros(now)}
+	if fence != nil {
+		if len(fence) > 0 && !json.Valid(fence) {
+			return false, invalid("renew", id, "fence is not JSON")
+		}
+		set += ", pending_effect = ?"
+		args = append(args, string(fence))
+	}
+	return s.guarded(ctx, s.querier(tx), "renew", id, set, `status = 'running' AND lease_owner = ?`, append(args, owner), f)
 }
 
 // Suspend parks owner's running run in a waiting status (to is
@@ -92,15 +149,15 @@ func (s *Store) renew(ctx context.Context, q store.Querier, id, owner string, le
 // meantime is never revived: the cancel wins. Suspend also serves the
 // "release" after a refused decision (a resumed run goes back to waiting).
 func (s *Store) Suspend(ctx context.Context, id, owner string, to Status, suspended []byte) (bool, error) {
-	return s.suspend(ctx, s.db, id, owner, to, suspended)
+	return s.suspend(ctx, s.db, id, owner, to, suspended, Flush{})
 }
 
-// SuspendTx is Suspend inside tx.
-func (s *Store) SuspendTx(ctx context.Context, tx *store.Tx, id, owner string, to Status, suspended []byte) (bool, error) {
-	return s.suspend(ctx, tx, id, owner, to, suspended)
+// SuspendTx is Suspend inside tx, committing f with it.
+func (s *Store) SuspendTx(ctx context.Context, tx *store.Tx, id, owner string, to Status, suspended []byte, f Flush) (bool, error) {
+	return s.suspend(ctx, tx, id, owner, to, suspended, f)
 }
 
-func (s *Store) suspend(ctx context.Context, q store.Querier, id, owner string, to Status, suspended []byte) (bool, error) {
+func (s *Store) suspend(ctx context.Context, q store.Querier, id, owner string, to Status, suspended []byte, f Flush) (bool, error) {
 	switch {
 	case owner == "":
 		return false, invalid("suspend", id, "lease owner is empty")
@@ -109,9 +166,8 @@ func (s *Store) suspend(ctx context.Context, q store.Querier, id, owner string, 
 	case len(suspended) == 0 || !json.Valid(suspended):
 		return false, invalid("suspend", id, "suspended state is not JSON")
 	}
-	return guarded(ctx, q, "suspend", id, `UPDATE runs SET status = ?, suspended = ?, lease_owner = '',
-		lease_expires_at = 0, updated_at = ? WHERE uuid = ? AND status = 'running' AND lease_owner = ?`,
-		string(to), string(suspended), store.Micros(s.clk.Now()), id, owner)
+	return s.guarded(ctx, q, "suspend", id, `status = ?, suspended = ?, lease_owner = '', lease_expires_at = 0, updated_at = ?`,
+		`status = 'running' AND lease_owner = ?`, []any{string(to), string(suspended), store.Micros(s.clk.Now()), owner}, f)
 }
 
 // Resume claims a waiting run for the segment that executes a decision:
@@ -120,15 +176,12 @@ func (s *Store) suspend(ctx context.Context, q store.Querier, id, owner string, 
 // overwritten) or ends (Settle and Cancel clear it), so the resumer reads it
 // after winning the claim.
 func (s *Store) Resume(ctx context.Context, id string, from Status, owner string, lease time.Duration) (bool, error) {
-	return s.resume(ctx, s.db, id, from, owner, lease)
+	return s.ResumeTx(ctx, nil, id, from, owner, lease, nil, Flush{})
 }
 
-// ResumeTx is Resume inside tx.
-func (s *Store) ResumeTx(ctx context.Context, tx *store.Tx, id string, from Status, owner string, lease time.Duration) (bool, error) {
-	return s.resume(ctx, tx, id, from, owner, lease)
-}
-
-func (s *Store) resume(ctx context.Context, q store.Querier, id string, from Status, owner string, lease time.Duration) (bool, error) {
+// ResumeTx is Resume inside tx (nil: on its own), committing f with it; a
+// non-nil fence is set as the write fence in the same UPDATE (SetFence).
+func (s *Store) ResumeTx(ctx context.Context, tx *store.Tx, id string, from Status, owner string, lease time.Duration, fence []byte, f Flush) (bool, error) {
 	if !from.Waiting() {
 		return false, invalid("resume", id, "status %q is not a waiting status", from)
 	}
@@ -136,7 +189,21 @@ func (s *Store) resume(ctx context.Context, q store.Querier, id string, from Sta
 		return false, err
 	}
 	now := s.clk.Now()
-	return guarded(ctx, q, "resume", id, `UPDATE runs SET status = 'running', lease_owner = ?,
-		lease_expires_at = ?, updated_at = ? WHERE uuid = ? AND status = ?`,
-		owner, store.Micros(now.Add(lease)), store.Micros(now), id, string(from))
+	set, args := `status = 'running', lease_owner = ?, lease_expires_at = ?, updated_at = ?`, []any{owner, store.Micros(now.Add(lease)), store.Micros(now)}
+	if fence != nil {
+		if !json.Valid(fence) {
+			return false, invalid("resume", id, "fence is not JSON")
+		}
+		set += ", pending_effect = ?"
+		args = append(args, string(fence))
+	}
+	return s.guarded(ctx, s.querier(tx), "resume", id, set, `status = ?`, append(args, string(from)), f)
+}
+
+// querier is tx, or the pool when tx is nil.
+func (s *Store) querier(tx *store.Tx) store.Querier {
+	if tx == nil {
+		return s.db
+	}
+	return tx
 }

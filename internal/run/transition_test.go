@@ -3,6 +3,7 @@ package run_test
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -273,6 +274,71 @@ func TestConcurrentClaimsHaveOneWinner(t *testing.T) {
 		}
 		if r := b.get(t, id); r.LeaseOwner != winner[0] || r.Status != run.StatusRunning {
 			t.Errorf("stored lease owner %q status %s, want %q running", r.LeaseOwner, r.Status, winner[0])
+		}
+	})
+}
+
+// A guarded transition carries the segment's buffered events and usage: a
+// won transition stores them with the next sequences in the same commit, a
+// lost one stores nothing and leaves the counters alone.
+func TestATransitionCommitsItsFlushOnlyWhenItWins(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db)
+		id := b.in(t, run.StatusRunning)
+		f := run.Flush{Events: []run.NewEvent{{Kind: run.EventLLM, Payload: map[string]any{"content": "secret", "toolCallCount": 1}},
+			{Kind: run.EventStatus, Payload: map[string]any{"status": run.StatusWaitingForApproval}}},
+			Usage: run.Usage{PromptTokens: 5, CompletionTokens: 2, Iterations: 1}, Privacy: run.PrivacyMetadata}
+		var won bool
+		err := db.InTx(b.ctx, func(tx *store.Tx) error {
+			var err error
+			won, err = b.store.SuspendTx(b.ctx, tx, id, owner, run.StatusWaitingForApproval, []byte(`{}`), f)
+			return err
+		})
+		if err != nil || !won {
+			t.Fatalf("SuspendTx = %v, %v", won, err)
+		}
+		evs, err := b.store.Events(b.ctx, id, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 2 || evs[0].Kind != run.EventLLM || evs[1].Kind != run.EventStatus || evs[1].Sequence != evs[0].Sequence+1 {
+			t.Fatalf("events = %+v", evs)
+		}
+		if got := b.rawPayloads(t, id)[0]; strings.Contains(got, "secret") {
+			t.Errorf("metadata flush stored content: %s", got)
+		}
+		r := b.get(t, id)
+		if r.Usage != f.Usage {
+			t.Errorf("usage = %+v, want %+v", r.Usage, f.Usage)
+		}
+		// The run waits now: a renewal by the old owner loses and stores nothing.
+		err = db.InTx(b.ctx, func(tx *store.Tx) error {
+			var err error
+			won, err = b.store.RenewTx(b.ctx, tx, id, owner, lease, nil, f)
+			return err
+		})
+		if err != nil || won {
+			t.Fatalf("RenewTx on a waiting run = %v, %v", won, err)
+		}
+		if after, _ := b.store.Events(b.ctx, id, 0, 0); len(after) != 2 {
+			t.Errorf("a lost transition stored events: %d", len(after))
+		}
+		if r2 := b.get(t, id); r2.Usage != f.Usage {
+			t.Errorf("a lost transition added usage: %+v", r2.Usage)
+		}
+	})
+}
+
+func TestAFlushWithNegativeUsageIsRefused(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db)
+		id := b.in(t, run.StatusRunning)
+		err := db.InTx(b.ctx, func(tx *store.Tx) error {
+			_, err := b.store.RenewTx(b.ctx, tx, id, owner, lease, nil, run.Flush{Usage: run.Usage{PromptTokens: -1}})
+			return err
+		})
+		if !errors.Is(err, run.ErrInvalid) {
+			t.Fatalf("err = %v, want ErrInvalid", err)
 		}
 	})
 }

@@ -49,6 +49,8 @@ type DB struct {
 
 	writeMu sync.Mutex // SQLite: serialises this process's transactions (see InTx)
 
+	caches sync.Map // *GenCache → its slot for this database (see GenCache)
+
 	stmtMu sync.Mutex           // guards stmts and wanted
 	stmts  map[string]*sql.Stmt // prepared statements by (rebound) query text
 	wanted map[string]bool      // queries a transaction ran unprepared, to prepare later

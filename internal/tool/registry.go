@@ -2,7 +2,6 @@ package tool
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,22 +114,8 @@ func (r *Registry) Specs(names []string) []Spec {
 
 // EnabledSpecs is Specs restricted to the tools enabled now.
 func (r *Registry) EnabledSpecs(ctx context.Context, names []string) ([]Spec, error) {
-	rows, err := r.db.Query(ctx, "SELECT name, enabled FROM tool_settings")
+	stored, err := storedStates(ctx, r.db)
 	if err != nil {
-		return nil, fmt.Errorf("tool states: %w", err)
-	}
-	stored := map[string]bool{}
-	for rows.Next() {
-		var name string
-		var on bool
-		if err := rows.Scan(&name, &on); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		stored[name] = on
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	all := r.Specs(names)
@@ -155,15 +140,39 @@ func (r *Registry) Enabled(ctx context.Context, name string) (bool, error) {
 	if !ok {
 		return false, fmt.Errorf("%w: %s", ErrUnknown, name)
 	}
-	var on bool
-	err := r.db.QueryRow(ctx, "SELECT enabled FROM tool_settings WHERE name = ?", name).Scan(&on)
-	if errors.Is(err, sql.ErrNoRows) {
-		return e.def.DefaultEnabled, nil
-	}
+	stored, err := storedStates(ctx, r.db)
 	if err != nil {
-		return false, fmt.Errorf("tool state of %s: %w", name, err)
+		return false, err
 	}
-	return on, nil
+	if on, ok := stored[name]; ok {
+		return on, nil
+	}
+	return e.def.DefaultEnabled, nil
+}
+
+// stateCache keeps the stored tool states for one settings generation,
+// which every change of tool_settings moves.
+var stateCache store.GenCache[struct{}, map[string]bool]
+
+// storedStates reads the tool_settings rows as stored now, by tool name.
+func storedStates(ctx context.Context, q store.Querier) (map[string]bool, error) {
+	return stateCache.Get(ctx, q, struct{}{}, func(ctx context.Context, q store.Querier) (map[string]bool, error) {
+		rows, err := q.Query(ctx, "SELECT name, enabled FROM tool_settings")
+		if err != nil {
+			return nil, fmt.Errorf("tool states: %w", err)
+		}
+		defer rows.Close()
+		stored := map[string]bool{}
+		for rows.Next() {
+			var name string
+			var on bool
+			if err := rows.Scan(&name, &on); err != nil {
+				return nil, err
+			}
+			stored[name] = on
+		}
+		return stored, rows.Err()
+	})
 }
 
 // SetEnabled stores the global state of a tool.

@@ -1,0 +1,129 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+)
+
+// Each settings table moves the generation on insert, update and delete, so
+// nothing kept in a GenCache outlives a committed change.
+func TestEveryChangeOfASettingsTableMovesTheGeneration(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		changes := map[string][]string{
+			"be_users": {
+				`INSERT INTO be_users (uid, username, password_hash) VALUES (900, 'gen', '')`,
+				`UPDATE be_users SET disabled = TRUE WHERE uid = 900`,
+				`DELETE FROM be_users WHERE uid = 900`},
+			"be_groups": {
+				`INSERT INTO be_groups (uid, title) VALUES (900, 'gen')`,
+				`UPDATE be_groups SET title = 'gen2' WHERE uid = 900`,
+				`DELETE FROM be_groups WHERE uid = 900`},
+			"schema_tables": {
+				`INSERT INTO schema_tables (name, definition) VALUES ('gen', '{}')`,
+				`UPDATE schema_tables SET definition = '{"fields":[]}' WHERE name = 'gen'`,
+				`DELETE FROM schema_tables WHERE name = 'gen'`},
+			"tool_settings": {
+				`INSERT INTO tool_settings (name, enabled) VALUES ('gen', TRUE)`,
+				`UPDATE tool_settings SET enabled = FALSE WHERE name = 'gen'`,
+				`DELETE FROM tool_settings WHERE name = 'gen'`},
+			"configurations": {
+				`INSERT INTO configurations (uid, identifier, provider_type, context_window) VALUES (900, 'gen', 'script', 1000)`,
+				`UPDATE configurations SET active = TRUE WHERE uid = 900`,
+				`DELETE FROM configurations WHERE uid = 900`},
+		}
+		for table, stmts := range changes {
+			for _, q := range stmts {
+				before, err := store.Generation(ctx, db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := db.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				after, err := store.Generation(ctx, db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if after <= before {
+					t.Errorf("%s: %q left the generation at %d", table, q, after)
+				}
+			}
+		}
+	})
+}
+
+func TestGenCacheAnswersFromMemoryUntilTheGenerationMoves(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		var c store.GenCache[string, string]
+		loads := 0
+		load := func(ctx context.Context, q store.Querier) (string, error) {
+			loads++
+			var title string
+			err := q.QueryRow(ctx, "SELECT title FROM be_groups WHERE uid = 901").Scan(&title)
+			return title, err
+		}
+		if _, err := db.Exec(ctx, `INSERT INTO be_groups (uid, title) VALUES (901, 'one')`); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			if v, err := c.Get(ctx, db, "k", load); err != nil || v != "one" {
+				t.Fatalf("Get = %q, %v", v, err)
+			}
+		}
+		if loads != 1 {
+			t.Errorf("loads = %d, want 1 while the generation stands", loads)
+		}
+		if _, err := db.Exec(ctx, `UPDATE be_groups SET title = 'two' WHERE uid = 901`); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := c.Get(ctx, db, "k", load); err != nil || v != "two" {
+			t.Fatalf("after the change Get = %q, %v, want two", v, err)
+		}
+		if loads != 2 {
+			t.Errorf("loads = %d, want 2", loads)
+		}
+	})
+}
+
+// A value read inside a transaction that changed the settings and rolled
+// back must not be served afterwards, even when a later commit reaches the
+// same generation number.
+func TestGenCacheKeepsNothingLoadedInsideATransaction(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		var c store.GenCache[string, string]
+		load := func(ctx context.Context, q store.Querier) (string, error) {
+			var title string
+			err := q.QueryRow(ctx, "SELECT title FROM be_groups WHERE uid = 902").Scan(&title)
+			return title, err
+		}
+		if _, err := db.Exec(ctx, `INSERT INTO be_groups (uid, title) VALUES (902, 'kept')`); err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("roll back")
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, `UPDATE be_groups SET title = 'rolled back' WHERE uid = 902`); err != nil {
+				return err
+			}
+			if v, err := c.Get(ctx, tx, "k", load); err != nil || v != "rolled back" {
+				t.Errorf("inside the transaction Get = %q, %v", v, err)
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(ctx, `UPDATE be_groups SET title = 'committed' WHERE uid = 902`); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := c.Get(ctx, db, "k", load); err != nil || v != "committed" {
+			t.Errorf("after rollback and commit Get = %q, %v, want committed", v, err)
+		}
+	})
+}

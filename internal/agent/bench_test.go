@@ -209,8 +209,7 @@ func BenchmarkQueuedRun(b *testing.B) {
 	e := benchEnv(b)
 	ctx := context.Background()
 	base := baseline(b, e.db, 2000)
-	t := &testing.T{}
-	e.withQueue(t, 4)
+	e.withQueue(b, 4)
 	req := agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")}
 	b.ResetTimer()
 	start := time.Now()

@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"log/slog"
+	"os"
 	"context"
 	"encoding/json"
 	"sync/atomic"
@@ -18,9 +20,9 @@ import (
 )
 
 // withQueue wires a River queue (workers off unless asked) into the runtime.
-func (e *env) withQueue(t *testing.T, workers int) *queue.Queue {
+func (e *env) withQueue(t testing.TB, workers int) *queue.Queue {
 	t.Helper()
-	q, err := queue.New(e.db, e.rt, queue.Config{Workers: workers, PollInterval: 20 * time.Millisecond})
+	q, err := queue.New(e.db, e.rt, queue.Config{Workers: workers, PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}

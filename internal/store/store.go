@@ -200,12 +200,16 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", t.Addr, err)
 	}
+	conns := 16
 	if t.Dialect == SQLite {
 		// One writer at a time is SQLite's rule; a few connections let WAL readers proceed.
-		sqldb.SetMaxOpenConns(4)
-	} else {
-		sqldb.SetMaxOpenConns(16)
+		conns = 4
 	}
+	// Idle connections are kept up to the limit: a SQLite connection is
+	// expensive to open (pragmas, schema), a PostgreSQL one more so, and
+	// database/sql would otherwise close all but two after each burst.
+	sqldb.SetMaxOpenConns(conns)
+	sqldb.SetMaxIdleConns(conns)
 	sqldb.SetConnMaxIdleTime(5 * time.Minute)
 	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()

@@ -56,14 +56,18 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	if err := d.validate(); err != nil {
 		return Result{}, err
 	}
-	r, a, err := rt.visibleRun(ctx, actor, id)
+	// The checks up to the claim read one snapshot; the scope ends before
+	// the first write.
+	rctx, endReads := rt.db.ReadScope(ctx)
+	defer endReads()
+	r, a, err := rt.visibleRun(rctx, actor, id)
 	if err != nil {
 		return Result{}, err
 	}
 	if r.Status != run.StatusWaitingForApproval {
 		return Result{}, ErrNotWaiting
 	}
-	cfg, err := rt.configs.Get(ctx, r.Configuration)
+	cfg, err := rt.configs.Get(rctx, r.Configuration)
 	if err != nil {
 		return Result{}, fmt.Errorf("configuration of run %s: %w", id, err)
 	}
@@ -91,15 +95,17 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	seg := rt.newSegment(r, owner, cfg, len(r.Request) > 0)
 	seg.resumed = true
 	st := s.State
-	if err := rt.recheckSkills(ctx, r, &st); err != nil {
+	if err := rt.recheckSkills(rctx, r, &st); err != nil {
 		return Result{}, err
 	}
 	if d.Approve {
-		fresh := rt.pendingCalls(ctx, seg, &st, toolCalls(s.Calls), s.Lang)
+		fresh := rt.pendingCalls(rctx, seg, &st, toolCalls(s.Calls), s.Lang)
 		if previewsDiffer(s.Calls, fresh) {
+			endReads()
 			return Result{}, rt.resuspend(ctx, seg, s, fresh)
 		}
 	}
+	endReads()
 	decidedBy := "other_user"
 	if actor == r.Initiator {
 		decidedBy = "run_owner"
@@ -130,6 +136,8 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 
 // withStatus adds the run's status as the decider sees it now.
 func (rt *Runtime) withStatus(ctx context.Context, a *access.Actor, res Result) Result {
+	ctx, end := rt.db.ReadScope(ctx)
+	defer end()
 	if r, err := rt.runs.Get(ctx, res.UUID); err == nil {
 		v := rt.view(ctx, a, r)
 		if res.Answer != "" {

@@ -191,6 +191,11 @@ func (rt *Runtime) runRead(ctx context.Context, seg *segment, st *state, c llm.T
 		rt.answer(seg, st, c, tool.ErrorResult(c.Name+" must be the only call of its turn"))
 		return nil
 	}
+	if d.Effect == tool.EffectRead {
+		var end func()
+		ctx, end = rt.db.ReadScope(ctx) // a read tool's reads share one snapshot
+		defer end()
+	}
 	res, err := rt.tools.Execute(ctx, c.Name, rt.toolCall(seg, st, c))
 	if err != nil {
 		return err

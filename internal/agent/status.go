@@ -76,6 +76,8 @@ type CallView struct {
 
 // Status returns run id as actor sees it; unknown and invisible runs are ErrNotFound.
 func (rt *Runtime) Status(ctx context.Context, actor int64, id string) (Status, error) {
+	ctx, end := rt.db.ReadScope(ctx) // the status is read from one snapshot
+	defer end()
 	r, a, err := rt.visibleRun(ctx, actor, id)
 	if err != nil {
 		return Status{}, err

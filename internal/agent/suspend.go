@@ -133,8 +133,10 @@ func previewError(err error) string {
 
 // suspendForApproval stores the turn with its previews and waits for a decision.
 func (rt *Runtime) suspendForApproval(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall) error {
-	lang := rt.previewLang(ctx, seg.run.Initiator)
-	s := suspended{V: suspendedVersion, State: *st, Calls: rt.pendingCalls(ctx, seg, st, calls, lang), Lang: lang}
+	rctx, end := rt.db.ReadScope(ctx) // the previews read one snapshot
+	lang := rt.previewLang(rctx, seg.run.Initiator)
+	s := suspended{V: suspendedVersion, State: *st, Calls: rt.pendingCalls(rctx, seg, st, calls, lang), Lang: lang}
+	end()
 	s.Digest = turnDigest(seg.run.UUID, s.Calls, nil)
 	body, err := json.Marshal(s)
 	if err != nil {

@@ -10,10 +10,25 @@ import (
 // change of users, groups, schema extensions, tool settings and
 // configurations moves (triggers of migrations 00006 and 00009). Whatever is
 // derived from those tables alone may be kept in memory for one generation.
+//
+// Under a read scope (ReadScope) the generation is read once: the scope's
+// snapshot cannot see it move.
 func Generation(ctx context.Context, q Querier) (int64, error) {
+	db, _ := q.(*DB)
+	var scope *readScope
+	if db != nil {
+		s, gen, ok := scopedGeneration(ctx, db)
+		if ok {
+			return gen, nil
+		}
+		scope = s
+	}
 	var gen int64
 	if err := q.QueryRow(ctx, "SELECT gen FROM access_generation WHERE id = 1").Scan(&gen); err != nil {
 		return 0, fmt.Errorf("read settings generation: %w", err)
+	}
+	if scope != nil && db.scopeTx(ctx) != nil {
+		scope.keepGeneration(gen)
 	}
 	return gen, nil
 }

@@ -340,8 +340,11 @@ func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 	return db.SQL.ExecContext(ctx, q, args...)
 }
 
-// Query runs a query.
+// Query runs a query (inside the read scope of ctx, if any: ReadScope).
 func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if tx := db.scopeTx(ctx); tx != nil {
+		return tx.Query(ctx, q, args...)
+	}
 	q = Rebind(db.dialect, q)
 	if st := db.stmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
@@ -349,8 +352,12 @@ func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 	return db.SQL.QueryContext(ctx, q, args...)
 }
 
-// QueryRow runs a query expected to return at most one row.
+// QueryRow runs a query expected to return at most one row (inside the
+// read scope of ctx, if any: ReadScope).
 func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if tx := db.scopeTx(ctx); tx != nil {
+		return tx.QueryRow(ctx, q, args...)
+	}
 	q = Rebind(db.dialect, q)
 	if st := db.stmt(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)

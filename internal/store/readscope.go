@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// readScope is one read-only transaction shared by the reads of a stretch of
+// code (see ReadScope).
+type readScope struct {
+	db     *DB
+	ctx    context.Context
+	mu     sync.Mutex
+	tx     *Tx // begun at the first read; nil before, or when beginning failed
+	failed bool
+	gen    int64 // the settings generation, once read in this snapshot
+}
+
+type readScopeKey struct{}
+
+// ReadScope returns a context under which the reads of db (DB.Query,
+// DB.QueryRow) share one read-only transaction, begun at the first read, and
+// a function that ends it. On SQLite a burst of reads then takes the
+// snapshot and its locks once instead of once per statement, and the
+// settings generation is read once. Use it only around a stretch that writes
+// nothing to db: reads after a write in the scope would not see it. On
+// PostgreSQL (where a transaction costs round trips) it does nothing.
+func (db *DB) ReadScope(ctx context.Context) (context.Context, func()) {
+	if db.dialect != SQLite {
+		return ctx, func() {}
+	}
+	if s, ok := ctx.Value(readScopeKey{}).(*readScope); ok && s.db == db {
+		return ctx, func() {} // already in one: the outer scope ends it
+	}
+	s := &readScope{db: db, ctx: ctx}
+	return context.WithValue(ctx, readScopeKey{}, s), s.end
+}
+
+// scopeTx returns the scope's transaction for db's reads under ctx, or nil.
+func (db *DB) scopeTx(ctx context.Context) *Tx {
+	s, ok := ctx.Value(readScopeKey{}).(*readScope)
+	if !ok || s.db != db {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tx == nil && !s.failed {
+		t, err := db.SQL.BeginTx(s.ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			s.failed = true // the reads go to the pool one by one
+			return nil
+		}
+		s.tx = &Tx{SQL: t, dialect: db.dialect, db: db}
+	}
+	return s.tx
+}
+
+// scopedGeneration returns the generation kept by the read scope under ctx, if any.
+func scopedGeneration(ctx context.Context, db *DB) (*readScope, int64, bool) {
+	s, ok := ctx.Value(readScopeKey{}).(*readScope)
+	if !ok || s.db != db {
+		return nil, 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s, s.gen, s.gen != 0
+}
+
+func (s *readScope) keepGeneration(gen int64) {
+	s.mu.Lock()
+	s.gen = gen
+	s.mu.Unlock()
+}
+
+func (s *readScope) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tx != nil {
+		_ = s.tx.SQL.Rollback() // read-only: nothing to keep
+		s.tx = nil
+	}
+	s.failed = true // a read after the end goes to the pool
+}

@@ -1,0 +1,79 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+)
+
+func title(t *testing.T, ctx context.Context, db *store.DB) string {
+	t.Helper()
+	var s string
+	if err := db.QueryRow(ctx, "SELECT title FROM be_groups WHERE uid = 950").Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// On SQLite the reads of a scope see one snapshot: a change committed after
+// the scope's first read shows only once the scope ended.
+func TestReadScopeReadsOneSnapshotUntilItEnds(t *testing.T) {
+	db := storetest.SQLite(t)
+	ctx := context.Background()
+	if _, err := db.Exec(ctx, `INSERT INTO be_groups (uid, title) VALUES (950, 'before')`); err != nil {
+		t.Fatal(err)
+	}
+	sctx, end := db.ReadScope(ctx)
+	if got := title(t, sctx, db); got != "before" {
+		t.Fatalf("first read = %q", got)
+	}
+	gen0, err := store.Generation(sctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, `UPDATE be_groups SET title = 'after' WHERE uid = 950`); err != nil {
+		t.Fatal(err)
+	}
+	if got := title(t, sctx, db); got != "before" {
+		t.Errorf("read in the scope after a commit elsewhere = %q, want the scope's snapshot", got)
+	}
+	if gen, _ := store.Generation(sctx, db); gen != gen0 {
+		t.Errorf("generation moved inside the scope: %d → %d", gen0, gen)
+	}
+	inner, endInner := db.ReadScope(sctx) // nested: the outer scope ends it
+	if got := title(t, inner, db); got != "before" {
+		t.Errorf("nested scope read %q", got)
+	}
+	endInner()
+	if got := title(t, sctx, db); got != "before" {
+		t.Errorf("after the nested end the scope read %q", got)
+	}
+	end()
+	if got := title(t, sctx, db); got != "after" {
+		t.Errorf("read after the end = %q, want after", got)
+	}
+	if got := title(t, ctx, db); got != "after" {
+		t.Errorf("read outside = %q", got)
+	}
+	end() // a second end is harmless
+}
+
+// On PostgreSQL a scope changes nothing: every read sees the latest commit.
+func TestReadScopeOnPostgresReadsLive(t *testing.T) {
+	db := storetest.Postgres(t)
+	ctx := context.Background()
+	if _, err := db.Exec(ctx, `INSERT INTO be_groups (uid, title) VALUES (950, 'before')`); err != nil {
+		t.Fatal(err)
+	}
+	sctx, end := db.ReadScope(ctx)
+	defer end()
+	_ = title(t, sctx, db)
+	if _, err := db.Exec(ctx, `UPDATE be_groups SET title = 'after' WHERE uid = 950`); err != nil {
+		t.Fatal(err)
+	}
+	if got := title(t, sctx, db); got != "after" {
+		t.Errorf("read = %q, want after", got)
+	}
+}

@@ -1,10 +1,10 @@
 package agent_test
 
 import (
-	"log/slog"
-	"os"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"

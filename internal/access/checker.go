@@ -307,7 +307,11 @@ func (c *Checker) AuthorizeWrite(ctx context.Context, q store.Querier, user int6
 	if page == 0 {
 		return deny("%s:%d is on the root level", rec.Table, rec.UID)
 	}
-	ok, err = c.pagePerm(ctx, q, a, page, bit)
+	if rec.Table == "pages" && (rec.Language <= 0 || rec.L10nParent == 0) {
+		ok, err = c.pagePermOf(ctx, q, a, rec, bit) // the page decides for itself
+	} else {
+		ok, err = c.pagePerm(ctx, q, a, page, bit)
+	}
 	if err != nil {
 		return err
 	}

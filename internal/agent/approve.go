@@ -117,6 +117,20 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	if d.Approve {
 		fence = fenceFor(s.Calls)
 	}
+	if fence != nil && s.Calls[0].Effect == tool.EffectWrite {
+		done, err := rt.claimAndWrite(ctx, seg, &st, s.Calls[0])
+		if err != nil {
+			return Result{}, err
+		}
+		if done {
+			for _, c := range s.Calls[1:] {
+				if err := rt.execute(ctx, seg, &st, c, false); err != nil {
+					return rt.withStatus(ctx, a, rt.fault(ctx, seg, err, Result{UUID: id})), nil
+				}
+			}
+			return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
+		}
+	}
 	if err := rt.claim(ctx, seg, run.StatusWaitingForApproval, fence); err != nil {
 		return Result{}, err
 	}
@@ -174,6 +188,48 @@ func (rt *Runtime) claim(ctx context.Context, seg *segment, from run.Status, fen
 		seg.flushed()
 	}
 	return err
+}
+
+// claimAndWrite claims the waiting run and executes its first call, a
+// content write (effect write), in one transaction: the write runs first
+// and the guarded claim last, committing the write, the decision and the
+// call's events together, and a lost claim rolls the write back. No fence is
+// needed: nothing can observe half of one transaction. It reports false,
+// with the run and the segment as they were, when it does not apply (the
+// run's process ended) or the write failed: the caller then takes the long
+// way (claim, then execute), which records the end or the failure.
+func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c pendingCall) (bool, error) {
+	if held, _ := rt.processHeld(ctx, st); !held {
+		return false, nil
+	}
+	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
+	call := rt.toolCall(seg, st, lc)
+	messages, events := len(st.Messages), len(seg.events)
+	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
+		call.Tx = tx
+		res, err := rt.tools.Execute(ctx, c.Tool, call)
+		if err != nil {
+			return err
+		}
+		rt.answer(seg, st, lc, res)
+		won, err := rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.StatusWaitingForApproval, seg.owner, rt.cfg.Lease, nil, seg.flush())
+		if err != nil {
+			return err
+		}
+		if !won {
+			return ErrNotWaiting
+		}
+		return nil
+	})
+	if err != nil {
+		st.Messages, seg.events = st.Messages[:messages], seg.events[:events]
+		if errors.Is(err, ErrNotWaiting) {
+			return false, err
+		}
+		return false, nil
+	}
+	seg.flushed()
+	return true, nil
 }
 
 // fenceFor is the fence of the first call when it writes.

@@ -17,19 +17,28 @@ const setProgressTool = "set_progress"
 // lineage cannot be read (fail closed) — it settles the run failed with
 // process_ended under the owner guard and reports true.
 func (rt *Runtime) processEnded(ctx context.Context, seg *segment, st *state) bool {
-	if st.Process == nil || rt.preparer == nil {
+	held, msg := rt.processHeld(ctx, st)
+	if held {
 		return false
-	}
-	held, err := rt.preparer.Holds(ctx, st.Process.Origin)
-	if err == nil && held {
-		return false
-	}
-	msg := "the process was ended"
-	if err != nil {
-		msg = "the process lineage cannot be read"
 	}
 	_ = seg.settle(ctx, run.StatusFailed, run.ReasonProcessEnded, "process_ended", msg, "")
 	return true
+}
+
+// processHeld reports whether the run may go on: it holds no process, or
+// its process is still held; otherwise why not.
+func (rt *Runtime) processHeld(ctx context.Context, st *state) (bool, string) {
+	if st.Process == nil || rt.preparer == nil {
+		return true, ""
+	}
+	held, err := rt.preparer.Holds(ctx, st.Process.Origin)
+	switch {
+	case err != nil:
+		return false, "the process lineage cannot be read"
+	case !held:
+		return false, "the process was ended"
+	}
+	return true, ""
 }
 
 // processGate is the gate of a process run (item 10): at most one

@@ -96,7 +96,7 @@ func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run) Status 
 	}
 	rt.processView(ctx, &s)
 	if r.Status.Waiting() {
-		if sus, err := decodeSuspended(r.Suspended); err == nil {
+		if sus, err := decodeSuspendedView(r.Suspended); err == nil {
 			s.Pending = rt.pendingView(ctx, a, r, sus)
 			if sus.State.Process != nil {
 				s.Pending.Answers = "process"

@@ -58,6 +58,29 @@ func decodeSuspended(b []byte) (suspended, error) {
 	return s, nil
 }
 
+// decodeSuspendedView decodes what a status view shows of a suspended state:
+// everything but the transcript and counters, which the decoder skips
+// instead of building (a status is read far more often than a run resumes).
+func decodeSuspendedView(b []byte) (suspended, error) {
+	var v struct {
+		V     int `json:"v"`
+		State struct {
+			Process *Hold `json:"process"`
+		} `json:"state"`
+		Calls  []pendingCall `json:"calls"`
+		Digest string        `json:"digest"`
+		Lang   string        `json:"lang"`
+		Input  *inputPause   `json:"input"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return suspended{}, fmt.Errorf("%w: %w", ErrCorruptState, err)
+	}
+	if v.V != suspendedVersion || v.Digest == "" {
+		return suspended{}, fmt.Errorf("%w: version %d", ErrCorruptState, v.V)
+	}
+	return suspended{V: v.V, State: state{Process: v.State.Process}, Calls: v.Calls, Digest: v.Digest, Lang: v.Lang, Input: v.Input}, nil
+}
+
 // turnDigest hashes the run and the pending calls (and the question of an
 // input pause) — not the transcript or counters, which change every round.
 func turnDigest(runUUID string, calls []pendingCall, input *inputPause) string {

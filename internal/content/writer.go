@@ -95,9 +95,11 @@ func (w *Writer) WriteTx(ctx context.Context, tx *store.Tx, req WriteRequest) (W
 	// Lock the row before reading it, so a concurrent write of the same record
 	// waits here and then reads the committed fields instead of storing a
 	// stale copy over them (a lost update on PostgreSQL; SQLite's immediate
-	// transactions already serialise writers).
-	if _, err := tx.Exec(ctx, "UPDATE records SET updated_at = updated_at WHERE tbl = ? AND uid = ?", req.Table, req.UID); err != nil {
-		return Written{}, fmt.Errorf("lock %s:%d: %w", req.Table, req.UID, err)
+	// transactions already serialise writers, so it needs no lock).
+	if tx.Dialect() == store.Postgres {
+		if _, err := tx.Exec(ctx, "SELECT 1 FROM records WHERE tbl = ? AND uid = ? FOR UPDATE", req.Table, req.UID); err != nil {
+			return Written{}, fmt.Errorf("lock %s:%d: %w", req.Table, req.UID, err)
+		}
 	}
 	rec, err := Get(ctx, tx, req.Table, req.UID)
 	if err != nil {

@@ -67,7 +67,7 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 	}
 	var drv riverdriver.Driver[*sql.Tx]
 	if db.Dialect() == store.SQLite {
-		drv = riversqlite.New(db.SQL)
+		drv = riversqlite.New(db.QueuePool())
 	} else {
 		drv = riverdatabasesql.New(db.SQL)
 	}

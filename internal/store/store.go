@@ -47,7 +47,12 @@ type DB struct {
 	commits atomic.Int64 // transactions committed through InTx and Exec outside one
 	queries atomic.Int64 // statements run through DB and Tx methods
 
-	writeMu sync.Mutex // SQLite: serialises this process's transactions (see InTx)
+	// writeMu serialises this process's SQLite writes (see InTx), the job
+	// queue's included (QueuePool); nil on PostgreSQL.
+	writeMu *sync.Mutex
+	queue   *sql.DB // the job queue's pool (QueuePool), opened on first use
+	dsn     string
+	queueMu sync.Mutex
 
 	caches sync.Map // *GenCache → its slot for this database (see GenCache)
 
@@ -217,10 +222,35 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("cannot reach database %s: %w", t.Addr, err)
 	}
-	return &DB{SQL: sqldb, dialect: t.Dialect, Addr: t.Addr}, nil
+	db := &DB{SQL: sqldb, dialect: t.Dialect, Addr: t.Addr, dsn: t.DSN}
+	if t.Dialect == SQLite {
+		db.writeMu = writeLock(t.Addr)
+	}
+	return db, nil
 }
 
-// Close closes the prepared statements and the pool.
+// QueuePool returns the pool for the job queue. On PostgreSQL it is SQL. On
+// SQLite it is a pool of its own whose write transactions and writes take
+// the same Go mutex as InTx (serialConnector), so the queue's writers and
+// this process's wait for each other in Go instead of in SQLite's busy
+// handler; its own pool, because its writers hold a connection while they
+// wait, and must not take the connections InTx's callbacks read with.
+func (db *DB) QueuePool() *sql.DB {
+	if db.writeMu == nil {
+		return db.SQL
+	}
+	db.queueMu.Lock()
+	defer db.queueMu.Unlock()
+	if db.queue == nil {
+		db.queue = sql.OpenDB(&serialConnector{dsn: db.dsn, mu: db.writeMu})
+		db.queue.SetMaxOpenConns(4)
+		db.queue.SetMaxIdleConns(4)
+		db.queue.SetConnMaxIdleTime(5 * time.Minute)
+	}
+	return db.queue
+}
+
+// Close closes the prepared statements and the pools.
 func (db *DB) Close() error {
 	db.stmtMu.Lock()
 	for _, st := range db.stmts {
@@ -228,6 +258,11 @@ func (db *DB) Close() error {
 	}
 	db.stmts = nil
 	db.stmtMu.Unlock()
+	db.queueMu.Lock()
+	defer db.queueMu.Unlock()
+	if db.queue != nil {
+		db.queue.Close()
+	}
 	return db.SQL.Close()
 }
 
@@ -328,7 +363,7 @@ var (
 // mutex as InTx, so this process's writers never meet in SQLite's busy
 // handler. Never call it inside an InTx callback (use the Tx).
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if db.dialect == SQLite {
+	if db.writeMu != nil {
 		db.writeMu.Lock()
 		defer db.writeMu.Unlock()
 	}
@@ -432,7 +467,7 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 // anyway): waiting writers queue on the mutex instead of sleeping in
 // SQLite's busy handler. fn must not start another transaction.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	if db.dialect == SQLite {
+	if db.writeMu != nil {
 		db.writeMu.Lock()
 		defer db.writeMu.Unlock()
 	}

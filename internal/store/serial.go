@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"path/filepath"
+	"sync"
+
+	"modernc.org/sqlite"
+)
+
+// serialConnector opens SQLite connections (for the job queue's pool) whose
+// writes queue on the database's write mutex, the one InTx takes: a write
+// transaction (BEGIN IMMEDIATE) holds it from begin to commit or rollback,
+// a write outside a transaction for its statement. So the queue's writers
+// and the runtime's wait for each other in Go instead of in SQLite's busy
+// handler, which sleeps a millisecond and more per retry while the write
+// lock stays unused. Read-only transactions and queries take no lock (WAL
+// readers never wait for the writer).
+type serialConnector struct {
+	dsn string
+	mu  *sync.Mutex
+}
+
+var sqliteDriver = &sqlite.Driver{}
+
+// writeLocks holds the write mutex of each SQLite file, by absolute path.
+var writeLocks sync.Map
+
+func writeLock(path string) *sync.Mutex {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	mu, _ := writeLocks.LoadOrStore(path, &sync.Mutex{})
+	return mu.(*sync.Mutex)
+}
+
+func (c *serialConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := sqliteDriver.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &serialConn{Conn: conn, mu: c.mu}, nil
+}
+
+func (c *serialConnector) Driver() driver.Driver { return sqliteDriver }
+
+// sqliteConn is what the SQLite driver's connections implement.
+type sqliteConn interface {
+	driver.Conn
+	driver.ConnBeginTx
+	driver.ConnPrepareContext
+	driver.ExecerContext
+	driver.QueryerContext
+	driver.SessionResetter
+	driver.Validator
+	driver.Pinger
+}
+
+type serialConn struct {
+	driver.Conn
+	mu   *sync.Mutex
+	inTx bool // a write transaction of this connection holds mu
+}
+
+func (c *serialConn) inner() sqliteConn { return c.Conn.(sqliteConn) }
+
+func (c *serialConn) Begin() (driver.Tx, error) {
+	return c.BeginTx(context.Background(), driver.TxOptions{})
+}
+
+func (c *serialConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if opts.ReadOnly {
+		return c.inner().BeginTx(ctx, opts)
+	}
+	c.mu.Lock()
+	tx, err := c.inner().BeginTx(ctx, opts)
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.inTx = true
+	return &serialTx{Tx: tx, c: c}, nil
+}
+
+func (c *serialConn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+func (c *serialConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	st, err := c.inner().PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return &serialStmt{Stmt: st, c: c}, nil
+}
+
+// lockWrite takes the mutex for a write outside a transaction and returns its release.
+func (c *serialConn) lockWrite() func() {
+	if c.inTx {
+		return func() {}
+	}
+	c.mu.Lock()
+	return c.mu.Unlock
+}
+
+func (c *serialConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	defer c.lockWrite()()
+	return c.inner().ExecContext(ctx, query, args)
+}
+
+func (c *serialConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.inner().QueryContext(ctx, query, args)
+}
+
+func (c *serialConn) Close() error {
+	if c.inTx { // closed inside a transaction: the transaction is gone with it
+		c.inTx = false
+		c.mu.Unlock()
+	}
+	return c.Conn.Close()
+}
+
+func (c *serialConn) ResetSession(ctx context.Context) error { return c.inner().ResetSession(ctx) }
+func (c *serialConn) IsValid() bool                          { return c.inner().IsValid() }
+func (c *serialConn) Ping(ctx context.Context) error         { return c.inner().Ping(ctx) }
+
+type serialTx struct {
+	driver.Tx
+	c *serialConn
+}
+
+func (t *serialTx) Commit() error {
+	defer t.end()
+	return t.Tx.Commit()
+}
+
+func (t *serialTx) Rollback() error {
+	defer t.end()
+	return t.Tx.Rollback()
+}
+
+func (t *serialTx) end() {
+	if t.c.inTx {
+		t.c.inTx = false
+		t.c.mu.Unlock()
+	}
+}
+
+// sqliteStmt is what the SQLite driver's statements implement.
+type sqliteStmt interface {
+	driver.Stmt
+	driver.StmtExecContext
+	driver.StmtQueryContext
+}
+
+type serialStmt struct {
+	driver.Stmt
+	c *serialConn
+}
+
+func (s *serialStmt) inner() sqliteStmt { return s.Stmt.(sqliteStmt) }
+
+func (s *serialStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	defer s.c.lockWrite()()
+	return s.inner().ExecContext(ctx, args)
+}
+
+func (s *serialStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.inner().QueryContext(ctx, args)
+}
+
+var (
+	_ driver.Connector = (*serialConnector)(nil)
+	_ sqliteConn       = (*serialConn)(nil)
+	_ sqliteStmt       = (*serialStmt)(nil)
+)

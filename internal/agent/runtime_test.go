@@ -2,8 +2,10 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"waymark/internal/agent"
@@ -12,6 +14,7 @@ import (
 	"waymark/internal/run"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
+	"waymark/internal/tool"
 )
 
 // The standard shape: read, propose a write, finish.
@@ -30,6 +33,7 @@ func TestRunReadsSuspendsOnWriteApprovedWritesOnceAndCompletes(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *store.DB) {
 				ctx := context.Background()
 				e := setup(t, db, stream, cycleReplies()...)
+				commits0 := db.Commits()
 				res, err := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")})
 				if err != nil {
 					t.Fatal(err)
@@ -61,6 +65,10 @@ func TestRunReadsSuspendsOnWriteApprovedWritesOnceAndCompletes(t *testing.T) {
 				res2, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: digest})
 				if err != nil {
 					t.Fatal(err)
+				}
+				// The whole cycle (start, read, suspend, approve, write, complete) commits at most 6 times.
+				if n := db.Commits() - commits0; n > 6 {
+					t.Errorf("the cycle committed %d times, want at most 6", n)
 				}
 				if res2.Answer != "Done: the description is set." {
 					t.Errorf("answer = %q", res2.Answer)
@@ -260,6 +268,57 @@ func TestMetadataPrivacyStoresNoContent(t *testing.T) {
 		}
 		if answer != "" || request != "" || suspended != "" {
 			t.Errorf("finished run row keeps content: answer=%q request=%q suspended=%q", answer, request, suspended)
+		}
+	})
+}
+
+// An approved content write that fails in the runtime (not a tool error
+// result) changes nothing of the content and ends the run failed, as any
+// internal fault does; the approval and the status change are on record.
+func TestAnApprovedWriteThatFailsEndsTheRunAndWritesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := setup(t, db, false, call("c1", "broken_write", `{"page":1}`), text("never"))
+		var runs atomic.Int32
+		broken := tool.NewFuncTool(tool.Def{Name: "broken_write", Description: "writes and fails", Schema: json.RawMessage(`{"type":"object"}`),
+			Effect: tool.EffectWrite, Group: "content", DefaultEnabled: true},
+			func(ctx context.Context, c tool.Call) (tool.Result, error) {
+				runs.Add(1)
+				if c.Tx == nil {
+					return tool.Result{}, errors.New("no transaction")
+				}
+				if _, err := c.Tx.Exec(ctx, "UPDATE records SET fields = '{}' WHERE tbl = 'pages' AND uid = 1"); err != nil {
+					return tool.Result{}, err
+				}
+				return tool.Result{}, errors.New("disk on fire")
+			})
+		if err := e.tools.Register(broken); err != nil {
+			t.Fatal(err)
+		}
+		before := e.field(t, "pages", 1, "title")
+		res, err := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("break it")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := e.status(t, erika, res.UUID)
+		if s.Pending == nil {
+			t.Fatalf("not waiting: %+v", s)
+		}
+		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest}); err != nil {
+			t.Fatal(err)
+		}
+		s = e.status(t, erika, res.UUID)
+		if s.Status != run.StatusFailed || s.ErrorClass != "internal" {
+			t.Fatalf("run = %s/%s/%s, want failed/internal", s.Status, s.TerminationReason, s.ErrorClass)
+		}
+		if got := e.field(t, "pages", 1, "title"); got != before {
+			t.Errorf("title = %q after a failed write, want %q", got, before)
+		}
+		if k := e.kinds(t, res.UUID); k[run.EventApproval] != 2 || k[run.EventToolWrite] != 0 {
+			t.Errorf("event kinds = %v", k)
+		}
+		if n := runs.Load(); n < 1 {
+			t.Errorf("the tool ran %d times", n)
 		}
 	})
 }

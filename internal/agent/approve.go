@@ -203,23 +203,9 @@ func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c
 		return false, nil
 	}
 	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
-	call := rt.toolCall(seg, st, lc)
 	messages, events := len(st.Messages), len(seg.events)
-	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
-		call.Tx = tx
-		res, err := rt.tools.Execute(ctx, c.Tool, call)
-		if err != nil {
-			return err
-		}
-		rt.answer(seg, st, lc, res)
-		won, err := rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.StatusWaitingForApproval, seg.owner, rt.cfg.Lease, nil, seg.flush())
-		if err != nil {
-			return err
-		}
-		if !won {
-			return ErrNotWaiting
-		}
-		return nil
+	err := rt.writeInTx(ctx, seg, st, lc, ErrNotWaiting, func(tx *store.Tx) (bool, error) {
+		return rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.StatusWaitingForApproval, seg.owner, rt.cfg.Lease, nil, seg.flush())
 	})
 	if err != nil {
 		st.Messages, seg.events = st.Messages[:messages], seg.events[:events]
@@ -228,8 +214,35 @@ func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c
 		}
 		return false, nil
 	}
-	seg.flushed()
 	return true, nil
+}
+
+// writeInTx runs an approved content write (effect write) in one
+// transaction with the guarded transition that records it: the write first,
+// guard last (it commits the segment's events, the write's among them), so
+// a lost guard — reported as lost — rolls the write back with it.
+func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, lc llm.ToolCall, lost error, guard func(tx *store.Tx) (bool, error)) error {
+	call := rt.toolCall(seg, st, lc)
+	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
+		call.Tx = tx
+		res, err := rt.tools.Execute(ctx, lc.Name, call)
+		if err != nil {
+			return err
+		}
+		rt.answer(seg, st, lc, res)
+		won, err := guard(tx)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return lost
+		}
+		return nil
+	})
+	if err == nil {
+		seg.flushed()
+	}
+	return err
 }
 
 // fenceFor is the fence of the first call when it writes.
@@ -264,31 +277,13 @@ func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendi
 			return err
 		}
 	}
-	call := rt.toolCall(seg, st, lc)
 	if c.Effect == tool.EffectWrite {
-		// The write comes first and the guarded renewal that clears the fence
-		// and records it last: a lost guard rolls the write back with it.
-		err := rt.db.InTx(ctx, func(tx *store.Tx) error {
-			call.Tx = tx
-			res, err := rt.tools.Execute(ctx, c.Tool, call)
-			if err != nil {
-				return err
-			}
-			rt.answer(seg, st, lc, res)
-			won, err := rt.runs.RenewTx(ctx, tx, seg.run.UUID, seg.owner, rt.cfg.Lease, run.NoFence, seg.flush())
-			if err != nil {
-				return err
-			}
-			if !won {
-				return errLost
-			}
-			return nil
+		// The guarded renewal clears the fence in the write's transaction.
+		return rt.writeInTx(ctx, seg, st, lc, errLost, func(tx *store.Tx) (bool, error) {
+			return rt.runs.RenewTx(ctx, tx, seg.run.UUID, seg.owner, rt.cfg.Lease, run.NoFence, seg.flush())
 		})
-		if err == nil {
-			seg.flushed()
-		}
-		return err
 	}
+	call := rt.toolCall(seg, st, lc)
 	res, err := rt.tools.Execute(ctx, c.Tool, call)
 	if err != nil {
 		return err

@@ -4,22 +4,30 @@ import (
 	"context"
 	"database/sql/driver"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"modernc.org/sqlite"
 )
 
-// serialConnector opens SQLite connections (for the job queue's pool) whose
-// writes queue on the database's write mutex, the one InTx takes: a write
-// transaction (BEGIN IMMEDIATE) holds it from begin to commit or rollback,
-// a write outside a transaction for its statement. So the queue's writers
-// and the runtime's wait for each other in Go instead of in SQLite's busy
-// handler, which sleeps a millisecond and more per retry while the write
-// lock stays unused. Read-only transactions and queries take no lock (WAL
-// readers never wait for the writer).
+// serialConnector opens SQLite connections that do two things on top of the
+// driver's.
+//
+// With mu set (the job queue's pool), writes queue on the database's write
+// mutex, the one InTx takes: a write transaction (BEGIN IMMEDIATE) holds it
+// from begin to commit or rollback, a write outside a transaction for its
+// statement. So the queue's writers and the runtime's wait for each other in
+// Go instead of in SQLite's busy handler, which sleeps a millisecond and more
+// per retry while the write lock stays unused. Read-only transactions and
+// queries take no lock (WAL readers never wait for the writer).
+//
+// Every connection keeps the statements of the queries it was sent without
+// preparing them (the job queue sends all of its queries so, and parsing
+// them was a fifth of a queued run's CPU), and runs a query again from its
+// statement.
 type serialConnector struct {
 	dsn string
-	mu  *sync.Mutex
+	mu  *sync.Mutex // nil: writes take no lock (InTx locks before it takes a connection)
 }
 
 var sqliteDriver = &sqlite.Driver{}
@@ -59,9 +67,19 @@ type sqliteConn interface {
 
 type serialConn struct {
 	driver.Conn
-	mu   *sync.Mutex
-	inTx bool // a write transaction of this connection holds mu
+	mu    *sync.Mutex
+	inTx  bool                   // a write transaction of this connection holds mu
+	stmts map[string]*cachedStmt // statements of unprepared queries, by query text
 }
+
+// cachedStmt is a kept statement; busy while rows of it are open.
+type cachedStmt struct {
+	st   sqliteStmt
+	busy bool
+}
+
+// maxConnStmts bounds the statements one connection keeps.
+const maxConnStmts = 64
 
 func (c *serialConn) inner() sqliteConn { return c.Conn.(sqliteConn) }
 
@@ -70,7 +88,7 @@ func (c *serialConn) Begin() (driver.Tx, error) {
 }
 
 func (c *serialConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if opts.ReadOnly {
+	if opts.ReadOnly || c.mu == nil {
 		return c.inner().BeginTx(ctx, opts)
 	}
 	c.mu.Lock()
@@ -97,7 +115,7 @@ func (c *serialConn) PrepareContext(ctx context.Context, query string) (driver.S
 
 // lockWrite takes the mutex for a write outside a transaction and returns its release.
 func (c *serialConn) lockWrite() func() {
-	if c.inTx {
+	if c.inTx || c.mu == nil {
 		return func() {}
 	}
 	c.mu.Lock()
@@ -109,8 +127,43 @@ func (c *serialConn) ExecContext(ctx context.Context, query string, args []drive
 	return c.inner().ExecContext(ctx, query, args)
 }
 
+// QueryContext runs query from the connection's statement of it, prepared at
+// the first use. A query with more than one statement (a ';' in it), one
+// whose statement has rows open, or one past the bound runs as the driver
+// runs it.
 func (c *serialConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.inner().QueryContext(ctx, query, args)
+	cs := c.stmts[query]
+	if cs == nil && len(c.stmts) < maxConnStmts && !strings.Contains(query, ";") {
+		st, err := c.inner().PrepareContext(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		if c.stmts == nil {
+			c.stmts = map[string]*cachedStmt{}
+		}
+		cs = &cachedStmt{st: st.(sqliteStmt)}
+		c.stmts[query] = cs
+	}
+	if cs == nil || cs.busy {
+		return c.inner().QueryContext(ctx, query, args)
+	}
+	rows, err := cs.st.QueryContext(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	cs.busy = true
+	return &cachedRows{Rows: rows, cs: cs}, nil
+}
+
+// cachedRows frees its statement for the next run when closed.
+type cachedRows struct {
+	driver.Rows
+	cs *cachedStmt
+}
+
+func (r *cachedRows) Close() error {
+	r.cs.busy = false
+	return r.Rows.Close()
 }
 
 func (c *serialConn) Close() error {
@@ -118,6 +171,10 @@ func (c *serialConn) Close() error {
 		c.inTx = false
 		c.mu.Unlock()
 	}
+	for _, cs := range c.stmts {
+		cs.st.Close()
+	}
+	c.stmts = nil
 	return c.Conn.Close()
 }
 

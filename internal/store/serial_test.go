@@ -84,3 +84,89 @@ func TestQueuePoolOnPostgresIsTheMainPool(t *testing.T) {
 		t.Fatal("PostgreSQL queue pool differs from the main pool")
 	}
 }
+
+// A connection keeps the statement of a query sent unprepared and runs the
+// query again from it: results stay right when the same query is opened
+// again while its rows are still open, and after the table's schema changed.
+func TestAConnectionRerunsUnpreparedQueriesFromItsStatements(t *testing.T) {
+	db := storetest.SQLite(t)
+	ctx := context.Background()
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"CREATE TABLE kept (id INTEGER PRIMARY KEY, v TEXT)", "INSERT INTO kept (v) VALUES ('a'), ('b')"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const q = "SELECT v FROM kept WHERE id >= ? ORDER BY id"
+	read := func(rows *sql.Rows) []string {
+		t.Helper()
+		var out []string
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	outer, err := conn.QueryContext(ctx, q, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !outer.Next() {
+		t.Fatal("no first row")
+	}
+	inner, err := conn.QueryContext(ctx, q, 2) // the kept statement is busy: runs on its own
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(inner); len(got) != 1 || got[0] != "b" {
+		t.Errorf("inner rows = %v", got)
+	}
+	var first string
+	if err := outer.Scan(&first); err != nil || first != "a" {
+		t.Fatalf("outer first = %q, %v", first, err)
+	}
+	if rest := read(outer); len(rest) != 1 || rest[0] != "b" {
+		t.Errorf("outer rest = %v", rest)
+	}
+	for i := 0; i < 3; i++ {
+		rows, err := conn.QueryContext(ctx, q, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := read(rows); len(got) != 2 {
+			t.Errorf("run %d = %v", i, got)
+		}
+	}
+	columns := func() []string {
+		t.Helper()
+		rows, err := conn.QueryContext(ctx, "SELECT * FROM kept ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		cols, err := rows.Columns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cols
+	}
+	if cols := columns(); len(cols) != 2 {
+		t.Fatalf("columns = %v", cols)
+	}
+	if _, err := conn.ExecContext(ctx, "ALTER TABLE kept ADD COLUMN w TEXT NOT NULL DEFAULT 'x'"); err != nil {
+		t.Fatal(err)
+	}
+	if cols := columns(); len(cols) != 3 { // the kept statement of SELECT * sees the new column
+		t.Errorf("columns after ALTER = %v", cols)
+	}
+}

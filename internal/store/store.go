@@ -201,9 +201,13 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 	if t.Dialect == Postgres {
 		driver = "pgx"
 	}
-	sqldb, err := sql.Open(driver, t.DSN)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", t.Addr, err)
+	var sqldb *sql.DB
+	if t.Dialect == Postgres {
+		if sqldb, err = sql.Open(driver, t.DSN); err != nil {
+			return nil, fmt.Errorf("open %s: %w", t.Addr, err)
+		}
+	} else {
+		sqldb = sql.OpenDB(&serialConnector{dsn: t.DSN}) // keeps statements of unprepared queries
 	}
 	conns := 16
 	if t.Dialect == SQLite {

@@ -251,7 +251,7 @@ func (rt *Runtime) Enqueue(ctx context.Context, actor int64, req Request) (strin
 	priv := privacyOf(cfg)
 	r := run.Run{UUID: uuid.NewString(), Configuration: req.Configuration, Initiator: actor, Status: run.StatusQueued, Request: body}
 	first := run.Flush{Events: []run.NewEvent{{Kind: run.EventRequest, Payload: requestPayload(req)}}, Privacy: priv}
-	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
+	err = rt.db.InSQLTx(ctx, func(tx *store.Tx) error {
 		if err := rt.runs.CreateTx(ctx, tx, r, first); err != nil {
 			return err
 		}

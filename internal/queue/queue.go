@@ -106,8 +106,16 @@ func (q *Queue) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// InsertTx enqueues run inside tx, to be worked no earlier than delay from now.
+// ErrNeedsSQLTx is returned by InsertTx for a transaction without a
+// database/sql transaction (begin it with store.DB.InSQLTx).
+var ErrNeedsSQLTx = errors.New("queue: the job must be inserted in a transaction of InSQLTx")
+
+// InsertTx enqueues run inside tx (from store.DB.InSQLTx), to be worked no
+// earlier than delay from now.
 func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, run string, delay time.Duration) error {
+	if tx.SQL == nil {
+		return ErrNeedsSQLTx
+	}
 	opts := &river.InsertOpts{MaxAttempts: jobAttempts}
 	if delay > 0 {
 		opts.ScheduledAt = time.Now().Add(delay)

@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -51,8 +52,15 @@ func TestJobInsertedInTxIsWorkedOnlyAfterCommit(t *testing.T) {
 		}
 		_ = tx.SQL.Rollback()
 
-		if err := db.InTx(ctx, func(tx *store.Tx) error { return q.InsertTx(ctx, tx, "run-1", 0) }); err != nil {
+		if err := db.InSQLTx(ctx, func(tx *store.Tx) error { return q.InsertTx(ctx, tx, "run-1", 0) }); err != nil {
 			t.Fatal(err)
+		}
+		// On SQLite, InTx's transaction has no database/sql one: refused with a clear error.
+		if db.Dialect() == store.SQLite {
+			err := db.InTx(ctx, func(tx *store.Tx) error { return q.InsertTx(ctx, tx, "no-sql-tx", 0) })
+			if !errors.Is(err, queue.ErrNeedsSQLTx) {
+				t.Errorf("InsertTx in InTx on SQLite = %v, want ErrNeedsSQLTx", err)
+			}
 		}
 		select {
 		case got := <-rec.got:

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 )
 
@@ -46,12 +45,17 @@ func (db *DB) scopeTx(ctx context.Context) *Tx {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tx == nil && !s.failed {
-		t, err := db.SQL.BeginTx(s.ctx, &sql.TxOptions{ReadOnly: true})
+		conn, err := db.SQL.Conn(s.ctx)
 		if err != nil {
 			s.failed = true // the reads go to the pool one by one
 			return nil
 		}
-		s.tx = &Tx{SQL: t, dialect: db.dialect, db: db}
+		if _, err := conn.ExecContext(s.ctx, "BEGIN"); err != nil { // deferred: the snapshot starts at the first read
+			conn.Close()
+			s.failed = true
+			return nil
+		}
+		s.tx = &Tx{conn: conn, dialect: db.dialect, db: db}
 	}
 	return s.tx
 }
@@ -77,7 +81,8 @@ func (s *readScope) end() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tx != nil {
-		_ = s.tx.SQL.Rollback() // read-only: nothing to keep
+		rollback(s.ctx, s.tx.conn) // read only: nothing to keep
+		s.tx.conn.Close()
 		s.tx = nil
 	}
 	s.failed = true // a read after the end goes to the pool

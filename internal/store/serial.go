@@ -21,10 +21,10 @@ import (
 // per retry while the write lock stays unused. Read-only transactions and
 // queries take no lock (WAL readers never wait for the writer).
 //
-// Every connection keeps the statements of the queries it was sent without
-// preparing them (the job queue sends all of its queries so, and parsing
-// them was a fifth of a queued run's CPU), and runs a query again from its
-// statement.
+// Every connection keeps the statements of the queries and writes it was
+// sent without preparing them (the job queue sends all of its queries so,
+// and parsing them was a fifth of a queued run's CPU; InTx's transactions
+// too), and runs them again from their statements.
 type serialConnector struct {
 	dsn string
 	mu  *sync.Mutex // nil: writes take no lock (InTx locks before it takes a connection)
@@ -124,7 +124,36 @@ func (c *serialConn) lockWrite() func() {
 
 func (c *serialConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	defer c.lockWrite()()
-	return c.inner().ExecContext(ctx, query, args)
+	cs, err := c.kept(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if cs == nil || cs.busy {
+		return c.inner().ExecContext(ctx, query, args)
+	}
+	return cs.st.ExecContext(ctx, args)
+}
+
+// kept returns the connection's statement of query, preparing it at the
+// first use; nil for a query with more than one statement (a ';' in it) or
+// past the bound.
+func (c *serialConn) kept(ctx context.Context, query string) (*cachedStmt, error) {
+	if cs := c.stmts[query]; cs != nil {
+		return cs, nil
+	}
+	if len(c.stmts) >= maxConnStmts || strings.Contains(query, ";") {
+		return nil, nil
+	}
+	st, err := c.inner().PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if c.stmts == nil {
+		c.stmts = map[string]*cachedStmt{}
+	}
+	cs := &cachedStmt{st: st.(sqliteStmt)}
+	c.stmts[query] = cs
+	return cs, nil
 }
 
 // QueryContext runs query from the connection's statement of it, prepared at
@@ -132,17 +161,9 @@ func (c *serialConn) ExecContext(ctx context.Context, query string, args []drive
 // whose statement has rows open, or one past the bound runs as the driver
 // runs it.
 func (c *serialConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	cs := c.stmts[query]
-	if cs == nil && len(c.stmts) < maxConnStmts && !strings.Contains(query, ";") {
-		st, err := c.inner().PrepareContext(ctx, query)
-		if err != nil {
-			return nil, err
-		}
-		if c.stmts == nil {
-			c.stmts = map[string]*cachedStmt{}
-		}
-		cs = &cachedStmt{st: st.(sqliteStmt)}
-		c.stmts[query] = cs
+	cs, err := c.kept(ctx, query)
+	if err != nil {
+		return nil, err
 	}
 	if cs == nil || cs.busy {
 		return c.inner().QueryContext(ctx, query, args)

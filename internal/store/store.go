@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -405,8 +406,16 @@ func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 }
 
 // Tx is a transaction of one dialect.
+//
+// On SQLite, InTx runs its transaction on a connection of its own with
+// BEGIN IMMEDIATE and COMMIT (conn set, SQL nil): no database/sql
+// transaction, whose watcher goroutines per transaction and per query cost
+// more than the statements, and the connection keeps the statements it ran
+// (serialConnector). A transaction to hand to a library (the job queue)
+// comes from InSQLTx and has SQL.
 type Tx struct {
-	SQL     *sql.Tx
+	SQL     *sql.Tx   // nil for a SQLite transaction of InTx or a read scope
+	conn    *sql.Conn // the connection of a SQLite transaction without SQL
 	dialect Dialect
 	db      *DB
 }
@@ -427,6 +436,10 @@ func (tx *Tx) Dialect() Dialect { return tx.dialect }
 
 // Exec runs a statement.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if tx.conn != nil {
+		tx.db.queries.Add(1)
+		return tx.conn.ExecContext(ctx, q, args...)
+	}
 	q = Rebind(tx.dialect, q)
 	if st := tx.prepared(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
@@ -436,6 +449,10 @@ func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 
 // Query runs a query.
 func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if tx.conn != nil {
+		tx.db.queries.Add(1)
+		return tx.conn.QueryContext(ctx, q, args...)
+	}
 	q = Rebind(tx.dialect, q)
 	if st := tx.prepared(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
@@ -445,6 +462,10 @@ func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 
 // QueryRow runs a query expected to return at most one row.
 func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if tx.conn != nil {
+		tx.db.queries.Add(1)
+		return tx.conn.QueryRowContext(ctx, q, args...)
+	}
 	q = Rebind(tx.dialect, q)
 	if st := tx.prepared(ctx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
@@ -467,10 +488,63 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 // the caller must not guess whether it landed.
 //
 // On SQLite, transactions of this process take a Go mutex before BEGIN
-// (every transaction is IMMEDIATE, so it would take the file's write lock
-// anyway): waiting writers queue on the mutex instead of sleeping in
-// SQLite's busy handler. fn must not start another transaction.
+// IMMEDIATE (which would take the file's write lock anyway), the job queue's
+// too (QueuePool): waiting writers queue on the mutex instead of sleeping in
+// SQLite's busy handler. The transaction has no SQL (see Tx). fn must not
+// start another transaction.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if db.writeMu == nil {
+		return db.InSQLTx(ctx, fn)
+	}
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	return db.onConn(ctx, "BEGIN IMMEDIATE", "COMMIT", fn)
+}
+
+// onConn runs fn in a SQLite transaction on a connection of its own, begun
+// with begin and ended with end when fn returns nil, rolled back otherwise.
+func (db *DB) onConn(ctx context.Context, begin, end string, fn func(tx *Tx) error) (err error) {
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, begin); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	ended := false
+	defer func() {
+		if !ended {
+			rollback(ctx, conn)
+		}
+	}()
+	if err := fn(&Tx{conn: conn, dialect: db.dialect, db: db}); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), end); err != nil {
+		return fmt.Errorf("%w: %w", ErrCommitUnknown, err) // the deferred rollback ends what is left
+	}
+	ended = true
+	if end == "COMMIT" {
+		db.commits.Add(1)
+	}
+	return nil
+}
+
+// rollback ends conn's transaction. A connection whose transaction cannot
+// be ended is dropped from the pool rather than handed to the next caller
+// inside it.
+func rollback(ctx context.Context, conn *sql.Conn) {
+	_, err := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	if err != nil && !strings.Contains(err.Error(), "no transaction is active") {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+}
+
+// InSQLTx is InTx with a database/sql transaction (tx.SQL set), for code
+// that hands the transaction to a library: the job queue inserts its jobs in
+// it.
+func (db *DB) InSQLTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if db.writeMu != nil {
 		db.writeMu.Lock()
 		defer db.writeMu.Unlock()

@@ -102,3 +102,50 @@ func TestBooleansAndTimesRoundTrip(t *testing.T) {
 		}
 	})
 }
+
+// A failed transaction leaves nothing behind, not even on its connection:
+// every later transaction of the pool begins cleanly and sees only what
+// committed. InTx on SQLite runs without a database/sql transaction;
+// InSQLTx always has one (for the job queue).
+func TestFailedTransactionsLeaveThePoolClean(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if _, err := db.Exec(ctx, "CREATE TABLE pool_probe (v BIGINT NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("boom")
+		for i := 0; i < 20; i++ {
+			err := db.InTx(ctx, func(tx *store.Tx) error {
+				if (tx.SQL == nil) != (db.Dialect() == store.SQLite) {
+					t.Fatalf("InTx on %s: SQL set = %v", db.Dialect(), tx.SQL != nil)
+				}
+				if _, err := tx.Exec(ctx, "INSERT INTO pool_probe (v) VALUES (?)", i); err != nil {
+					return err
+				}
+				if i%2 == 0 {
+					return boom
+				}
+				return nil
+			})
+			if (i%2 == 0) != errors.Is(err, boom) || (i%2 == 1 && err != nil) {
+				t.Fatalf("transaction %d: %v", i, err)
+			}
+		}
+		if err := db.InSQLTx(ctx, func(tx *store.Tx) error {
+			if tx.SQL == nil {
+				t.Fatal("InSQLTx without a database/sql transaction")
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO pool_probe (v) VALUES (?)", 100)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var n, sum int
+		if err := db.QueryRow(ctx, "SELECT COUNT(*), SUM(v) FROM pool_probe").Scan(&n, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if n != 11 || sum != 1+3+5+7+9+11+13+15+17+19+100 {
+			t.Errorf("rows = %d, sum = %d; want the 10 committed and the InSQLTx one", n, sum)
+		}
+	})
+}

@@ -27,6 +27,44 @@ type entry struct {
 	tool   Tool
 	def    Def
 	schema *jsonschema.Schema
+	valid  *validArgs
+}
+
+// validArgs remembers argument documents that passed the tool's schema: one
+// call is validated for its preview, again when the approval re-checks the
+// preview and before it runs. Bounded in count and document size.
+type validArgs struct {
+	mu sync.Mutex
+	m  map[string]struct{}
+}
+
+const (
+	maxValidArgs    = 1024
+	maxValidArgsLen = 4096
+)
+
+// validate checks raw against the entry's schema, answering from memory for
+// a document that passed before.
+func (e entry) validate(raw []byte) error {
+	key := string(raw)
+	e.valid.mu.Lock()
+	_, ok := e.valid.m[key]
+	e.valid.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if err := validateJSON(e.schema, raw); err != nil {
+		return err
+	}
+	if len(raw) <= maxValidArgsLen {
+		e.valid.mu.Lock()
+		if e.valid.m == nil || len(e.valid.m) >= maxValidArgs {
+			e.valid.m = map[string]struct{}{}
+		}
+		e.valid.m[key] = struct{}{}
+		e.valid.mu.Unlock()
+	}
+	return nil
 }
 
 // Registry holds the known tools and reads their global enabled state.
@@ -65,7 +103,7 @@ func (r *Registry) Register(t Tool) error {
 	if _, dup := r.tools[d.Name]; dup {
 		return fmt.Errorf("register tool %s: already registered", d.Name)
 	}
-	r.tools[d.Name] = entry{tool: t, def: d, schema: s}
+	r.tools[d.Name] = entry{tool: t, def: d, schema: s, valid: &validArgs{}}
 	return nil
 }
 
@@ -200,7 +238,7 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknown, name)
 	}
-	return validateJSON(e.schema, args)
+	return e.validate(args)
 }
 
 // Execute validates the arguments, checks that the tool is enabled and runs
@@ -212,7 +250,7 @@ func (r *Registry) Execute(ctx context.Context, name string, call Call) (Result,
 	if !ok {
 		return ErrorResult(fmt.Sprintf("unknown tool %q", name)), nil
 	}
-	if err := validateJSON(e.schema, call.Args); err != nil {
+	if err := e.validate(call.Args); err != nil {
 		return ErrorResult(err.Error()), nil
 	}
 	on, err := r.Enabled(ctx, name)
@@ -240,7 +278,7 @@ func (r *Registry) Target(name string, args json.RawMessage) (Target, bool) {
 		return Target{}, false
 	}
 	w, ok := e.tool.(WriteTool)
-	if !ok || validateJSON(e.schema, args) != nil {
+	if !ok || e.validate(args) != nil {
 		return Target{}, false
 	}
 	return w.Target(args)
@@ -258,7 +296,7 @@ func (r *Registry) Preview(ctx context.Context, name string, call Call, lang str
 	if !ok {
 		return Preview{}, &ResultError{Message: fmt.Sprintf("tool %q has no preview", name)}
 	}
-	if err := validateJSON(e.schema, call.Args); err != nil {
+	if err := e.validate(call.Args); err != nil {
 		return Preview{}, &ResultError{Message: err.Error()}
 	}
 	return w.Preview(ctx, call, lang)

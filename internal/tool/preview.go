@@ -16,7 +16,7 @@ func (t *updateTool) Preview(ctx context.Context, call Call, lang string) (Previ
 	if err != nil {
 		return Preview{}, err
 	}
-	rec, err := readable(ctx, t.b, call.User, t.spec.table, a.uid)
+	rec, err := readable(ctx, t.b, call, t.spec.table, a.uid)
 	if err != nil {
 		return Preview{}, err
 	}

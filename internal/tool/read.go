@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 
+	"waymark/internal/access"
 	"waymark/internal/content"
+	"waymark/internal/store"
 )
 
 // readPage is read_page {page, language?}.
@@ -130,7 +132,7 @@ func (t *readRecord) Execute(ctx context.Context, call Call) (Result, error) {
 	if err := decodeArgs(call.Args, &args); err != nil {
 		return ErrorResult(err.Error()), nil
 	}
-	rec, err := readable(ctx, t.b, call.User, args.Table, args.UID)
+	rec, err := readable(ctx, t.b, call, args.Table, args.UID)
 	if err != nil {
 		return Result{}, err
 	}
@@ -141,15 +143,20 @@ func (t *readRecord) Execute(ctx context.Context, call Call) (Result, error) {
 }
 
 // readable returns the record when user may read it, nil when it is missing or forbidden.
-func readable(ctx context.Context, b *builtins, user int64, table string, uid int64) (*content.Record, error) {
-	rec, err := content.Get(ctx, b.db, table, uid)
+func readable(ctx context.Context, b *builtins, call Call, table string, uid int64) (*content.Record, error) {
+	var q store.Querier = b.db
+	checker := b.checker
+	if call.Tx != nil { // a write: read in its transaction
+		q, checker = call.Tx, access.NewChecker(call.Tx)
+	}
+	rec, err := content.Get(ctx, q, table, uid)
 	if errors.Is(err, content.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	ok, err := b.checker.MayReadRecord(ctx, user, rec)
+	ok, err := checker.MayReadRecord(ctx, call.User, rec)
 	if err != nil || !ok {
 		return nil, err
 	}

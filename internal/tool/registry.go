@@ -178,11 +178,15 @@ func (r *Registry) Enabled(ctx context.Context, name string) (bool, error) {
 	if !ok {
 		return false, fmt.Errorf("%w: %s", ErrUnknown, name)
 	}
-	stored, err := storedStates(ctx, r.db)
+	return r.enabled(ctx, r.db, e)
+}
+
+func (r *Registry) enabled(ctx context.Context, q store.Querier, e entry) (bool, error) {
+	stored, err := storedStates(ctx, q)
 	if err != nil {
 		return false, err
 	}
-	if on, ok := stored[name]; ok {
+	if on, ok := stored[e.def.Name]; ok {
 		return on, nil
 	}
 	return e.def.DefaultEnabled, nil
@@ -253,7 +257,11 @@ func (r *Registry) Execute(ctx context.Context, name string, call Call) (Result,
 	if err := e.validate(call.Args); err != nil {
 		return ErrorResult(err.Error()), nil
 	}
-	on, err := r.Enabled(ctx, name)
+	var q store.Querier = r.db
+	if call.Tx != nil {
+		q = call.Tx // a write reads the tool's state in its transaction
+	}
+	on, err := r.enabled(ctx, q, e)
 	if err != nil {
 		return Result{}, err
 	}

@@ -146,7 +146,7 @@ func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if err != nil {
 		return ErrorResult(err.Error()), nil
 	}
-	rec, err := readable(ctx, t.b, call.User, t.spec.table, a.uid)
+	rec, err := readable(ctx, t.b, call, t.spec.table, a.uid)
 	if err != nil {
 		return Result{}, err
 	}

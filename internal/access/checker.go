@@ -240,6 +240,19 @@ func (c *Checker) ActorMayShowPage(ctx context.Context, a *Actor, pageUID int64)
 	return c.pagePerm(ctx, c.db, a, pageUID, content.PermShow)
 }
 
+// ActorMayShowPageRecord is ActorMayShowPage for a default-language page
+// record the caller read already (a translation decides through its
+// default-language page: use ActorMayShowPage for one).
+func (c *Checker) ActorMayShowPageRecord(ctx context.Context, a *Actor, page content.Record) (bool, error) {
+	if !a.Active() {
+		return false, nil
+	}
+	if page.Language > 0 && page.L10nParent > 0 {
+		return c.pagePerm(ctx, c.db, a, page.UID, content.PermShow)
+	}
+	return c.pagePermOf(ctx, c.db, a, page, content.PermShow)
+}
+
 // HasPageBit evaluates a page's owner/group/everybody bits for the actor.
 func HasPageBit(a *Actor, p content.Record, bit int) bool {
 	if a.IsAdmin() {

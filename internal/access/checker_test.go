@@ -160,6 +160,25 @@ func showPage(page int64) check {
 	}}
 }
 
+// showPageRecord asks ActorMayShowPageRecord with the page as read (a
+// missing page is not shown).
+func showPageRecord(page int64) check {
+	return check{fmt.Sprintf("ActorMayShowPageRecord(%d)", page), func(ctx context.Context, c *access.Checker, db *store.DB, uid int64) (bool, error) {
+		rec, err := content.Get(ctx, db, "pages", page)
+		if errors.Is(err, content.ErrNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		a, err := c.Actor(ctx, uid)
+		if err != nil || a == nil {
+			return false, err
+		}
+		return c.ActorMayShowPageRecord(ctx, a, rec)
+	}}
+}
+
 func editContent(page int64) check {
 	return check{fmt.Sprintf("MayEditContentOnPage(%d)", page), func(ctx context.Context, c *access.Checker, _ *store.DB, uid int64) (bool, error) {
 		return c.MayEditContentOnPage(ctx, uid, page)

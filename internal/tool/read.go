@@ -69,7 +69,7 @@ func (t *readPage) Execute(ctx context.Context, call Call) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	ok, err := t.b.checker.ActorMayShowPage(ctx, actor, page.UID)
+	ok, err := t.b.checker.ActorMayShowPageRecord(ctx, actor, page)
 	if err != nil {
 		return Result{}, err
 	}

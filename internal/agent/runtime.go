@@ -142,6 +142,16 @@ func (rt *Runtime) usableConfig(ctx context.Context, actor, uid int64) (llmconfi
 	return cfg, nil
 }
 
+// requestFlush is the first event of a new run, encoded before its
+// transaction so the transaction only writes.
+func requestFlush(id string, req Request, p run.Privacy) (run.Flush, error) {
+	ev, err := run.Encode(id, run.NewEvent{Kind: run.EventRequest, Payload: requestPayload(req)}, p)
+	if err != nil {
+		return run.Flush{}, fmt.Errorf("start run: %w", err)
+	}
+	return run.Flush{Events: []run.NewEvent{ev}, Privacy: p}, nil
+}
+
 // Run starts req interactively as actor and returns once the run suspended or ended.
 func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, error) {
 	if err := req.validate(); err != nil {
@@ -156,7 +166,10 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 		LeaseOwner: owner, LeaseExpiresAt: rt.clk.Now().Add(rt.cfg.Lease), AllowedTools: req.AllowedTools}
 	seg := rt.newSegment(r, owner, cfg, false)
 	ctx = context.WithoutCancel(ctx) // a started run is settled even when the caller goes away
-	first := run.Flush{Events: []run.NewEvent{{Kind: run.EventRequest, Payload: requestPayload(req)}}, Privacy: seg.privacy}
+	first, err := requestFlush(r.UUID, req, seg.privacy)
+	if err != nil {
+		return Result{}, err
+	}
 	err = rt.db.InTx(ctx, func(tx *store.Tx) error { return rt.runs.CreateTx(ctx, tx, r, first) })
 	if err != nil {
 		return Result{}, fmt.Errorf("start run: %w", err)
@@ -250,7 +263,10 @@ func (rt *Runtime) Enqueue(ctx context.Context, actor int64, req Request) (strin
 	}
 	priv := privacyOf(cfg)
 	r := run.Run{UUID: uuid.NewString(), Configuration: req.Configuration, Initiator: actor, Status: run.StatusQueued, Request: body}
-	first := run.Flush{Events: []run.NewEvent{{Kind: run.EventRequest, Payload: requestPayload(req)}}, Privacy: priv}
+	first, err := requestFlush(r.UUID, req, priv)
+	if err != nil {
+		return "", err
+	}
 	err = rt.db.InSQLTx(ctx, func(tx *store.Tx) error {
 		if err := rt.runs.CreateTx(ctx, tx, r, first); err != nil {
 			return err

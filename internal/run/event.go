@@ -115,7 +115,25 @@ func eventPayload(id string, kind Kind, payload any, privacy Privacy) ([]byte, e
 			if privacy == PrivacyNone && !kind.alwaysStored() {
 				return []byte("{}"), nil
 			}
-			payload = withoutContentKeys(m)
+			// Filter(metadata) in one pass: drop content keys before converting.
+			out := make(map[string]any, len(m))
+			for k, v := range m {
+				if contentKey(k) {
+					continue
+				}
+				g, err := generic(v)
+				if err != nil {
+					return nil, invalid("event of", id, "payload does not marshal: %v", err)
+				}
+				if fv, ok := metadataValue(k, g); ok {
+					out[k] = fv
+				}
+			}
+			body, err := json.Marshal(out)
+			if err != nil {
+				return nil, fmt.Errorf("event of run %s: %w", id, err)
+			}
+			return body, nil
 		}
 	}
 	m := map[string]any{}
@@ -200,17 +218,6 @@ func genericSlice[E any](v []E) (any, error) {
 	return out, nil
 }
 
-// withoutContentKeys is m without its top-level content keys (which the
-// metadata filter drops with all they hold), sharing the other values.
-func withoutContentKeys(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if !contentKey(k) {
-			out[k] = v
-		}
-	}
-	return out
-}
 
 // NewEvent is one event to append with AppendEventsTx.
 type NewEvent struct {

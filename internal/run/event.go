@@ -218,7 +218,6 @@ func genericSlice[E any](v []E) (any, error) {
 	return out, nil
 }
 
-
 // NewEvent is one event to append with AppendEventsTx.
 type NewEvent struct {
 	Kind    Kind

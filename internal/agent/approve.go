@@ -117,30 +117,25 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	if d.Approve {
 		fence = fenceFor(s.Calls)
 	}
-	if fence != nil && s.Calls[0].Effect == tool.EffectWrite {
-		done, err := rt.claimAndWrite(ctx, seg, &st, s.Calls[0])
-		if err != nil {
+	calls := s.Calls
+	written := false // the first call ran with the claim
+	if fence != nil && calls[0].Effect == tool.EffectWrite {
+		if written, err = rt.claimAndWrite(ctx, seg, &st, calls[0]); err != nil {
 			return Result{}, err
 		}
-		if done {
-			for _, c := range s.Calls[1:] {
-				if err := rt.execute(ctx, seg, &st, c, false); err != nil {
-					return rt.withStatus(ctx, a, rt.fault(ctx, seg, err, Result{UUID: id})), nil
-				}
-			}
-			return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
-		}
 	}
-	if err := rt.claim(ctx, seg, run.StatusWaitingForApproval, fence); err != nil {
+	if written {
+		calls, fence = calls[1:], nil
+	} else if err := rt.claim(ctx, seg, run.StatusWaitingForApproval, fence); err != nil {
 		return Result{}, err
 	}
 	if !d.Approve {
-		for _, c := range s.Calls {
+		for _, c := range calls {
 			rt.answer(seg, &st, llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}, denial(decidedBy, d.Reason))
 		}
 		return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
 	}
-	for i, c := range s.Calls {
+	for i, c := range calls {
 		if err := rt.execute(ctx, seg, &st, c, i == 0 && fence != nil); err != nil {
 			return rt.withStatus(ctx, a, rt.fault(ctx, seg, err, Result{UUID: id})), nil
 		}

@@ -3,8 +3,6 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,7 +20,7 @@ import (
 // withQueue wires a River queue (workers off unless asked) into the runtime.
 func (e *env) withQueue(t testing.TB, workers int) *queue.Queue {
 	t.Helper()
-	q, err := queue.New(e.db, e.rt, queue.Config{Workers: workers, PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	q, err := queue.New(e.db, e.rt, queue.Config{Workers: workers, PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,25 +115,9 @@ func eventPayload(id string, kind Kind, payload any, privacy Privacy) ([]byte, e
 			if privacy == PrivacyNone && !kind.alwaysStored() {
 				return []byte("{}"), nil
 			}
-			// Filter(metadata) in one pass: drop content keys before converting.
-			out := make(map[string]any, len(m))
-			for k, v := range m {
-				if contentKey(k) {
-					continue
-				}
-				g, err := generic(v)
-				if err != nil {
-					return nil, invalid("event of", id, "payload does not marshal: %v", err)
-				}
-				if fv, ok := metadataValue(k, g); ok {
-					out[k] = fv
-				}
-			}
-			body, err := json.Marshal(out)
-			if err != nil {
-				return nil, fmt.Errorf("event of run %s: %w", id, err)
-			}
-			return body, nil
+			// The metadata filter drops content keys with all they hold:
+			// never convert them.
+			payload = withoutContentKeys(m)
 		}
 	}
 	m := map[string]any{}
@@ -155,6 +139,18 @@ func eventPayload(id string, kind Kind, payload any, privacy Privacy) ([]byte, e
 		return nil, fmt.Errorf("event of run %s: %w", id, err)
 	}
 	return body, nil
+}
+
+// withoutContentKeys is m without its top-level content keys, sharing the
+// other values.
+func withoutContentKeys(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if !contentKey(k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // generic turns v into the values encoding/json decodes into (maps, slices,

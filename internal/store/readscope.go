@@ -45,14 +45,9 @@ func (db *DB) scopeTx(ctx context.Context) *Tx {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tx == nil && !s.failed {
-		conn, err := db.SQL.Conn(s.ctx)
+		conn, err := db.begunConn(s.ctx, "BEGIN") // deferred: the snapshot starts at the first read
 		if err != nil {
 			s.failed = true // the reads go to the pool one by one
-			return nil
-		}
-		if _, err := conn.ExecContext(s.ctx, "BEGIN"); err != nil { // deferred: the snapshot starts at the first read
-			conn.Close()
-			s.failed = true
 			return nil
 		}
 		s.tx = &Tx{conn: conn, dialect: db.dialect, db: db}

@@ -203,13 +203,9 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	driver := "sqlite"
-	if t.Dialect == Postgres {
-		driver = "pgx"
-	}
 	var sqldb *sql.DB
 	if t.Dialect == Postgres {
-		if sqldb, err = sql.Open(driver, t.DSN); err != nil {
+		if sqldb, err = sql.Open("pgx", t.DSN); err != nil {
 			return nil, fmt.Errorf("open %s: %w", t.Addr, err)
 		}
 	} else {
@@ -503,37 +499,41 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
-	return db.onConn(ctx, "BEGIN IMMEDIATE", "COMMIT", fn)
-}
-
-// onConn runs fn in a SQLite transaction on a connection of its own, begun
-// with begin and ended with end when fn returns nil, rolled back otherwise.
-func (db *DB) onConn(ctx context.Context, begin, end string, fn func(tx *Tx) error) (err error) {
-	conn, err := db.SQL.Conn(ctx)
+	conn, err := db.begunConn(ctx, "BEGIN IMMEDIATE")
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, begin); err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	ended := false
+	committed := false
 	defer func() {
-		if !ended {
+		if !committed {
 			rollback(ctx, conn)
 		}
 	}()
 	if err := fn(&Tx{conn: conn, dialect: db.dialect, db: db}); err != nil {
 		return err
 	}
-	if _, err := conn.ExecContext(context.WithoutCancel(ctx), end); err != nil {
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
 		return fmt.Errorf("%w: %w", ErrCommitUnknown, err) // the deferred rollback ends what is left
 	}
-	ended = true
-	if end == "COMMIT" {
-		db.commits.Add(1)
-	}
+	committed = true
+	db.commits.Add(1)
 	return nil
+}
+
+// begunConn takes a connection of its own from the pool and begins a
+// transaction on it with begin (SQLite: "BEGIN IMMEDIATE" or a deferred
+// "BEGIN").
+func (db *DB) begunConn(ctx context.Context, begin string) (*sql.Conn, error) {
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, begin); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	return conn, nil
 }
 
 // rollback ends conn's transaction. A connection whose transaction cannot

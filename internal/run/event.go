@@ -115,6 +115,9 @@ func eventPayload(id string, kind Kind, payload any, privacy Privacy) ([]byte, e
 			if privacy == PrivacyNone && !kind.alwaysStored() {
 				return []byte("{}"), nil
 			}
+			if b, ok := appendMetadataJSON(make([]byte, 0, 256), m); ok {
+				return b, nil
+			}
 			// The metadata filter drops content keys with all they hold:
 			// never convert them.
 			payload = withoutContentKeys(m)

@@ -94,3 +94,76 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+// generalMetadata is the general path of the metadata level: copy, convert,
+// filter, marshal.
+func generalMetadata(t *testing.T, m map[string]any) []byte {
+	t.Helper()
+	g, err := generic(withoutContentKeys(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(metadataMap(g.(map[string]any)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The direct metadata encoder writes byte for byte what the general path
+// writes, and declines (for the general path) what it does not write itself.
+func TestMetadataEncoderWritesTheBytesOfTheGeneralPath(t *testing.T) {
+	payloads := []map[string]any{
+		nil,
+		{},
+		{"status": StatusWaitingForApproval, "reason": ReasonCompleted, "turnDigest": "sha256:ab", "callCount": 2},
+		{"callId": "c1", "tool": "update_page_metadata", "isError": false, "arguments": `{"page":1}`, "completeness": "complete"},
+		{"finishReason": "stop", "content": "Hallo", "toolCalls": []map[string]any{
+			{"callId": "c2", "tool": "read_page", "arguments": `{"page":2}`, "note": "dropped"}}, "toolCallCount": 1, "ratio": 0.25},
+		{"skills": []string{"seo", "ton"}, "names": []string{"secret"}, "list": []any{"x", 1, true, nil, map[string]any{"uid": 3}}},
+		{"empty": []any{}, "nilList": []any(nil), "nilStrings": []string(nil), "nilMap": map[string]any(nil), "none": nil},
+		{"kind": Kind("refusal"), "refusal": "no_access", "big": uint64(1) << 60, "neg": -3, "f": 1e21, "small": 1e-7,
+			"i32": int32(-4), "u": uint(5), "u32": uint32(6)},
+		{"fields": map[string]any{"description": "text", "uid": int64(9), "Z_id": "z<>&\u2028\u2029\x01\t\"\\é\xff"}},
+		{"toolName": "a\u00e9\U0001F600", "table": "pages", "b\nkey": "v", "createdAt": "2026-12-01T00:00:00Z"},
+	}
+	for i, m := range payloads {
+		got, ok := appendMetadataJSON(nil, m)
+		if !ok {
+			t.Errorf("#%d: declined", i)
+			continue
+		}
+		if want := generalMetadata(t, m); !bytes.Equal(got, want) {
+			t.Errorf("#%d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+	for i, m := range []map[string]any{
+		{"step": structPayload{CallID: "c"}},
+		{"n": json.Number("12")},
+		{"extra": json.RawMessage(`{}`)},
+		{"f": float32(1.5)},
+		{"list": []any{map[string]any{"x": int8(1)}}},
+		{"nan": nan()},
+	} {
+		if _, ok := appendMetadataJSON(nil, m); ok {
+			t.Errorf("decline #%d: written directly", i)
+		}
+	}
+}
+
+// Strings are quoted exactly as encoding/json quotes them.
+func FuzzAppendJSONStringMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{"", "plain", `q"b\s`, "<a href='x'>&amp;</a>", "\x00\x01\x1f\x7f", "\b\f\n\r\t",
+		"\u2028\u2029", "é漢\U0001F600", "\xff\xfe bad", "a\xc3", "\xed\xa0\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("%q:\n got %s\nwant %s", s, got, want)
+		}
+	})
+}

@@ -207,7 +207,7 @@ var contentKeys = map[string]bool{
 	"message": true, "summary": true, "body": true, "title": true, "description": true,
 }
 
-func contentKey(k string) bool { return contentKeys[normKey(k)] }
+func contentKey(k string) bool { return classify(k).content }
 
 // metadataKeys name strings kept at metadata: identities and enumerations.
 var metadataKeys = map[string]bool{
@@ -229,7 +229,9 @@ var metadataSuffixes = []string{"Id", "Ids", "Uid", "Uids", "Uuid", "Digest", "A
 	"_id", "_ids", "_uid", "_uids", "_uuid", "_digest", "_at", "_count", "_kind", "_status", "_reason"}
 
 // metadataKey reports whether a string under key k is kept at metadata.
-func metadataKey(k string) bool {
+func metadataKey(k string) bool { return classify(k).metadata }
+
+func isMetadataKey(k string) bool {
 	if metadataKeys[normKey(k)] {
 		return true
 	}

@@ -12,8 +12,12 @@ import (
 // derived from those tables alone may be kept in memory for one generation.
 //
 // Under a read scope (ReadScope) the generation is read once: the scope's
-// snapshot cannot see it move.
+// snapshot cannot see it move. In a transaction it is read again only after
+// a statement that may have written.
 func Generation(ctx context.Context, q Querier) (int64, error) {
+	if tx, ok := q.(*Tx); ok && tx.gen != 0 {
+		return tx.gen, nil
+	}
 	db, _ := q.(*DB)
 	var scope *readScope
 	if db != nil {
@@ -29,6 +33,9 @@ func Generation(ctx context.Context, q Querier) (int64, error) {
 	}
 	if scope != nil && db.scopeTx(ctx) != nil {
 		scope.keepGeneration(gen)
+	}
+	if tx, ok := q.(*Tx); ok {
+		tx.gen = gen
 	}
 	return gen, nil
 }

@@ -127,3 +127,46 @@ func TestGenCacheKeepsNothingLoadedInsideATransaction(t *testing.T) {
 		}
 	})
 }
+
+// A transaction reads the generation once, and again after each statement
+// that may have written: its own change of a settings table is seen at once
+// (Exec, and an UPDATE … RETURNING run as a query).
+func TestATransactionRereadsTheGenerationOnlyAfterItWrites(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			g0, err := store.Generation(ctx, tx)
+			if err != nil {
+				return err
+			}
+			stmts0 := db.Statements()
+			if g, err := store.Generation(ctx, tx); err != nil || g != g0 {
+				t.Errorf("second read = %d, %v; want %d", g, err, g0)
+			}
+			if n := db.Statements() - stmts0; n != 0 {
+				t.Errorf("second read ran %d statements, want 0", n)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO be_groups (uid, title) VALUES (902, 'tx')`); err != nil {
+				return err
+			}
+			g1, err := store.Generation(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if g1 <= g0 {
+				t.Errorf("after the insert the generation is %d, was %d", g1, g0)
+			}
+			var title string
+			if err := tx.QueryRow(ctx, `UPDATE be_groups SET title = 'tx2' WHERE uid = 902 RETURNING title`).Scan(&title); err != nil {
+				return err
+			}
+			if g2, err := store.Generation(ctx, tx); err != nil || g2 <= g1 {
+				t.Errorf("after UPDATE … RETURNING the generation is %d (%v), was %d", g2, err, g1)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -419,6 +419,22 @@ type Tx struct {
 	conn    *sql.Conn // the connection of a SQLite transaction without SQL
 	dialect Dialect
 	db      *DB
+	// gen is the settings generation read in this transaction since its last
+	// statement that was not a SELECT (which may have moved it); 0 unknown.
+	gen int64
+}
+
+// wrote forgets the transaction's generation when q may have written.
+func (tx *Tx) wrote(q string) {
+	if tx.gen != 0 && !isSelect(q) {
+		tx.gen = 0
+	}
+}
+
+// isSelect reports whether q is a plain SELECT (it cannot write).
+func isSelect(q string) bool {
+	q = strings.TrimLeft(q, " \t\r\n")
+	return len(q) >= 6 && strings.EqualFold(q[:6], "SELECT")
 }
 
 // prepared returns q's cached statement bound to the transaction, or nil.
@@ -437,6 +453,7 @@ func (tx *Tx) Dialect() Dialect { return tx.dialect }
 
 // Exec runs a statement.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	tx.gen = 0
 	if tx.conn != nil {
 		tx.db.queries.Add(1)
 		return tx.conn.ExecContext(ctx, q, args...)
@@ -450,6 +467,7 @@ func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 
 // Query runs a query.
 func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	tx.wrote(q)
 	if tx.conn != nil {
 		tx.db.queries.Add(1)
 		return tx.conn.QueryContext(ctx, q, args...)
@@ -463,6 +481,7 @@ func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 
 // QueryRow runs a query expected to return at most one row.
 func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	tx.wrote(q)
 	if tx.conn != nil {
 		tx.db.queries.Add(1)
 		return tx.conn.QueryRowContext(ctx, q, args...)

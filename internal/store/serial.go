@@ -28,6 +28,9 @@ import (
 type serialConnector struct {
 	dsn string
 	mu  *sync.Mutex // nil: writes take no lock (InTx locks before it takes a connection)
+	// ckpt, when set, counts the commits of this pool's writers (the job
+	// queue's) toward the next background checkpoint (checkpoint.go).
+	ckpt *checkpointer
 }
 
 var sqliteDriver = &sqlite.Driver{}
@@ -48,7 +51,7 @@ func (c *serialConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &serialConn{Conn: conn, mu: c.mu}, nil
+	return &serialConn{Conn: conn, mu: c.mu, ckpt: c.ckpt}, nil
 }
 
 func (c *serialConnector) Driver() driver.Driver { return sqliteDriver }
@@ -68,6 +71,7 @@ type sqliteConn interface {
 type serialConn struct {
 	driver.Conn
 	mu    *sync.Mutex
+	ckpt  *checkpointer
 	inTx  bool                   // a write transaction of this connection holds mu
 	stmts map[string]*cachedStmt // statements of unprepared queries, by query text
 }
@@ -113,13 +117,17 @@ func (c *serialConn) PrepareContext(ctx context.Context, query string) (driver.S
 	return &serialStmt{Stmt: st, c: c}, nil
 }
 
-// lockWrite takes the mutex for a write outside a transaction and returns its release.
+// lockWrite takes the mutex for a write outside a transaction and returns
+// its release, which counts the write's commit.
 func (c *serialConn) lockWrite() func() {
 	if c.inTx || c.mu == nil {
 		return func() {}
 	}
 	c.mu.Lock()
-	return c.mu.Unlock
+	return func() {
+		c.mu.Unlock()
+		c.ckpt.committed()
+	}
 }
 
 func (c *serialConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -210,7 +218,11 @@ type serialTx struct {
 
 func (t *serialTx) Commit() error {
 	defer t.end()
-	return t.Tx.Commit()
+	if err := t.Tx.Commit(); err != nil {
+		return err
+	}
+	t.c.ckpt.committed()
+	return nil
 }
 
 func (t *serialTx) Rollback() error {

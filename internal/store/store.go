@@ -55,6 +55,8 @@ type DB struct {
 	dsn     string
 	queueMu sync.Mutex
 
+	ckpt *checkpointer // SQLite: background checkpoints (checkpoint.go); nil on PostgreSQL
+
 	caches sync.Map // *GenCache → its slot for this database (see GenCache)
 
 	stmtMu sync.Mutex           // guards stmts and wanted
@@ -231,6 +233,7 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 	db := &DB{SQL: sqldb, dialect: t.Dialect, Addr: t.Addr, dsn: t.DSN}
 	if t.Dialect == SQLite {
 		db.writeMu = writeLock(t.Addr)
+		db.ckpt = startCheckpointer(t.DSN)
 	}
 	return db, nil
 }
@@ -248,7 +251,7 @@ func (db *DB) QueuePool() *sql.DB {
 	db.queueMu.Lock()
 	defer db.queueMu.Unlock()
 	if db.queue == nil {
-		db.queue = sql.OpenDB(&serialConnector{dsn: db.dsn, mu: db.writeMu})
+		db.queue = sql.OpenDB(&serialConnector{dsn: db.dsn, mu: db.writeMu, ckpt: db.ckpt})
 		db.queue.SetMaxOpenConns(4)
 		db.queue.SetMaxIdleConns(4)
 		db.queue.SetConnMaxIdleTime(5 * time.Minute)
@@ -258,6 +261,7 @@ func (db *DB) QueuePool() *sql.DB {
 
 // Close closes the prepared statements and the pools.
 func (db *DB) Close() error {
+	db.ckpt.close()
 	db.stmtMu.Lock()
 	for _, st := range db.stmts {
 		st.Close()
@@ -374,6 +378,7 @@ func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 		defer db.writeMu.Unlock()
 	}
 	db.commits.Add(1)
+	db.ckpt.committed()
 	q = Rebind(db.dialect, q)
 	if st := db.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
@@ -537,6 +542,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	committed = true
 	db.commits.Add(1)
+	db.ckpt.committed()
 	return nil
 }
 
@@ -585,6 +591,7 @@ func (db *DB) InSQLTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 	}
 	db.commits.Add(1)
+	db.ckpt.committed()
 	return nil
 }
 

@@ -110,6 +110,7 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	if actor == r.Initiator {
 		decidedBy = "run_owner"
 	}
+	before := len(seg.events)
 	seg.emit(run.EventApproval, map[string]any{"approved": d.Approve, "decidedBy": actor, "decider": decidedBy,
 		"reason": string(d.Reason), "turnDigest": s.Digest})
 	seg.emit(run.EventStatus, map[string]any{"status": run.StatusRunning})
@@ -120,7 +121,17 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	calls := s.Calls
 	written := false // the first call ran with the claim
 	if fence != nil && calls[0].Effect == tool.EffectWrite {
-		if written, err = rt.claimAndWrite(ctx, seg, &st, calls[0]); err != nil {
+		written, err = rt.claimAndWrite(ctx, seg, &st, calls[0], s.Lang)
+		if errors.Is(err, tool.ErrPreviewChanged) {
+			// The record changed after the check above: nothing was written
+			// or claimed; the card shows the record as it is now.
+			seg.events = seg.events[:before]
+			rctx, end := rt.db.ReadScope(ctx)
+			fresh := rt.pendingCalls(rctx, seg, &st, toolCalls(s.Calls), s.Lang)
+			end()
+			return Result{}, rt.resuspend(ctx, seg, s, fresh)
+		}
+		if err != nil {
 			return Result{}, err
 		}
 	}
@@ -189,22 +200,32 @@ func (rt *Runtime) claim(ctx context.Context, seg *segment, from run.Status, fen
 // content write (effect write), in one transaction: the write runs first
 // and the guarded claim last, committing the write, the decision and the
 // call's events together, and a lost claim rolls the write back. No fence is
-// needed: nothing can observe half of one transaction. It reports false,
-// with the run and the segment as they were, when it does not apply (the
-// run's process ended) or the write failed: the caller then takes the long
-// way (claim, then execute), which records the end or the failure.
-func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c pendingCall) (bool, error) {
+// needed: nothing can observe half of one transaction. The write compares
+// the call's preview, shown in lang, with the record as the transaction
+// reads it, and refuses with tool.ErrPreviewChanged when the record changed
+// since the approver's check. It reports false, with the run and the segment
+// as they were, when it does not apply (the run's process ended) or the
+// write failed: the caller then takes the long way (claim, then execute),
+// which records the end or the failure.
+func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c pendingCall, lang string) (bool, error) {
 	if held, _ := rt.processHeld(ctx, st); !held {
 		return false, nil
 	}
 	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
+	var released *tool.Released
+	if c.Preview != nil {
+		released = &tool.Released{Preview: *c.Preview, Lang: lang}
+	}
 	messages, events := len(st.Messages), len(seg.events)
-	err := rt.writeInTx(ctx, seg, st, lc, ErrNotWaiting, func(tx *store.Tx) (bool, error) {
+	if testHookBeforeWrite != nil {
+		testHookBeforeWrite()
+	}
+	err := rt.writeInTx(ctx, seg, st, lc, released, ErrNotWaiting, func(tx *store.Tx) (bool, error) {
 		return rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.StatusWaitingForApproval, seg.owner, rt.cfg.Lease, nil, seg.flush())
 	})
 	if err != nil {
 		st.Messages, seg.events = st.Messages[:messages], seg.events[:events]
-		if errors.Is(err, ErrNotWaiting) {
+		if errors.Is(err, ErrNotWaiting) || errors.Is(err, tool.ErrPreviewChanged) {
 			return false, err
 		}
 		return false, nil
@@ -212,12 +233,17 @@ func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c
 	return true, nil
 }
 
+// testHookBeforeWrite, set by tests only, runs between an approval's checks
+// and its write transaction: where a concurrent change of the record lands.
+var testHookBeforeWrite func()
+
 // writeInTx runs an approved content write (effect write) in one
 // transaction with the guarded transition that records it: the write first,
 // guard last (it commits the segment's events, the write's among them), so
 // a lost guard — reported as lost — rolls the write back with it.
-func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, lc llm.ToolCall, lost error, guard func(tx *store.Tx) (bool, error)) error {
+func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, lc llm.ToolCall, released *tool.Released, lost error, guard func(tx *store.Tx) (bool, error)) error {
 	call := rt.toolCall(seg, st, lc)
+	call.Released = released
 	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
 		call.Tx = tx
 		res, err := rt.tools.Execute(ctx, lc.Name, call)
@@ -274,7 +300,7 @@ func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendi
 	}
 	if c.Effect == tool.EffectWrite {
 		// The guarded renewal clears the fence in the write's transaction.
-		return rt.writeInTx(ctx, seg, st, lc, errLost, func(tx *store.Tx) (bool, error) {
+		return rt.writeInTx(ctx, seg, st, lc, nil, errLost, func(tx *store.Tx) (bool, error) {
 			return rt.runs.RenewTx(ctx, tx, seg.run.UUID, seg.owner, rt.cfg.Lease, run.NoFence, seg.flush())
 		})
 	}

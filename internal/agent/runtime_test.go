@@ -193,6 +193,58 @@ func TestPreviewThatChangedWhileWaitingIsRefused(t *testing.T) {
 	})
 }
 
+// A change that lands after Approve compared the previews and before its
+// write is caught inside the write's transaction: nothing is written over,
+// nothing is claimed, the card shows the record as it is now, and a release
+// of that card goes through.
+func TestPreviewThatChangedDuringTheApprovalIsRefusedInsideTheWrite(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := setup(t, db, false, cycleReplies()...)
+		res, _ := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")})
+		digest := e.status(t, erika, res.UUID).Pending.TurnDigest
+		events0 := e.kinds(t, res.UUID)
+		edits := 0
+		defer agent.SetTestHookBeforeWrite(func() {
+			edits++
+			if _, err := db.Exec(ctx, `UPDATE records SET fields = ? WHERE tbl = 'pages' AND uid = 1`,
+				`{"title":"Home","description":"Edited during the approval"}`); err != nil {
+				t.Error(err)
+			}
+		})()
+		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: digest}); !errors.Is(err, agent.ErrPreviewChanged) {
+			t.Fatalf("Approve = %v, want ErrPreviewChanged", err)
+		}
+		if edits != 1 {
+			t.Fatalf("the edit ran %d times, want once between the check and the write", edits)
+		}
+		if d := e.field(t, "pages", 1, "description"); d != "Edited during the approval" {
+			t.Fatalf("description = %q, want the concurrent edit kept", d)
+		}
+		if hist, _ := content.History(ctx, db, "pages", 1); len(hist) != 0 {
+			t.Fatalf("history = %+v, want no write", hist)
+		}
+		s := e.status(t, erika, res.UUID)
+		if s.Status != run.StatusWaitingForApproval || s.Pending.Calls[0].Preview[0].Current != "Edited during the approval" {
+			t.Fatalf("after refusal: %s %+v", s.Status, s.Pending)
+		}
+		k := e.kinds(t, res.UUID)
+		if k[run.EventToolWrite] != 0 || k[run.EventApproval] != events0[run.EventApproval]+1 {
+			t.Errorf("events %v (before %v): want no tool_write and only the previewChanged approval event", k, events0)
+		}
+		agent.SetTestHookBeforeWrite(nil)
+		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest}); err != nil {
+			t.Fatal(err)
+		}
+		if d := e.field(t, "pages", 1, "description"); d != description {
+			t.Fatalf("description = %q, want the released proposal", d)
+		}
+		if s := e.status(t, erika, res.UUID); s.Status != run.StatusCompleted {
+			t.Fatalf("status = %s", s.Status)
+		}
+	})
+}
+
 func TestFourEyesRefusesSelfApprovalAndAcceptsASecondApprover(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()

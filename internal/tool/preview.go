@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"waymark/internal/content"
+	"waymark/internal/store"
 )
 
 // Preview shows each proposed field with its label in lang, the value now, the
@@ -23,7 +24,16 @@ func (t *updateTool) Preview(ctx context.Context, call Call, lang string) (Previ
 	if rec == nil {
 		return Preview{}, &ResultError{Message: t.spec.notFound}
 	}
-	schemas, err := content.LoadSchemas(ctx, t.b.db)
+	return t.preview(ctx, call, *rec, a, lang)
+}
+
+// preview lays the call's proposal over rec, with the schema as call reads it.
+func (t *updateTool) preview(ctx context.Context, call Call, rec content.Record, a updateArgs, lang string) (Preview, error) {
+	var q store.Querier = t.b.db
+	if call.Tx != nil {
+		q = call.Tx
+	}
+	schemas, err := content.LoadSchemas(ctx, q)
 	if err != nil {
 		return Preview{}, err
 	}
@@ -31,7 +41,7 @@ func (t *updateTool) Preview(ctx context.Context, call Call, lang string) (Previ
 	if !ok {
 		return Preview{}, fmt.Errorf("preview: no schema for %s", t.spec.table)
 	}
-	return buildPreview(table, *rec, a.names, a.fields, lang), nil
+	return buildPreview(table, rec, a.names, a.fields, lang), nil
 }
 
 // buildPreview lays proposed values of names over rec.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 
 	"waymark/internal/content"
 	"waymark/internal/store"
@@ -64,7 +65,27 @@ type Call struct {
 	// Tx, when set, is the transaction a write runs in: the runtime commits the
 	// write together with its events and the release of its write fence.
 	Tx *store.Tx
+	// Released, when set, is the preview the approver released. A write tool
+	// with previews compares it with the preview of the record as its
+	// transaction reads it, before writing, and refuses with
+	// ErrPreviewChanged when they differ: a change that landed after the
+	// approver's check is not written over.
+	Released *Released
 }
+
+// Released is an approved preview with the backend language it was shown in.
+type Released struct {
+	Preview Preview
+	Lang    string
+}
+
+// ErrPreviewChanged refuses an approved write whose preview differs from the
+// one released (Call.Released); the write changed nothing.
+var ErrPreviewChanged = errors.New("the preview changed since it was released")
+
+// SameItems reports whether two previews show the same items (fields,
+// labels, values and measures): what an approver's release binds.
+func SameItems(a, b Preview) bool { return reflect.DeepEqual(a.Items, b.Items) }
 
 // emit calls c.Emit when it is set.
 func (c Call) emit(kind string, payload any) error {

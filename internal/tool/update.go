@@ -140,7 +140,8 @@ func (t *updateTool) Target(raw json.RawMessage) (Target, bool) {
 
 // Execute writes the fields as call.User and records a tool_write event. A
 // record the user may not read answers like a missing one; a refused write
-// is an error result and changes nothing.
+// is an error result and changes nothing. With call.Released, a record whose
+// preview is no longer the released one is ErrPreviewChanged, unwritten.
 func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 	a, err := t.args(call.Args)
 	if err != nil {
@@ -152,6 +153,15 @@ func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 	}
 	if rec == nil {
 		return ErrorResult(t.spec.notFound), nil
+	}
+	if call.Released != nil {
+		now, err := t.preview(ctx, call, *rec, a, call.Released.Lang)
+		if err != nil {
+			return Result{}, err
+		}
+		if !SameItems(now, call.Released.Preview) {
+			return Result{}, ErrPreviewChanged
+		}
 	}
 	req := content.WriteRequest{Table: t.spec.table, UID: a.uid, Fields: a.fields, User: call.User, Run: call.Run}
 	var written content.Written

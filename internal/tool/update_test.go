@@ -244,3 +244,46 @@ func TestPartialWriteStepIsRecordedAsPartial(t *testing.T) {
 		}
 	})
 }
+
+// A write released with a preview writes only while the record still shows
+// that preview (in the language it was shown in); otherwise it is
+// ErrPreviewChanged and changes nothing, emits nothing.
+func TestReleasedWriteRefusesWhenItsPreviewNoLongerHolds(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db)
+		ctx := context.Background()
+		args := fmt.Sprintf(`{"page":%d,"fields":{"description":%q}}`, pageHome, newDescription)
+		shown, err := b.reg.Preview(ctx, "update_page_metadata", b.call(t, erika, args), "de")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Shown in German, compared in English: the labels differ.
+		call := b.call(t, erika, args)
+		call.Released = &tool.Released{Preview: shown, Lang: "en"}
+		if _, err := b.reg.Execute(ctx, "update_page_metadata", call); !errors.Is(err, tool.ErrPreviewChanged) {
+			t.Fatalf("released in another language: Execute = %v, want ErrPreviewChanged", err)
+		}
+		// The record changed after the preview was shown.
+		exec(t, db, `UPDATE records SET fields = ? WHERE tbl = 'pages' AND uid = ?`,
+			`{"title":"Home","description":"Edited meanwhile","seoTitle":""}`, pageHome)
+		call.Released = &tool.Released{Preview: shown, Lang: "de"}
+		if _, err := b.reg.Execute(ctx, "update_page_metadata", call); !errors.Is(err, tool.ErrPreviewChanged) {
+			t.Fatalf("record changed: Execute = %v, want ErrPreviewChanged", err)
+		}
+		if d := record(t, db, "pages", pageHome).Fields["description"]; d != "Edited meanwhile" || len(*b.events) != 0 {
+			t.Fatalf("after refusals: description %q, events %+v; want unchanged, none", d, *b.events)
+		}
+		// Released with the preview as it is now: written.
+		now, err := b.reg.Preview(ctx, "update_page_metadata", b.call(t, erika, args), "de")
+		if err != nil {
+			t.Fatal(err)
+		}
+		call.Released = &tool.Released{Preview: now, Lang: "de"}
+		if res, err := b.reg.Execute(ctx, "update_page_metadata", call); err != nil || res.IsError {
+			t.Fatalf("Execute = %+v, %v", res, err)
+		}
+		if d := record(t, db, "pages", pageHome).Fields["description"]; d != newDescription {
+			t.Fatalf("description = %q, want the released proposal", d)
+		}
+	})
+}

@@ -74,6 +74,15 @@ func (refusedNoPreparer) Error() string              { return "process invocatio
 func (refusedNoPreparer) RefusalCase() string        { return "no_preparer" }
 func (refusedNoPreparer) SecondApproverDenied() bool { return false }
 
+// refusedLineageUnstored refuses a run whose lineage cannot be stored (item
+// 4): the case process.LineageUnreadable names, "the lineage cannot be read
+// or stored".
+type refusedLineageUnstored struct{}
+
+func (refusedLineageUnstored) Error() string              { return "process continuation refused: lineage_unreadable" }
+func (refusedLineageUnstored) RefusalCase() string        { return "lineage_unreadable" }
+func (refusedLineageUnstored) SecondApproverDenied() bool { return false }
+
 // ObserveRefusals sets a hook called with the case of every refused
 // invocation or continuation (metrics). Set it before the runtime is used.
 func (rt *Runtime) ObserveRefusals(f func(refusal string)) { rt.observeRefusal = f }

@@ -212,14 +212,8 @@ func (rt *Runtime) start(ctx context.Context, seg *segment, st *state, cfgFound 
 	case errors.As(err, &refused):
 		rt.refuse(ctx, seg, refused)
 		return false
-	case err != nil && seg.queued && seg.run.RequeueCount < rt.cfg.MaxRequeues:
-		rt.log.Warn("process preparation failed; requeued", "run", seg.run.UUID, "err", err)
-		if rerr := seg.requeue(ctx); rerr != nil && !errors.Is(rerr, errLost) {
-			rt.log.Error("requeue failed", "run", seg.run.UUID, "err", rerr)
-		}
-		return false
 	case err != nil && seg.queued:
-		seg.fail(ctx, run.ReasonRetriesExhausted, "process_preparation", "the process could not be prepared")
+		rt.retryPreparation(ctx, seg, err)
 		return false
 	case err != nil:
 		rt.fault(ctx, seg, err, Result{})
@@ -228,9 +222,22 @@ func (rt *Runtime) start(ctx context.Context, seg *segment, st *state, cfgFound 
 	st.Process = prep.Process
 	if req.isProcess() {
 		// The lineage is stored before the turn goes on: a later check of the
-		// process reads it, and a run that cannot store it does not run (item 4).
+		// process reads it, and a run that cannot store it does not run (item
+		// 4) — a queued run retries as for any store error of its
+		// preparation, which keeps the process; an interactive one is refused.
+		// Either way the lineage that could not be stored is not sent again
+		// with the run's end.
 		if err := seg.boundary(ctx); err != nil {
-			rt.fault(ctx, seg, err, Result{})
+			switch {
+			case errors.Is(err, errLost):
+			case seg.queued:
+				seg.dropEvents(run.EventLineage)
+				rt.retryPreparation(ctx, seg, err)
+			default:
+				rt.log.Error("lineage cannot be stored; run refused", "run", seg.run.UUID, "err", err)
+				seg.dropEvents(run.EventLineage)
+				rt.refuse(ctx, seg, refusedLineageUnstored{})
+			}
 			return false
 		}
 	}
@@ -243,6 +250,20 @@ func (rt *Runtime) start(ctx context.Context, seg *segment, st *state, cfgFound 
 		st.System = strings.TrimSpace(st.System + "\n\n" + req.Context)
 	}
 	return true
+}
+
+// retryPreparation answers a store error of a queued run's process
+// preparation: requeued while the budget lasts (the process is kept: the
+// next pickup prepares it again), then failed retries_exhausted.
+func (rt *Runtime) retryPreparation(ctx context.Context, seg *segment, err error) {
+	if seg.run.RequeueCount >= rt.cfg.MaxRequeues {
+		seg.fail(ctx, run.ReasonRetriesExhausted, "process_preparation", "the process could not be prepared")
+		return
+	}
+	rt.log.Warn("process preparation failed; requeued", "run", seg.run.UUID, "err", err)
+	if rerr := seg.requeue(ctx); rerr != nil && !errors.Is(rerr, errLost) {
+		rt.log.Error("requeue failed", "run", seg.run.UUID, "err", rerr)
+	}
 }
 
 // Enqueue stores req as a queued run of actor and its job in one transaction and returns the uuid.

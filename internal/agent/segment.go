@@ -48,6 +48,18 @@ func (s *segment) flush() run.Flush {
 	return run.Flush{Events: s.events, Usage: s.usage, Privacy: s.privacy}
 }
 
+// dropEvents removes the buffered events of kind (ones a failed flush could
+// not store), keeping the others in order.
+func (s *segment) dropEvents(kind run.Kind) {
+	kept := s.events[:0]
+	for _, e := range s.events {
+		if e.Kind != kind {
+			kept = append(kept, e)
+		}
+	}
+	s.events = kept
+}
+
 func (s *segment) flushed() {
 	s.events = s.events[:0]
 	s.usage = run.Usage{}

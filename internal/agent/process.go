@@ -79,7 +79,9 @@ func (refusedNoPreparer) SecondApproverDenied() bool { return false }
 // or stored".
 type refusedLineageUnstored struct{}
 
-func (refusedLineageUnstored) Error() string              { return "process continuation refused: lineage_unreadable" }
+func (refusedLineageUnstored) Error() string {
+	return "process continuation refused: lineage_unreadable"
+}
 func (refusedLineageUnstored) RefusalCase() string        { return "lineage_unreadable" }
 func (refusedLineageUnstored) SecondApproverDenied() bool { return false }
 

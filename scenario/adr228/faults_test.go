@@ -2,7 +2,10 @@ package adr228_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+
+	"waymark/internal/llm/llmtest"
 
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
@@ -145,6 +148,123 @@ func TestL4_10_QueuedContinuationRetriesAStoreErrorAndKeepsTheProcess(t *testing
 		}
 		if n := len(e.LLM.Requests()); n != 2 {
 			t.Errorf("model calls = %d, want 2 (the first turn and the retried one)", n)
+		}
+	})
+}
+
+// toolNames lists the tools a model request offered.
+func toolNames(req llmtest.RecordedRequest) []string {
+	var names []string
+	for _, tl := range req.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// LC5: a resumed turn whose process approval cannot be read (its row no
+// longer decodes) goes on without the process's declared tools, bounded by
+// the run's stored list: a tool the live allow-list gained meanwhile is not
+// offered either. The card of the pending write, whose tool the turn no
+// longer offers, changed — the first release is refused preview_changed —
+// and its release then answers the call with an error result: nothing is
+// written.
+func TestLC5_ResumeWithUnreadableProcessApprovalGoesOnWithoutItsToolsBoundedByTheStoredList(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, nil)
+		e.LLM.Add(call("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "new"}}`), answer("done"))
+		erika := e.As(wt.Erika)
+		// The configuration's other skill declares two tools: the allow-list is that plus the process's.
+		exec(t, db, `UPDATE skill_approvals SET allowed_tools = '["read_page","set_progress"]' WHERE skill_uid = 13`)
+		first := invoke(t, erika, 1, nil)
+		id := first["uuid"].(string)
+		if first["status"] != "waiting_for_approval" {
+			t.Fatalf("first = %v", first)
+		}
+		start := strings.Join(toolNames(e.LLM.Requests()[0]), ",")
+		for _, want := range []string{"read_page", "update_page_metadata", "set_progress", "highlight_record"} {
+			if !strings.Contains(start, want) {
+				t.Fatalf("start offered %s, want %s among them", start, want)
+			}
+		}
+		if strings.Contains(start, "read_record") {
+			t.Fatalf("start offered %s, want no read_record", start)
+		}
+		// While the card waits: the process approval stops decoding, and the
+		// other skill's declaration gains read_record.
+		exec(t, db, `UPDATE skill_approvals SET allowed_tools = 'not json' WHERE skill_uid = 12`)
+		exec(t, db, `UPDATE skill_approvals SET allowed_tools = '["read_page","set_progress","read_record"]' WHERE skill_uid = 13`)
+
+		r := erika.Do("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest(t, first)})
+		if r.Status != 409 || !strings.Contains(string(r.Body), "preview_changed") {
+			t.Fatalf("first release = %d %s, want 409 preview_changed", r.Status, r.Body)
+		}
+		card := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
+		pending := card["pending"].(map[string]any)["calls"].([]any)[0].(map[string]any)
+		if pending["declaresWrite"] != false || pending["preview"] != nil {
+			t.Fatalf("card after the refusal = %v, want the call without a preview", pending)
+		}
+		done := erika.Must("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest(t, card)}, 200).Map(t)
+		if done["status"] != "completed" {
+			t.Fatalf("second release = %v, want the turn to go on and complete", done)
+		}
+		var fields string
+		if err := db.QueryRow(context.Background(), `SELECT fields FROM records WHERE tbl = 'pages' AND uid = 1`).Scan(&fields); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(fields, `"new"`) {
+			t.Fatalf("page fields %s: the write ran without its tool being offered", fields)
+		}
+		resumed := strings.Join(toolNames(e.LLM.Requests()[1]), ",")
+		for _, gone := range []string{"update_page_metadata", "highlight_record", "read_record"} {
+			if strings.Contains(resumed, gone) {
+				t.Errorf("resumed turn offered %s, want no %s", resumed, gone)
+			}
+		}
+		for _, kept := range []string{"read_page", "set_progress"} {
+			if !strings.Contains(resumed, kept) {
+				t.Errorf("resumed turn offered %s, want %s", resumed, kept)
+			}
+		}
+	})
+}
+
+// LC7, L4.10: a fault a retry cannot fix inside the guarded reads of a
+// queued continuation's preparation (the process approval no longer
+// decodes) is retried — each pickup requeues the run, keeping its process —
+// until the requeue budget is spent, then the run is dead-lettered
+// retries_exhausted; the model is never asked.
+func TestLC7_UnfixableFaultInAGuardedReadIsRetriedThenDeadLettered(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, nil)
+		e.LLM.Add(answer("one"))
+		erika := e.As(wt.Erika)
+		first := invoke(t, erika, 1, nil)["uuid"].(string)
+		id := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "predecessorRunUuid": first, "queued": true,
+			"messages": []map[string]string{{"role": "user", "content": "weiter"}}}, 201).Map(t)["uuid"].(string)
+		exec(t, db, `UPDATE skill_approvals SET allowed_tools = 'not json' WHERE skill_uid = 12`)
+		var st map[string]any
+		pickups := 0
+		for pickups < 10 {
+			pickups++
+			if err := e.App.Runtime.RunQueued(context.Background(), id); err != nil {
+				t.Fatal(err)
+			}
+			st = erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
+			if st["status"] != "queued" {
+				break
+			}
+			if st["requeueCount"] != float64(pickups) {
+				t.Fatalf("after pickup %d: %v, want requeueCount %d", pickups, st, pickups)
+			}
+		}
+		if st["status"] != "failed" || st["terminationReason"] != "retries_exhausted" || st["errorClass"] != "process_preparation" {
+			t.Fatalf("after %d pickups: %v, want failed retries_exhausted (process_preparation)", pickups, st)
+		}
+		if pickups < 2 {
+			t.Errorf("dead-lettered at the first pickup, want retries first")
+		}
+		if n := len(e.LLM.Requests()); n != 1 {
+			t.Errorf("model calls = %d, want 1 (the first turn only)", n)
 		}
 	})
 }

@@ -74,8 +74,7 @@ func TestL4_4_ContinuationThatCannotStoreItsLineageIsRefused(t *testing.T) {
 		erika := e.As(wt.Erika)
 		first := invoke(t, erika, 1, nil)["uuid"].(string)
 		lift := failLineageWrites(t, db)
-		second := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "predecessorRunUuid": first,
-			"messages": []map[string]string{{"role": "user", "content": "weiter"}}}, 201).Map(t)
+		second := continueRun(t, erika, 1, first)
 		lift()
 		id := second["uuid"].(string)
 		st := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
@@ -107,8 +106,7 @@ func TestL4_10_QueuedContinuationRetriesAStoreErrorAndKeepsTheProcess(t *testing
 		ctx := context.Background()
 		first := invoke(t, erika, 1, nil)["uuid"].(string)
 		queued := func() string {
-			return erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "predecessorRunUuid": first, "queued": true,
-				"messages": []map[string]string{{"role": "user", "content": "weiter"}}}, 201).Map(t)["uuid"].(string)
+			return continueRunWith(t, erika, 1, first, map[string]any{"queued": true})["uuid"].(string)
 		}
 		lift := failLineageWrites(t, db)
 		id := queued()
@@ -239,8 +237,7 @@ func TestLC7_UnfixableFaultInAGuardedReadIsRetriedThenDeadLettered(t *testing.T)
 		e.LLM.Add(answer("one"))
 		erika := e.As(wt.Erika)
 		first := invoke(t, erika, 1, nil)["uuid"].(string)
-		id := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "predecessorRunUuid": first, "queued": true,
-			"messages": []map[string]string{{"role": "user", "content": "weiter"}}}, 201).Map(t)["uuid"].(string)
+		id := continueRunWith(t, erika, 1, first, map[string]any{"queued": true})["uuid"].(string)
 		exec(t, db, `UPDATE skill_approvals SET allowed_tools = 'not json' WHERE skill_uid = 12`)
 		var st map[string]any
 		pickups := 0

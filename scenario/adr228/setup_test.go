@@ -72,8 +72,18 @@ func invoke(t *testing.T, c *wt.Client, cfg int, extra map[string]any) map[strin
 // continueRun sends the next turn, naming only its predecessor.
 func continueRun(t *testing.T, c *wt.Client, cfg int, pred string) map[string]any {
 	t.Helper()
-	return c.Must("POST", "/api/runs", map[string]any{"configuration": cfg, "predecessorRunUuid": pred,
-		"messages": []map[string]string{{"role": "user", "content": "weiter"}}}, http.StatusCreated).Map(t)
+	return continueRunWith(t, c, cfg, pred, nil)
+}
+
+// continueRunWith is continueRun with extra request fields (such as queued).
+func continueRunWith(t *testing.T, c *wt.Client, cfg int, pred string, extra map[string]any) map[string]any {
+	t.Helper()
+	body := map[string]any{"configuration": cfg, "predecessorRunUuid": pred,
+		"messages": []map[string]string{{"role": "user", "content": "weiter"}}}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return c.Must("POST", "/api/runs", body, http.StatusCreated).Map(t)
 }
 
 func digest(t *testing.T, st map[string]any) string {

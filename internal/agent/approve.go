@@ -146,10 +146,19 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 		}
 		return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
 	}
+	var wrote fieldsWritten
+	if written {
+		wrote.add(s.Calls[0].Target)
+	}
 	for i, c := range calls {
-		if err := rt.execute(ctx, seg, &st, c, i == 0 && fence != nil); err != nil {
+		released := releasedOf(c, s.Lang)
+		if wrote.overlaps(c.Target) {
+			released = nil // this turn's own earlier write changed what the card showed
+		}
+		if err := rt.execute(ctx, seg, &st, c, i == 0 && fence != nil, released); err != nil {
 			return rt.withStatus(ctx, a, rt.fault(ctx, seg, err, Result{UUID: id})), nil
 		}
+		wrote.add(c.Target)
 	}
 	return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
 }
@@ -167,6 +176,10 @@ func (rt *Runtime) withStatus(ctx context.Context, a *access.Actor, res Result) 
 	}
 	return res
 }
+
+// previewChangedResult is the error result of an approved write whose
+// record changed after the approval: nothing was written.
+const previewChangedResult = "preview_changed: the record changed after the approval; nothing was written"
 
 // denial is the tool result a declined call gets: a fixed token the model can rely on.
 func denial(decidedBy string, reason DenyReason) tool.Result {
@@ -212,15 +225,8 @@ func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c
 		return false, nil
 	}
 	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
-	var released *tool.Released
-	if c.Preview != nil {
-		released = &tool.Released{Preview: *c.Preview, Lang: lang}
-	}
 	messages, events := len(st.Messages), len(seg.events)
-	if testHookBeforeWrite != nil {
-		testHookBeforeWrite()
-	}
-	err := rt.writeInTx(ctx, seg, st, lc, released, ErrNotWaiting, func(tx *store.Tx) (bool, error) {
+	err := rt.writeInTx(ctx, seg, st, lc, releasedOf(c, lang), ErrNotWaiting, func(tx *store.Tx) (bool, error) {
 		return rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.StatusWaitingForApproval, seg.owner, rt.cfg.Lease, nil, seg.flush())
 	})
 	if err != nil {
@@ -233,17 +239,60 @@ func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c
 	return true, nil
 }
 
+// releasedOf is what the approver released of call c, shown in lang: its
+// preview, which the write checks in its transaction (nil: none shown).
+func releasedOf(c pendingCall, lang string) *tool.Released {
+	if c.Preview == nil {
+		return nil
+	}
+	return &tool.Released{Preview: *c.Preview, Lang: lang}
+}
+
+// fieldsWritten is the fields an approved turn has written so far: a later
+// call of the turn on one of them was shown the value before that write, so
+// its preview cannot bind it.
+type fieldsWritten map[string]bool
+
+func (w *fieldsWritten) add(t *tool.Target) {
+	if t == nil {
+		return
+	}
+	if *w == nil {
+		*w = fieldsWritten{}
+	}
+	for _, f := range t.Fields {
+		(*w)[fmt.Sprintf("%s:%d:%s", t.Table, t.UID, f)] = true
+	}
+}
+
+func (w fieldsWritten) overlaps(t *tool.Target) bool {
+	if t == nil {
+		return false
+	}
+	for _, f := range t.Fields {
+		if w[fmt.Sprintf("%s:%d:%s", t.Table, t.UID, f)] {
+			return true
+		}
+	}
+	return false
+}
+
 // testHookBeforeWrite, set by tests only, runs between an approval's checks
-// and its write transaction: where a concurrent change of the record lands.
+// and each approved write's transaction: where a concurrent change lands.
 var testHookBeforeWrite func()
 
 // writeInTx runs an approved content write (effect write) in one
 // transaction with the guarded transition that records it: the write first,
 // guard last (it commits the segment's events, the write's among them), so
-// a lost guard — reported as lost — rolls the write back with it.
+// a lost guard — reported as lost — rolls the write back with it. With
+// released set, a record whose preview is no longer the released one rolls
+// back with tool.ErrPreviewChanged.
 func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, lc llm.ToolCall, released *tool.Released, lost error, guard func(tx *store.Tx) (bool, error)) error {
 	call := rt.toolCall(seg, st, lc)
 	call.Released = released
+	if testHookBeforeWrite != nil {
+		testHookBeforeWrite()
+	}
 	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
 		call.Tx = tx
 		res, err := rt.tools.Execute(ctx, lc.Name, call)
@@ -285,7 +334,11 @@ func effectJSON(c pendingCall) []byte {
 // any other effect runs outside a transaction and is recorded right after —
 // even when the segment lost the run meanwhile, so a tool that ran keeps its
 // audit record. A crash in between leaves the fence set for the reaper.
-func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendingCall, fenced bool) error {
+//
+// A content write whose record no longer shows the preview released writes
+// nothing: the run is past its claim, so the model gets the fixed error
+// result previewChangedResult and the turn goes on.
+func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendingCall, fenced bool, released *tool.Released) error {
 	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
 	if rt.processEnded(ctx, seg, st) {
 		return errLost // settled process_ended; the segment stops
@@ -300,9 +353,14 @@ func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendi
 	}
 	if c.Effect == tool.EffectWrite {
 		// The guarded renewal clears the fence in the write's transaction.
-		return rt.writeInTx(ctx, seg, st, lc, nil, errLost, func(tx *store.Tx) (bool, error) {
+		err := rt.writeInTx(ctx, seg, st, lc, released, errLost, func(tx *store.Tx) (bool, error) {
 			return rt.runs.RenewTx(ctx, tx, seg.run.UUID, seg.owner, rt.cfg.Lease, run.NoFence, seg.flush())
 		})
+		if errors.Is(err, tool.ErrPreviewChanged) {
+			rt.answer(seg, st, lc, tool.ErrorResult(previewChangedResult))
+			return seg.renew(ctx, run.NoFence)
+		}
+		return err
 	}
 	call := rt.toolCall(seg, st, lc)
 	res, err := rt.tools.Execute(ctx, c.Tool, call)

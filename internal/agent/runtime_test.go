@@ -10,6 +10,7 @@ import (
 
 	"waymark/internal/agent"
 	"waymark/internal/content"
+	"waymark/internal/llm"
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/run"
 	"waymark/internal/store"
@@ -241,6 +242,94 @@ func TestPreviewThatChangedDuringTheApprovalIsRefusedInsideTheWrite(t *testing.T
 		}
 		if s := e.status(t, erika, res.UUID); s.Status != run.StatusCompleted {
 			t.Fatalf("status = %s", s.Status)
+		}
+	})
+}
+
+// In a turn of two approved writes, a change that lands on the second
+// call's record after the approval (the first call already ran with the
+// claim) is not written over either: the model gets the fixed error result,
+// the first write stays, the write fence is released and the turn goes on.
+func TestLaterWriteWhoseRecordChangedDuringTheApprovalWritesNothingAndTellsTheModel(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		two := llmtest.Reply{ToolCalls: []llm.ToolCall{
+			{ID: "c1", Name: "update_page_metadata", Arguments: `{"page": 1, "fields": {"description": "` + description + `"}}`},
+			{ID: "c2", Name: "update_page_metadata", Arguments: `{"page": 1, "fields": {"seoTitle": "Fresh title"}}`},
+		}}
+		e := setup(t, db, false, two, text("The title was changed meanwhile; the description is set."))
+		res, _ := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")})
+		s := e.status(t, erika, res.UUID)
+		if s.Pending == nil || len(s.Pending.Calls) != 2 {
+			t.Fatalf("pending = %+v, want two calls", s.Pending)
+		}
+		writes := 0
+		defer agent.SetTestHookBeforeWrite(func() {
+			writes++
+			if writes == 2 { // after the first write, before the second
+				if _, err := db.Exec(ctx, `UPDATE records SET fields = ? WHERE tbl = 'pages' AND uid = 1`,
+					`{"title":"Home","description":"`+description+`","seoTitle":"Edited meanwhile"}`); err != nil {
+					t.Error(err)
+				}
+			}
+		})()
+		out, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if writes != 2 {
+			t.Fatalf("approved writes = %d, want 2", writes)
+		}
+		if out.Status == nil || out.Status.Status != run.StatusCompleted {
+			t.Fatalf("after the approval: %+v, want completed", out.Status)
+		}
+		if d, st := e.field(t, "pages", 1, "description"), e.field(t, "pages", 1, "seoTitle"); d != description || st != "Edited meanwhile" {
+			t.Fatalf("description %q, seoTitle %q: want the first write and the concurrent edit", d, st)
+		}
+		hist, _ := content.History(ctx, db, "pages", 1)
+		if len(hist) != 1 || hist[0].Field != "description" {
+			t.Fatalf("history = %+v, want the description write only", hist)
+		}
+		reqs := e.srv.Requests()
+		last := reqs[len(reqs)-1].Messages
+		var c2 string
+		for _, m := range last {
+			if m.Role == llm.RoleTool && m.ToolCallID == "c2" {
+				c2 = m.Content
+			}
+		}
+		if !strings.Contains(c2, "preview_changed") {
+			t.Errorf("the model got %q for c2, want the preview_changed result", c2)
+		}
+		r, err := e.runs.Get(ctx, res.UUID)
+		if err != nil || len(r.PendingEffect) != 0 {
+			t.Errorf("pending effect %q, %v: want the fence released", r.PendingEffect, err)
+		}
+	})
+}
+
+// Two approved writes of the same field in one turn: the second was shown
+// the value before the first, so the first write does not refuse it — the
+// turn writes both, in order, as released.
+func TestSecondWriteOfAFieldTheTurnWroteIsNotRefusedByThatWrite(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		two := llmtest.Reply{ToolCalls: []llm.ToolCall{
+			{ID: "c1", Name: "update_page_metadata", Arguments: `{"page": 1, "fields": {"description": "First wording"}}`},
+			{ID: "c2", Name: "update_page_metadata", Arguments: `{"page": 1, "fields": {"description": "` + description + `", "seoTitle": "Fresh title"}}`},
+		}}
+		e := setup(t, db, false, two, text("Done."))
+		res, _ := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")})
+		s := e.status(t, erika, res.UUID)
+		out, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest})
+		if err != nil || out.Status == nil || out.Status.Status != run.StatusCompleted {
+			t.Fatalf("Approve = %+v, %v; want completed", out.Status, err)
+		}
+		if d, st := e.field(t, "pages", 1, "description"), e.field(t, "pages", 1, "seoTitle"); d != description || st != "Fresh title" {
+			t.Fatalf("description %q, seoTitle %q: want the second write's values", d, st)
+		}
+		if hist, _ := content.History(ctx, db, "pages", 1); len(hist) != 3 {
+			t.Fatalf("history = %+v, want three field changes", hist)
 		}
 	})
 }

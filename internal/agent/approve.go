@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 
 	"waymark/internal/access"
 	"waymark/internal/llm"
@@ -99,7 +98,7 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 		return Result{}, err
 	}
 	if d.Approve {
-		fresh := rt.pendingCalls(rctx, seg, &st, toolCalls(s.Calls), s.Lang)
+		fresh := rt.currentCalls(rctx, seg, &st, s)
 		if previewsDiffer(s.Calls, fresh) {
 			endReads()
 			return Result{}, rt.resuspend(ctx, seg, s, fresh)
@@ -126,10 +125,7 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 			// The record changed after the check above: nothing was written
 			// or claimed; the card shows the record as it is now.
 			seg.events = seg.events[:before]
-			rctx, end := rt.db.ReadScope(ctx)
-			fresh := rt.pendingCalls(rctx, seg, &st, toolCalls(s.Calls), s.Lang)
-			end()
-			return Result{}, rt.resuspend(ctx, seg, s, fresh)
+			return Result{}, rt.resuspend(ctx, seg, s, rt.currentCalls(ctx, seg, &st, s))
 		}
 		if err != nil {
 			return Result{}, err
@@ -146,7 +142,7 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 		}
 		return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
 	}
-	var wrote fieldsWritten
+	wrote := fieldsWritten{}
 	if written {
 		wrote.add(s.Calls[0].Target)
 	}
@@ -251,17 +247,20 @@ func releasedOf(c pendingCall, lang string) *tool.Released {
 // fieldsWritten is the fields an approved turn has written so far: a later
 // call of the turn on one of them was shown the value before that write, so
 // its preview cannot bind it.
-type fieldsWritten map[string]bool
+type fieldsWritten map[fieldRef]bool
 
-func (w *fieldsWritten) add(t *tool.Target) {
+type fieldRef struct {
+	table string
+	uid   int64
+	field string
+}
+
+func (w fieldsWritten) add(t *tool.Target) {
 	if t == nil {
 		return
 	}
-	if *w == nil {
-		*w = fieldsWritten{}
-	}
 	for _, f := range t.Fields {
-		(*w)[fmt.Sprintf("%s:%d:%s", t.Table, t.UID, f)] = true
+		w[fieldRef{t.Table, t.UID, f}] = true
 	}
 }
 
@@ -270,7 +269,7 @@ func (w fieldsWritten) overlaps(t *tool.Target) bool {
 		return false
 	}
 	for _, f := range t.Fields {
-		if w[fmt.Sprintf("%s:%d:%s", t.Table, t.UID, f)] {
+		if w[fieldRef{t.Table, t.UID, f}] {
 			return true
 		}
 	}
@@ -401,6 +400,14 @@ func toolCalls(calls []pendingCall) []llm.ToolCall {
 	return out
 }
 
+// currentCalls is the waiting turn's calls with their previews as the
+// records read now (in one snapshot).
+func (rt *Runtime) currentCalls(ctx context.Context, seg *segment, st *state, s suspended) []pendingCall {
+	rctx, end := rt.db.ReadScope(ctx)
+	defer end()
+	return rt.pendingCalls(rctx, seg, st, toolCalls(s.Calls), s.Lang)
+}
+
 // previewsDiffer compares what the approver saw with the previews now. A
 // call that had no preview does not bind; one whose preview fails now refuses.
 func previewsDiffer(shown, now []pendingCall) bool {
@@ -408,7 +415,7 @@ func previewsDiffer(shown, now []pendingCall) bool {
 		if shown[i].Preview == nil {
 			continue
 		}
-		if now[i].Preview == nil || !reflect.DeepEqual(shown[i].Preview.Items, now[i].Preview.Items) {
+		if now[i].Preview == nil || !tool.SameItems(*shown[i].Preview, *now[i].Preview) {
 			return true
 		}
 	}

@@ -2,7 +2,6 @@ package run
 
 import (
 	"encoding/json"
-	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -70,10 +69,7 @@ func appendMetadataValue(buf []byte, k string, v any) (out []byte, kept, ok bool
 	case uint32:
 		return strconv.AppendUint(buf, uint64(v), 10), true, true
 	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return buf, false, false
-		}
-		b, err := json.Marshal(v) // encoding/json's own float format
+		b, err := json.Marshal(v) // encoding/json's own float format; NaN and ±Inf fail
 		if err != nil {
 			return buf, false, false
 		}

@@ -241,7 +241,11 @@ func TestPinWithdrawnLetsProcessGo(t *testing.T) {
 	})
 }
 
-func TestDisabledPinnedProcessStopsContinuationAndKeepsIt(t *testing.T) {
+// LC2: a disabled pinned process ends the tour at a continuation as on
+// resume: pin_withdrawn, a released lineage without the pin, and after
+// re-enabling the next turn holds no process. (Before the fix the
+// continuation was refused skill_unavailable and kept the pin.)
+func TestDisabledPinnedProcessEndsTheTourAtAContinuation(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := setup(t, db)
 		ctx := context.Background()
@@ -251,18 +255,18 @@ func TestDisabledPinnedProcessStopsContinuationAndKeepsIt(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := e.cont(t, erika, a.run.UUID)
-		if refusal(b.err) != process.SkillUnavailable {
-			t.Fatalf("continuation of a disabled process = %v, want skill_unavailable", b.err)
+		if refusal(b.err) != process.PinWithdrawn {
+			t.Fatalf("continuation of a disabled process = %v, want pin_withdrawn", b.err)
 		}
-		if l, _ := e.lineage(t, b.run.UUID); l.Pin == nil || l.CarriedFrom != a.run.UUID {
-			t.Errorf("refused lineage = %+v, want the pin carried from %s", l, a.run.UUID)
+		if l, ok := e.lineage(t, b.run.UUID); !ok || l.Pin != nil || !l.Released || l.Predecessor != a.run.UUID {
+			t.Errorf("refused lineage = %+v, %v; want one without pin, released, naming %s", l, ok, a.run.UUID)
 		}
 		e.settle(t, b)
 		if err := e.skills.SetEnabled(ctx, admin, switchable, true); err != nil {
 			t.Fatal(err)
 		}
-		if c := e.cont(t, erika, b.run.UUID); c.err != nil || c.prepared.Process == nil || c.prepared.Process.Origin != a.run.UUID {
-			t.Errorf("continuation after re-enabling = %+v, %v; want the process", c.prepared, c.err)
+		if c := e.cont(t, erika, b.run.UUID); c.err != nil || c.prepared.Process != nil {
+			t.Errorf("continuation after re-enabling = %+v, %v; want no process", c.prepared, c.err)
 		}
 	})
 }

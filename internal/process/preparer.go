@@ -70,7 +70,9 @@ type attempt struct {
 //	(c) no invocation of another skill (or another subject) while a process
 //	    is held (process_held);
 //	(d) the skill is attached, enabled, not orphaned and its source enabled
-//	    and admitted (skill_unavailable) — for a continuation too;
+//	    and admitted (skill_unavailable) — for a continuation too, where a
+//	    disabled, orphaned or gone record or a withdrawn source is a
+//	    withdrawn pin (pin_withdrawn, LC2);
 //	(e) a start's current version is an approved instruction marked a
 //	    process (not_a_process);
 //	(f) the actor is no service account (service_account) and the
@@ -141,13 +143,19 @@ func (a *attempt) prepare(ctx context.Context) (*agent.Hold, error) {
 		l.Subject, l.Origin = inv.Subject, a.prep.Run.UUID
 		skillUID = inv.Skill
 	}
-	// (d) The skill is available on the configuration.
-	k, ok, err := a.available(ctx, skillUID)
+	// (d) The skill is available on the configuration. For a continuation, a
+	// pinned record that is disabled, orphaned, gone or whose source no
+	// longer instructs is a withdrawn pin, as the pin check on resume treats
+	// it (LC2): the tour ends there.
+	k, withdrawn, err := a.available(ctx, skillUID)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, a.refuse(SkillUnavailable, false, fmt.Sprintf("skill %d", skillUID))
+	switch {
+	case withdrawn != "" && cont:
+		return nil, a.withdraw(l, withdrawn)
+	case withdrawn != "":
+		return nil, a.refuse(SkillUnavailable, false, fmt.Sprintf("skill %d: %s", skillUID, withdrawn))
 	}
 	// (e) A start's current version: an approved instruction marked a process.
 	if !cont {
@@ -182,10 +190,7 @@ func (a *attempt) prepare(ctx context.Context) (*agent.Hold, error) {
 	appr, err := a.skills.PinCheck(ctx, *l.Pin)
 	var pe *skill.PinError
 	if errors.As(err, &pe) {
-		withdrawn := l
-		withdrawn.Pin, withdrawn.Released = nil, true
-		a.emit(run.EventLineage, withdrawn)
-		return nil, &RefusedError{Case: PinWithdrawn, Detail: string(pe.Reason)}
+		return nil, a.withdraw(l, pe.Reason)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("process skill %d: %w", skillUID, err)
@@ -223,39 +228,58 @@ func (a *attempt) refuse(c Refusal, approvalDenied bool, detail string) error {
 	return &RefusedError{Case: c, ApprovalDenied: approvalDenied, Detail: detail}
 }
 
+// withdraw refuses the run as pin_withdrawn after it recorded its lineage
+// without the process, released, so the next turn goes on without it (items
+// 2(h) and 6) — the same end a withdrawn pin makes on resume.
+func (a *attempt) withdraw(l Lineage, reason skill.PinReason) error {
+	l.Pin, l.Released = nil, true
+	a.emit(run.EventLineage, l)
+	return &RefusedError{Case: PinWithdrawn, Detail: string(reason)}
+}
+
+// notAttached is the answer of available for a skill the configuration
+// does not attach: unavailable, but no statement about the pinned record.
+const notAttached skill.PinReason = "not_attached"
+
 // available is check (d): the skill is attached to the run's configuration
 // (either load mode), enabled, not orphaned, and its source is enabled and
-// admitted by the trust floor the catalogue applies.
-func (a *attempt) available(ctx context.Context, uid int64) (skill.Skill, bool, error) {
+// admitted by the trust floor the catalogue applies. It answers "" when it
+// is, notAttached when the configuration does not attach it, and otherwise
+// the pin reason the pin check gives a record in that state (skill_gone,
+// orphaned for a disabled or orphaned record, trust_below_threshold).
+func (a *attempt) available(ctx context.Context, uid int64) (skill.Skill, skill.PinReason, error) {
 	atts, err := a.skills.Attachments(ctx, a.prep.Config.UID)
 	if err != nil {
-		return skill.Skill{}, false, err
+		return skill.Skill{}, "", err
 	}
 	attached := false
 	for _, at := range atts {
 		attached = attached || at.Skill == uid
 	}
 	if !attached {
-		return skill.Skill{}, false, nil
+		return skill.Skill{}, notAttached, nil
 	}
 	k, err := a.skills.SkillGet(ctx, uid)
 	if errors.Is(err, skill.ErrNotFound) {
-		return skill.Skill{}, false, nil
+		return skill.Skill{}, skill.PinSkillGone, nil
 	}
 	if err != nil {
-		return skill.Skill{}, false, err
+		return skill.Skill{}, "", err
 	}
 	if !k.Enabled || k.Orphaned {
-		return k, false, nil
+		return k, skill.PinOrphaned, nil
 	}
 	src, err := a.skills.SourceGet(ctx, k.Source)
 	if errors.Is(err, skill.ErrNotFound) {
-		return k, false, nil
+		return k, skill.PinTrustBelow, nil
 	}
 	if err != nil {
-		return k, false, err
+		return k, "", err
 	}
-	return k, src.Enabled && a.skills.Admitted(src.Trust), nil
+	if !src.Enabled || !a.skills.Admitted(src.Trust) {
+		return k, skill.PinTrustBelow, nil
+	}
+	return k, "", nil
 }
 
 // sameRef reports whether two subject references name the same record in

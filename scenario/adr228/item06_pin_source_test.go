@@ -79,3 +79,73 @@ func TestL6_4_WithdrawnPinStopsTheTurnAndTheNextGoesOnWithout(t *testing.T) {
 		}
 	})
 }
+
+// LC2, L6.4: a disabled or orphaned pinned process ends the tour at a
+// continuation exactly as on resume: the turn is refused pin_withdrawn
+// (failed, policy_denied), it records its lineage without the process, and
+// the process is let go — after the skill is enabled again, the next turn
+// holds no process and its prompt lacks the process text.
+func TestLC2_DisabledOrOrphanedPinnedProcessEndsTheTourAtContinuationAndResume(t *testing.T) {
+	withdraw := map[string]func(t *testing.T, e *wt.Env, db *store.DB){
+		"disabled": func(t *testing.T, e *wt.Env, db *store.DB) {
+			e.As(wt.Admin).Must("POST", "/api/skills/12/disable", nil, 200)
+		},
+		"orphaned": func(t *testing.T, e *wt.Env, db *store.DB) {
+			// What a sync does when the upstream skill disappeared.
+			exec(t, db, `UPDATE skills SET orphaned = TRUE, enabled = FALSE WHERE uid = 12`)
+		},
+	}
+	restore := func(t *testing.T, e *wt.Env, db *store.DB) {
+		exec(t, db, `UPDATE skills SET orphaned = FALSE WHERE uid = 12`)
+		e.As(wt.Admin).Must("POST", "/api/skills/12/enable", nil, 200)
+	}
+	for name, off := range withdraw {
+		for _, path := range []string{"continuation", "resume"} {
+			t.Run(name+" at "+path, func(t *testing.T) {
+				storetest.Each(t, func(t *testing.T, db *store.DB) {
+					e := newEnv(t, db, nil)
+					erika := e.As(wt.Erika)
+					var refused map[string]any
+					if path == "continuation" {
+						e.LLM.Add(answer("one"), answer("after"))
+						first := invoke(t, erika, 1, nil)
+						off(t, e, db)
+						refused = continueRun(t, erika, 1, first["uuid"].(string))
+						if l := lineage(t, erika, refused["uuid"].(string)); l == nil || l["pin"] != nil || l["released"] != true ||
+							l["predecessor"] != first["uuid"] {
+							t.Errorf("lineage of the refused continuation = %v, want one without pin, released, naming %s", l, first["uuid"])
+						}
+					} else {
+						e.LLM.Add(call("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "new"}}`), answer("after"))
+						first := invoke(t, erika, 1, nil)
+						if first["status"] != "waiting_for_approval" {
+							t.Fatalf("first = %v", first)
+						}
+						off(t, e, db)
+						r := erika.Do("POST", "/api/runs/"+first["uuid"].(string)+"/approval",
+							map[string]any{"approve": true, "turnDigest": digest(t, first)})
+						if r.Status != 409 || r.ErrorCode() != "skill_withdrawn" {
+							t.Fatalf("resume = %d %s, want 409 skill_withdrawn", r.Status, r.Body)
+						}
+						refused = erika.Must("GET", "/api/runs/"+first["uuid"].(string), nil, 200).Map(t)
+					}
+					if refused["status"] != "failed" || refused["terminationReason"] != "policy_denied" ||
+						refused["refusal"] != "pin_withdrawn" || refused["errorClass"] != "process_invocation_refused" ||
+						refused["holdsProcess"] != false {
+						t.Fatalf("refused %s = %v, want failed policy_denied, refusal pin_withdrawn, holding nothing", path, refused)
+					}
+					calls := len(e.LLM.Requests())
+					restore(t, e, db)
+					next := continueRun(t, erika, 1, refused["uuid"].(string))
+					if next["status"] != "completed" || next["holdsProcess"] != false || next["refusal"] != nil {
+						t.Fatalf("the turn after re-enabling = %v, want completed without the process", next)
+					}
+					reqs := e.LLM.Requests()
+					if len(reqs) != calls+1 || strings.Contains(systemOf(reqs[len(reqs)-1].Messages), "PROCESS-SEO-V1") {
+						t.Errorf("the turn after re-enabling composed the process: %q", systemOf(reqs[len(reqs)-1].Messages))
+					}
+				})
+			})
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"waymark/internal/llm"
+	"waymark/internal/run"
 )
 
 // Request is what a caller asks the runtime to run.
@@ -106,4 +107,29 @@ func (r Request) validate() error {
 		return invalidf("predecessorRunUuid: too long")
 	}
 	return nil
+}
+
+// AskedForProcess reports whether run r was asked with an invocation or a
+// predecessor (ADR-228 item 1), so that its process is decided only when
+// its preparation runs (at pickup for a queued run). It reads the stored
+// request of a queued run, else the run's opening request event (opening:
+// the payload of its first event). known is false when neither tells: a
+// stored request that cannot be decoded, or no readable opening event.
+func AskedForProcess(r run.Run, opening []byte) (asked, known bool) {
+	if len(r.Request) > 0 {
+		s, err := decodeRequest(r.Request)
+		if err != nil {
+			return false, false
+		}
+		return s.Request.isProcess(), true
+	}
+	var p struct {
+		MessageCount *int   `json:"messageCount"`
+		Skill        *int64 `json:"skill"`
+		Predecessor  string `json:"predecessor"`
+	}
+	if json.Unmarshal(opening, &p) != nil || p.MessageCount == nil {
+		return false, false
+	}
+	return p.Skill != nil || p.Predecessor != "", true
 }

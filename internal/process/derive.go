@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"waymark/internal/agent"
 	"waymark/internal/run"
 )
 
@@ -83,6 +84,15 @@ func (a *attempt) derive(ctx context.Context) error {
 			continue
 		}
 		// cur is the last run that ran.
+		if !ok && !r.Status.Terminal() {
+			undecided, err := a.undecided(ctx, r)
+			if err != nil {
+				return err
+			}
+			if undecided {
+				return a.refuse(PredecessorNotFinished, false, "run "+cur+" is "+string(r.Status)+" and has not decided its process")
+			}
+		}
 		if !ok || !l.Holds() {
 			a.know = none
 			return nil
@@ -108,6 +118,25 @@ func (a *attempt) derive(ctx context.Context) error {
 		}
 		return nil
 	}
+}
+
+// undecided reports whether a run that is not terminal and has no lineage
+// yet was asked with an invocation or a predecessor: its process is decided
+// only when its preparation runs, so what it hands on is not known (L4.9).
+// A request that cannot tell fails closed: undecided.
+func (a *attempt) undecided(ctx context.Context, r run.Run) (bool, error) {
+	var opening []byte
+	if len(r.Request) == 0 {
+		evs, err := a.runs.Events(ctx, r.UUID, 0, 1)
+		if err != nil {
+			return false, fmt.Errorf("request of predecessor %s: %w", r.UUID, err)
+		}
+		if len(evs) == 1 && evs[0].Kind == run.EventRequest {
+			opening = evs[0].Payload
+		}
+	}
+	asked, known := agent.AskedForProcess(r, opening)
+	return asked || !known, nil
 }
 
 // letGo lets the process go with a dropped_source notice; the turn goes on

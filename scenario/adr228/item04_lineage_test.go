@@ -1,6 +1,7 @@
 package adr228_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -76,5 +77,67 @@ func TestL4_9_WaitingPredecessorWithAProcessIsNotFinished(t *testing.T) {
 		if next["status"] != "failed" || next["refusal"] != "predecessor_not_finished" {
 			t.Fatalf("continuation of a waiting process turn = %v", next)
 		}
+	})
+}
+
+// L4.9, L4.11, L2.1: a continuation naming a queued turn whose request carries
+// an invocation or a predecessor is refused predecessor_not_finished — that
+// turn's process is decided only at its pickup — and never runs as an
+// ordinary turn that drops the process. The refusal keeps the process: once
+// the queued turn ran, a turn continued from the refused one holds it. A
+// queued ordinary turn hands on nothing and is continued at once.
+func TestL4_9_ContinuationOfAQueuedProcessTurnIsNotFinished(t *testing.T) {
+	cases := []struct {
+		name  string
+		queue func(t *testing.T, c *wt.Client) string
+	}{
+		{"queued invocation", func(t *testing.T, c *wt.Client) string {
+			return invoke(t, c, 1, map[string]any{"queued": true})["uuid"].(string)
+		}},
+		{"queued continuation", func(t *testing.T, c *wt.Client) string {
+			first := invoke(t, c, 1, nil)["uuid"].(string)
+			return continueRunWith(t, c, 1, first, map[string]any{"queued": true})["uuid"].(string)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newEnv(t, db, nil)
+				e.LLM.Add(answer("one"), answer("queued turn"), answer("after"))
+				erika := e.As(wt.Erika)
+				queued := tc.queue(t, erika)
+				calls := len(e.LLM.Requests())
+				refused := continueRun(t, erika, 1, queued)
+				if refused["status"] != "failed" || refused["terminationReason"] != "policy_denied" ||
+					refused["refusal"] != "predecessor_not_finished" {
+					t.Fatalf("continuation of a queued process turn = %v, want refused predecessor_not_finished", refused)
+				}
+				if n := len(e.LLM.Requests()); n != calls {
+					t.Fatalf("the refused continuation called the model (%d calls, want %d)", n, calls)
+				}
+				if err := e.App.Runtime.RunQueued(context.Background(), queued); err != nil {
+					t.Fatal(err)
+				}
+				if st := erika.Must("GET", "/api/runs/"+queued, nil, 200).Map(t); st["status"] != "completed" || st["holdsProcess"] != true {
+					t.Fatalf("the queued turn after pickup = %v", st)
+				}
+				next := continueRun(t, erika, 1, refused["uuid"].(string))
+				if next["status"] != "completed" || next["holdsProcess"] != true || next["processSkill"] != "seo" {
+					t.Fatalf("the turn continued from the refused one = %v, want it to hold the process", next)
+				}
+			})
+		})
+	}
+	t.Run("queued ordinary turn", func(t *testing.T) {
+		storetest.Each(t, func(t *testing.T, db *store.DB) {
+			e := newEnv(t, db, nil)
+			e.LLM.Add(answer("next"))
+			erika := e.As(wt.Erika)
+			queued := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "queued": true,
+				"messages": []map[string]string{{"role": "user", "content": "hallo"}}}, 201).Map(t)["uuid"].(string)
+			if next := continueRun(t, erika, 1, queued); next["status"] != "completed" || next["holdsProcess"] != false {
+				t.Fatalf("continuation of a queued ordinary turn = %v, want it to go on", next)
+			}
+		})
 	})
 }

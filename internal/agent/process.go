@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"waymark/internal/content"
@@ -38,6 +39,12 @@ type Preparation struct {
 	ConfigFound bool // false: the configuration is unknown or inactive
 	Invocation  *Invocation
 	Predecessor string
+	// RequestUnreadable: the stored request of a queued run cannot be
+	// decoded (ADR-228 item 1). The preparer refuses the run as
+	// request_unreadable; Predecessor is then the one its opening request
+	// event names, if any, so the refusal records what a refused
+	// continuation records and the process is not lost.
+	RequestUnreadable bool
 }
 
 // Prepared is the preparer's answer: the process the run holds (nil: none).
@@ -73,6 +80,50 @@ type refusedNoPreparer struct{}
 func (refusedNoPreparer) Error() string              { return "process invocation refused: no_preparer" }
 func (refusedNoPreparer) RefusalCase() string        { return "no_preparer" }
 func (refusedNoPreparer) SecondApproverDenied() bool { return false }
+
+// refusedRequestUnreadable refuses a queued run whose stored request cannot
+// be decoded, when there is no preparer to record its lineage.
+type refusedRequestUnreadable struct{}
+
+func (refusedRequestUnreadable) Error() string {
+	return "process invocation refused: request_unreadable"
+}
+func (refusedRequestUnreadable) RefusalCase() string        { return "request_unreadable" }
+func (refusedRequestUnreadable) SecondApproverDenied() bool { return false }
+
+// refuseUnreadable settles a queued run whose stored request cannot be
+// decoded as a refusal (L1.3): failed, policy_denied, request_unreadable —
+// never run, never retried. The preparer records the lineage a refused
+// continuation of the predecessor its opening request event names records.
+func (rt *Runtime) refuseUnreadable(ctx context.Context, seg *segment, cfgFound bool, cause error) {
+	rt.log.Warn("stored request cannot be decoded; run refused", "run", seg.run.UUID, "err", cause)
+	var refused Refused = refusedRequestUnreadable{}
+	if rt.preparer != nil {
+		pred := rt.openingPredecessor(ctx, seg.run.UUID)
+		_, err := rt.preparer.Prepare(ctx, Preparation{Run: seg.run, Config: seg.cfg, ConfigFound: cfgFound,
+			Predecessor: pred, RequestUnreadable: true}, seg.emit)
+		if !errors.As(err, &refused) {
+			refused = refusedRequestUnreadable{}
+		}
+	}
+	rt.refuse(ctx, seg, refused)
+}
+
+// openingPredecessor is the predecessor the run's opening request event
+// names ("" when it names none or cannot be read).
+func (rt *Runtime) openingPredecessor(ctx context.Context, id string) string {
+	evs, err := rt.runs.Events(ctx, id, 0, 1)
+	if err != nil || len(evs) == 0 || evs[0].Kind != run.EventRequest {
+		return ""
+	}
+	var p struct {
+		Predecessor string `json:"predecessor"`
+	}
+	if json.Unmarshal(evs[0].Payload, &p) != nil || len(p.Predecessor) > 64 {
+		return ""
+	}
+	return p.Predecessor
+}
 
 // refusedLineageUnstored refuses a run whose lineage cannot be stored (item
 // 4): the case process.LineageUnreadable names, "the lineage cannot be read

@@ -125,8 +125,10 @@ func TestCorruptStoredRequestRefusesTheRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		r, _ := e.runs.Get(ctx, id)
-		if r.Status != run.StatusFailed || r.Reason != run.ReasonNotRetryable || r.ErrorClass != "corrupt_request" {
-			t.Fatalf("run = %s/%s/%s", r.Status, r.Reason, r.ErrorClass)
+		if r.Status != run.StatusFailed || r.Reason != run.ReasonPolicyDenied || r.ErrorClass != "process_invocation_refused" ||
+			r.ErrorMessage != "request_unreadable" {
+			t.Fatalf("run = %s/%s/%s/%s, want failed/policy_denied/process_invocation_refused/request_unreadable",
+				r.Status, r.Reason, r.ErrorClass, r.ErrorMessage)
 		}
 	})
 }

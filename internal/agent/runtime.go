@@ -316,17 +316,17 @@ func (rt *Runtime) RunQueued(ctx context.Context, id string) error {
 	sr, derr := decodeRequest(r.Request)
 	cfg, cerr := rt.configs.Get(ctx, r.Configuration)
 	seg := rt.newSegment(r, owner, cfg, true)
-	switch {
-	case derr != nil:
-		seg.fail(ctx, run.ReasonNotRetryable, "corrupt_request", derr.Error())
-		return nil
-	case cerr != nil && !errors.Is(cerr, llmconfig.ErrNotFound):
+	if cerr != nil && !errors.Is(cerr, llmconfig.ErrNotFound) {
 		return cerr
 	}
 	// The actor is checked as stored now, at pickup, not as it was at enqueue.
 	ok, err := rt.configs.ActorMayUse(ctx, r.Initiator, r.Configuration)
 	if err != nil {
 		return err
+	}
+	if derr != nil {
+		rt.refuseUnreadable(ctx, seg, ok && cerr == nil, derr)
+		return nil
 	}
 	if (!ok || cerr != nil) && !sr.Request.isProcess() {
 		seg.fail(ctx, run.ReasonPolicyDenied, "configuration_denied", "the configuration is not usable by the run's initiator")

@@ -88,13 +88,21 @@ type attempt struct {
 // lineage without a pin, so the next turn goes on without the process. A
 // predecessor that is gone, and more than 32 refusals in a row that could
 // not read the process, let the process go with a dropped_source notice.
+// A run whose stored request cannot be decoded is refused request_unreadable
+// before any check, recording a lineage without a pin that names the
+// predecessor its opening request event names.
 // On success the run's lineage is emitted and the held process returned.
 // A failed store read is a plain error: the runtime retries a queued run.
 func (p *Preparer) Prepare(ctx context.Context, prep agent.Preparation, emit func(kind run.Kind, payload any)) (agent.Prepared, error) {
-	if prep.Invocation == nil && prep.Predecessor == "" {
+	if prep.Invocation == nil && prep.Predecessor == "" && !prep.RequestUnreadable {
 		return agent.Prepared{}, nil
 	}
 	a := &attempt{Preparer: p, prep: prep, emit: emit}
+	if prep.RequestUnreadable {
+		// Nothing was read of the predecessor: the refusal records a lineage
+		// without a pin naming it (item 4), so the process is not lost.
+		return agent.Prepared{}, a.refuse(RequestUnreadable, false, "")
+	}
 	h, err := a.prepare(ctx)
 	if err != nil {
 		return agent.Prepared{}, err

@@ -19,6 +19,7 @@ const (
 	SubjectDenied          Refusal = "subject_denied"           // (g) the acting user may not read the subject
 	PinWithdrawn           Refusal = "pin_withdrawn"            // (h) a derived pin no longer holds
 	NoPreparer             Refusal = "no_preparer"              // the executor has no preparer
+	RequestUnreadable      Refusal = "request_unreadable"       // the stored request of a queued run cannot be decoded (item 1)
 )
 
 // RefusedError is a refused invocation or continuation. It settles the run

@@ -32,23 +32,49 @@ func TestL1_1_L1_2_InvocationSurvivesTheQueueCodec(t *testing.T) {
 	})
 }
 
-// L1.3: a stored value that cannot be decoded refuses the run; it never runs as an ordinary turn.
-func TestL1_3_UndecodableStoredRequestRefusesTheRun(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db, nil)
-		erika := e.As(wt.Erika)
-		id := invoke(t, erika, 1, map[string]any{"queued": true})["uuid"].(string)
-		exec(t, db, `UPDATE runs SET request = ? WHERE uuid = ?`,
-			`{"v":1,"initiator":2,"request":{"configuration":1,"messages":[{"role":"user","content":"x"}],"invocation":{"skill":"twelve"}}}`, id)
-		if err := e.App.Runtime.RunQueued(context.Background(), id); err != nil {
-			t.Fatal(err)
-		}
-		got := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		if got["status"] != "failed" || got["errorClass"] != "corrupt_request" {
-			t.Fatalf("run = %v", got)
-		}
-		if n := len(e.LLM.Requests()); n != 0 {
-			t.Errorf("the model was called %d times", n)
-		}
-	})
+// L1.3, L2.5, L2.7: a stored request that cannot be decoded refuses the run
+// at pickup, in every shape of unreadable: failed, policy_denied, refusal
+// request_unreadable, visible in the status — never run as an ordinary turn,
+// never not_retryable, outside the queue's recovery. The refusal does not
+// end the process: a queued continuation whose request became unreadable
+// records a lineage without a pin naming the predecessor its opening
+// request event names, so the turn continued from it still holds the
+// process.
+func TestL1_3_UndecodableStoredRequestSettlesAsARefusal(t *testing.T) {
+	shapes := map[string]string{
+		"a wrongly typed invocation": `{"v":1,"initiator":2,"request":{"configuration":1,"messages":[{"role":"user","content":"x"}],"invocation":{"skill":"twelve"}}}`,
+		"not JSON":                   `not json`,
+		"an unknown version":         `{"v":7,"initiator":2,"request":{"configuration":1,"messages":[{"role":"user","content":"x"}]}}`,
+		"an unknown field":           `{"v":1,"initiator":2,"request":{"configuration":1,"pin":{"skill":12}}}`,
+	}
+	for name, stored := range shapes {
+		t.Run(name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newEnv(t, db, nil)
+				e.LLM.Add(answer("one"), answer("after"))
+				erika := e.As(wt.Erika)
+				first := invoke(t, erika, 1, nil)["uuid"].(string)
+				id := continueRunWith(t, erika, 1, first, map[string]any{"queued": true})["uuid"].(string)
+				exec(t, db, `UPDATE runs SET request = ? WHERE uuid = ?`, stored, id)
+				if err := e.App.Runtime.RunQueued(context.Background(), id); err != nil {
+					t.Fatal(err)
+				}
+				got := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
+				if got["status"] != "failed" || got["terminationReason"] != "policy_denied" ||
+					got["errorClass"] != "process_invocation_refused" || got["refusal"] != "request_unreadable" {
+					t.Fatalf("run = %v, want failed policy_denied, refusal request_unreadable", got)
+				}
+				if n := len(e.LLM.Requests()); n != 1 {
+					t.Errorf("model calls = %d, want 1 (the first turn only)", n)
+				}
+				if rep, err := e.App.Runtime.Reap(context.Background()); err != nil || rep.Requeued+rep.DeadLettered != 0 {
+					t.Errorf("the refusal reached the queue's recovery: %+v %v", rep, err)
+				}
+				next := continueRun(t, erika, 1, id)
+				if next["status"] != "completed" || next["holdsProcess"] != true || next["processSkill"] != "seo" {
+					t.Fatalf("the turn continued from the refused run = %v, want it to hold the process", next)
+				}
+			})
+		})
+	}
 }

@@ -50,9 +50,12 @@ func (k Kind) Valid() bool {
 	return false
 }
 
-// alwaysStored reports whether k is stored even at PrivacyNone.
+// alwaysStored reports whether k is stored even at PrivacyNone. A notice
+// (a refusal, a dropped source) is a decision of the runtime told in codes
+// and uids, like a status change: the run status must show it at every
+// level (ADR-228 item 4).
 func (k Kind) alwaysStored() bool {
-	return k == EventLineage || k == EventStatus || k == EventToolWrite || k == EventApproval
+	return k == EventLineage || k == EventStatus || k == EventToolWrite || k == EventApproval || k == EventNotice
 }
 
 // Event is one stored event of a run's stream.

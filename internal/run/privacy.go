@@ -76,7 +76,8 @@ const Redacted = "[redacted]"
 //     identities (see metadataKey); lists and objects are filtered
 //     element by element;
 //   - none stores an empty payload, except for the kinds that must always be
-//     stored (status, tool_write, approval), which get the metadata filter.
+//     stored (status, tool_write, approval, notice), which get the metadata
+//     filter.
 //
 // An invalid level is treated as metadata.
 func Filter(p Privacy, kind Kind, payload map[string]any) map[string]any {

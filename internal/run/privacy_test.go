@@ -81,6 +81,12 @@ func TestFilterAtNoneKeepsOnlyTheKindsThatMustBeStored(t *testing.T) {
 	if got := run.Filter(run.PrivacyNone, run.EventApproval, approval); !reflect.DeepEqual(got, want) {
 		t.Errorf("Filter(none, approval) = %v, want %v", got, want)
 	}
+	// A notice is codes and uids: a refusal or a dropped source survives none.
+	notice := map[string]any{"kind": "dropped_source", "reason": "predecessor_gone", "uid": 0, "message": secret}
+	wantNotice := map[string]any{"kind": "dropped_source", "reason": "predecessor_gone", "uid": 0}
+	if got := run.Filter(run.PrivacyNone, run.EventNotice, notice); !reflect.DeepEqual(got, wantNotice) {
+		t.Errorf("Filter(none, notice) = %v, want %v", got, wantNotice)
+	}
 	for _, p := range []run.Privacy{run.PrivacyNone, run.PrivacyMetadata, run.PrivacyRedacted, run.PrivacyFull} {
 		if got := run.Filter(p, run.EventLineage, lineagePayload()); !reflect.DeepEqual(got, lineagePayload()) {
 			t.Errorf("Filter(%s, lineage) = %v, want it whole", p, got)

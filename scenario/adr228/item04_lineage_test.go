@@ -141,3 +141,41 @@ func TestL4_9_ContinuationOfAQueuedProcessTurnIsNotFinished(t *testing.T) {
 		})
 	})
 }
+
+// L4.2, L2.5, L4.6: refusals, dropped-source notices and the lineage hold
+// codes and uids only, so they survive every privacy level: at privacy none
+// too, the status of a refused run shows its refusal, the status of a turn
+// whose predecessor is gone shows the predecessor_gone notice, and a
+// continuation holds the process.
+func TestL4_2_RefusalsNoticesAndLineageSurviveEveryPrivacyLevel(t *testing.T) {
+	for _, level := range []string{"none", "metadata", "redacted", "full"} {
+		t.Run(level, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newEnv(t, db, nil)
+				exec(t, db, `UPDATE configurations SET privacy = ? WHERE uid = 1`, level)
+				e.LLM.Add(answer("one"), answer("two"), answer("gone"))
+				erika := e.As(wt.Erika)
+
+				refused := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "invocation": map[string]any{"skill": 13},
+					"messages": []map[string]string{{"role": "user", "content": "go"}}}, 201).Map(t)
+				again := erika.Must("GET", "/api/runs/"+refused["uuid"].(string), nil, 200).Map(t)
+				if again["status"] != "failed" || again["refusal"] != "not_a_process" {
+					t.Errorf("refused run as read back = %v, want refusal not_a_process", again)
+				}
+
+				first := invoke(t, erika, 1, nil)["uuid"].(string)
+				next := continueRun(t, erika, 1, first)
+				if next["holdsProcess"] != true || next["processSkill"] != "seo" {
+					t.Errorf("continuation = %v, want it to hold the process", next)
+				}
+
+				gone := continueRun(t, erika, 1, "00000000-0000-4000-8000-000000000000")
+				st := erika.Must("GET", "/api/runs/"+gone["uuid"].(string), nil, 200).Map(t)
+				n, _ := st["notices"].([]any)
+				if len(n) != 1 || n[0].(map[string]any)["reason"] != "predecessor_gone" || n[0].(map[string]any)["uid"] != 0.0 {
+					t.Errorf("notices of a turn whose predecessor is gone = %v, want predecessor_gone uid 0", st["notices"])
+				}
+			})
+		})
+	}
+}

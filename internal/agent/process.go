@@ -67,6 +67,22 @@ type Hold struct {
 	Admits bool `json:"admits"`
 }
 
+// ProcessView is what a run's status shows of its lineage (ADR-228 item 7).
+type ProcessView struct {
+	Found       bool   // the run has a lineage
+	Holds       bool   // it holds a process whose origin still does
+	Skill       string // the process skill's identifier
+	Predecessor string // the run it continued
+}
+
+// LineageViewer is the optional ability of a preparer to read a run's
+// lineage for its status (process.Preparer has it); an error (an unreadable
+// lineage, of the run or of its origin, or a failed read) leaves
+// holdsProcess null.
+type LineageViewer interface {
+	ProcessOf(ctx context.Context, runUUID string) (ProcessView, error)
+}
+
 // Refused is a refused invocation or continuation (process.RefusedError).
 type Refused interface {
 	error

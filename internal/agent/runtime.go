@@ -143,9 +143,19 @@ func (rt *Runtime) usableConfig(ctx context.Context, actor, uid int64) (llmconfi
 }
 
 // requestFlush is the first event of a new run, encoded before its
-// transaction so the transaction only writes.
+// transaction so the transaction only writes. Its ids and counts (the
+// configuration, the invocation's skill and subject, the predecessor, the
+// language, how many messages) are what the run was asked to do; they are
+// stored at every privacy level — at none through the metadata filter and
+// without the messages — so the status names the predecessor and a
+// continuation can tell a turn that has not decided its process yet.
 func requestFlush(id string, req Request, p run.Privacy) (run.Flush, error) {
-	ev, err := run.Encode(id, run.NewEvent{Kind: run.EventRequest, Payload: requestPayload(req)}, p)
+	payload, level := requestPayload(req), p
+	if p == run.PrivacyNone {
+		delete(payload, "messages")
+		level = run.PrivacyMetadata
+	}
+	ev, err := run.Encode(id, run.NewEvent{Kind: run.EventRequest, Payload: payload}, level)
 	if err != nil {
 		return run.Flush{}, fmt.Errorf("start run: %w", err)
 	}

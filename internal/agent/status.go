@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"waymark/internal/access"
@@ -94,7 +95,7 @@ func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run) Status 
 		f := r.FinishedAt
 		s.FinishedAt = &f
 	}
-	rt.processView(ctx, &s)
+	rt.processView(ctx, &s, r)
 	if r.Status.Waiting() {
 		if sus, err := decodeSuspendedView(r.Suspended); err == nil {
 			s.Pending = rt.pendingView(ctx, a, r, sus)
@@ -107,30 +108,22 @@ func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run) Status 
 }
 
 // processView fills what the event stream says about the run's process:
-// lineage (holdsProcess, processSkill, predecessor), refusal, notices,
+// lineage (holdsProcess, processSkill), predecessor, refusal, notices,
 // progress and highlight — the latest of each counts.
-func (rt *Runtime) processView(ctx context.Context, s *Status) {
+func (rt *Runtime) processView(ctx context.Context, s *Status, r run.Run) {
 	s.Notices = []Notice{}
 	f := false
 	s.HoldsProcess = &f
-	evs, err := rt.runs.EventsOfKinds(ctx, s.UUID, run.EventLineage, run.EventProgress, run.EventHighlight, run.EventNotice)
+	evs, err := rt.runs.EventsOfKinds(ctx, s.UUID, run.EventProgress, run.EventHighlight, run.EventNotice)
 	if err != nil {
 		s.HoldsProcess = nil
-		return
 	}
-	var lineage map[string]any
 	for _, e := range evs {
 		var p map[string]any
 		if json.Unmarshal(e.Payload, &p) != nil {
-			if e.Kind == run.EventLineage {
-				lineage = nil
-				s.HoldsProcess = nil
-			}
 			continue
 		}
 		switch e.Kind {
-		case run.EventLineage:
-			lineage = p
 		case run.EventProgress:
 			s.Progress = p
 		case run.EventHighlight:
@@ -149,22 +142,43 @@ func (rt *Runtime) processView(ctx context.Context, s *Status) {
 			}
 		}
 	}
-	if lineage == nil {
-		return
-	}
-	s.ProcessSkill, _ = lineage["processSkill"].(string)
-	s.PredecessorRunUUID, _ = lineage["predecessor"].(string)
-	origin, _ := lineage["origin"].(string)
-	released, _ := lineage["released"].(bool)
-	if lineage["pin"] == nil || released || rt.preparer == nil {
-		return
-	}
-	held, err := rt.preparer.Holds(ctx, origin)
+	s.PredecessorRunUUID = rt.requestedPredecessor(ctx, r)
+	v, err := rt.lineageView(ctx, s.UUID)
 	if err != nil {
 		s.HoldsProcess = nil
 		return
 	}
-	s.HoldsProcess = &held
+	s.ProcessSkill = v.Skill
+	if s.PredecessorRunUUID == "" {
+		s.PredecessorRunUUID = v.Predecessor
+	}
+	if s.HoldsProcess != nil {
+		s.HoldsProcess = &v.Holds
+	}
+}
+
+// lineageView reads the run's lineage through the preparer. Without one no
+// runtime wrote a lineage; one found anyway cannot be read here.
+func (rt *Runtime) lineageView(ctx context.Context, id string) (ProcessView, error) {
+	if lv, ok := rt.preparer.(LineageViewer); ok {
+		return lv.ProcessOf(ctx, id)
+	}
+	if _, found, err := rt.runs.LatestEvent(ctx, id, run.EventLineage); err != nil || found {
+		return ProcessView{}, fmt.Errorf("lineage of %s cannot be read without a preparer: %w", id, err)
+	}
+	return ProcessView{}, nil
+}
+
+// requestedPredecessor is the predecessor the run's request named, lineage
+// or not: from its stored request (a queued run), else from its opening
+// request event ("" when neither names one).
+func (rt *Runtime) requestedPredecessor(ctx context.Context, r run.Run) string {
+	if len(r.Request) > 0 {
+		if s, err := decodeRequest(r.Request); err == nil {
+			return s.Request.Predecessor
+		}
+	}
+	return rt.openingPredecessor(ctx, r.UUID)
 }
 
 func (rt *Runtime) pendingView(ctx context.Context, a *access.Actor, r run.Run, s suspended) *Pending {

@@ -9,11 +9,17 @@ import (
 )
 
 // handleEndProcess answers POST /api/runs/{uuid}/end-process: {ended, status};
-// 404 for anyone but the initiator or an administrator (ADR-228 item 7).
+// 404 for anyone but the initiator or an administrator (ADR-228 item 7);
+// 409 lineage_unreadable when the lineage of the run or of its origin
+// cannot be read (nothing changed; L7.9).
 func (s *Server) handleEndProcess(w http.ResponseWriter, r *http.Request) error {
 	ended, status, err := s.ender.EndProcess(r.Context(), ActorFrom(r.Context()).UID, r.PathValue("uuid"))
 	if errors.Is(err, process.ErrNotFound) {
 		return Errorf(http.StatusNotFound, "not_found", "not found")
+	}
+	if errors.Is(err, process.ErrUnreadable) {
+		return &Error{Status: http.StatusConflict, Code: "lineage_unreadable",
+			Message: "the process lineage of this run cannot be read", Err: err}
 	}
 	if err != nil {
 		return err

@@ -179,3 +179,23 @@ func (p *Preparer) Release(ctx context.Context, runUUID string) error {
 	}
 	return nil
 }
+
+// ProcessOf reads what the status of the run shows of its lineage (ADR-228
+// item 7, L7.13): whether it holds a process — its latest lineage names a
+// pin it has not released and the origin still holds — the process skill
+// and the predecessor. A run without a lineage shows none. A lineage of the
+// run or of its origin that cannot be decoded is an error wrapping
+// ErrUnreadable; a failed read any other error.
+func (p *Preparer) ProcessOf(ctx context.Context, runUUID string) (agent.ProcessView, error) {
+	l, ok, err := p.lineages.Latest(ctx, runUUID)
+	if err != nil || !ok {
+		return agent.ProcessView{}, err
+	}
+	v := agent.ProcessView{Found: true, Skill: l.ProcessSkill, Predecessor: l.Predecessor}
+	if l.Holds() {
+		if v.Holds, err = p.Holds(ctx, l.Origin); err != nil {
+			return agent.ProcessView{}, err
+		}
+	}
+	return v, nil
+}

@@ -37,7 +37,9 @@ func mayEnd(a *access.Actor, r run.Run) bool {
 // status. The origin records its lineage as released first — only when the
 // actor may end the origin too — then the named run. A release that fails
 // leaves the named run holding; a retry completes it. Anyone else, and an
-// unknown run, learn nothing (ErrNotFound).
+// unknown run, learn nothing (ErrNotFound). A lineage of the run or of its
+// origin that cannot be decoded is an error wrapping ErrUnreadable, returned
+// before anything changed.
 func (e *Ender) EndProcess(ctx context.Context, actor int64, id string) (bool, run.Status, error) {
 	a, err := access.LoadActor(ctx, e.db, actor)
 	if errors.Is(err, access.ErrNoUser) {
@@ -59,6 +61,13 @@ func (e *Ender) EndProcess(ctx context.Context, actor int64, id string) (bool, r
 	}
 	if !ok || !l.Holds() {
 		return false, r.Status, nil
+	}
+	// An origin whose lineage cannot be read refuses before anything
+	// changes (fail closed): the run is not cancelled, nothing is released.
+	if l.Origin != id {
+		if _, _, err := e.lineages.Latest(ctx, l.Origin); err != nil {
+			return false, r.Status, fmt.Errorf("end process of %s: origin %s: %w", id, l.Origin, err)
+		}
 	}
 	switch {
 	case r.Status.Waiting():

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"waymark/internal/content"
 	"waymark/internal/run"
@@ -52,13 +53,41 @@ func (s *Store) Latest(ctx context.Context, runUUID string) (Lineage, bool, erro
 	if err != nil || !ok {
 		return Lineage{}, false, err
 	}
-	var l Lineage
-	dec := json.NewDecoder(bytes.NewReader(ev.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&l); err != nil {
+	l, err := decodeLineage(ev.Payload)
+	if err != nil {
 		return Lineage{}, false, fmt.Errorf("lineage of run %s: %w: %w", runUUID, ErrUnreadable, err)
 	}
 	return l, true, nil
+}
+
+// decodeLineage reads a stored lineage strictly, so that every shape of
+// unreadable — not JSON, not one object, an unknown or wrongly typed field,
+// a pin that names no skill, digest or origin — is an error and never reads
+// as a lineage that holds nothing (L7.13).
+func decodeLineage(b []byte) (Lineage, error) {
+	var l Lineage
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return Lineage{}, errors.New("not a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return Lineage{}, err
+	}
+	if dec.More() {
+		return Lineage{}, errors.New("data after the object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Lineage{}, errors.New("data after the object")
+	}
+	switch {
+	case l.Configuration <= 0:
+		return Lineage{}, errors.New("no configuration")
+	case l.Pin != nil && (l.Pin.Skill <= 0 || l.Pin.Digest == "" || l.Origin == ""):
+		return Lineage{}, errors.New("a pin without skill, digest or origin")
+	}
+	return l, nil
 }
 
 // Append records a lineage for the run (stored whole at every privacy level).

@@ -31,7 +31,10 @@ type Preparer struct {
 	lineages *Store
 }
 
-var _ agent.Preparer = (*Preparer)(nil)
+var (
+	_ agent.Preparer      = (*Preparer)(nil)
+	_ agent.LineageViewer = (*Preparer)(nil)
+)
 
 // NewPreparer returns a preparer reading runs, their lineage events, skills
 // and content through the given stores; every argument is required.

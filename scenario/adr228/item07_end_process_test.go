@@ -69,3 +69,107 @@ func TestL7_6_WaitingTurnOfAnEndedProcessIsRefused(t *testing.T) {
 		}
 	})
 }
+
+// appendLineage appends payload as the run's latest lineage event, as a
+// store that was written by hand or damaged would hold it.
+func appendLineage(t *testing.T, db *store.DB, id, payload string) {
+	t.Helper()
+	exec(t, db, `INSERT INTO run_events (run_uuid, sequence, kind, payload, created_at)
+		SELECT uuid, event_sequence + 1, 'lineage', ?, 0 FROM runs WHERE uuid = ?`, payload, id)
+	exec(t, db, `UPDATE runs SET event_sequence = event_sequence + 1 WHERE uuid = ?`, id)
+}
+
+// L7.13, L7.9, L7.12: a lineage that cannot be read leaves holdsProcess null
+// in every shape of unreadable — of the run itself or of its origin — and
+// end-process on such a run answers 409 lineage_unreadable, never 500; the
+// status still names the predecessor.
+func TestL7_13_UnreadableLineageAnswersNullAndEndProcessConflicts(t *testing.T) {
+	good := func(origin string) string {
+		return `{"configuration":1,"pin":{"skill":12,"source":2,"digest":"v1:x"},"subject":null,"processSkill":"seo","origin":"` +
+			origin + `","released":false,"predecessor":"","carriedFrom":""}`
+	}
+	shapes := map[string]func(origin string) string{
+		"not JSON":        func(string) string { return `not json` },
+		"truncated":       func(string) string { return `{"configuration":1,"pin":` },
+		"an array":        func(string) string { return `[]` },
+		"null":            func(string) string { return `null` },
+		"a string":        func(string) string { return `"lineage"` },
+		"an empty object": func(string) string { return `{}` },
+		"a wrongly typed pin": func(o string) string {
+			return `{"configuration":1,"pin":"yes","subject":null,"processSkill":"seo","origin":"` + o + `","released":false}`
+		},
+		"a pin without skill or digest": func(o string) string {
+			return `{"configuration":1,"pin":{},"subject":null,"processSkill":"seo","origin":"` + o + `","released":false}`
+		},
+		"a pin without origin": func(string) string {
+			return `{"configuration":1,"pin":{"skill":12,"source":2,"digest":"v1:x"},"processSkill":"seo","origin":"","released":false}`
+		},
+		"a wrongly typed flag": func(o string) string {
+			return `{"configuration":1,"pin":{"skill":12,"source":2,"digest":"v1:x"},"processSkill":"seo","origin":"` + o + `","released":"no"}`
+		},
+		"an unknown field": func(o string) string { return good(o)[:len(good(o))-1] + `,"extra":1}` },
+		"trailing data":    func(o string) string { return good(o) + ` {}` },
+	}
+	for name, shape := range shapes {
+		for _, of := range []string{"the run", "its origin"} {
+			t.Run(name+" of "+of, func(t *testing.T) {
+				storetest.Each(t, func(t *testing.T, db *store.DB) {
+					e := newEnv(t, db, nil)
+					e.LLM.Add(answer("one"), answer("two"))
+					erika := e.As(wt.Erika)
+					first := invoke(t, erika, 1, nil)["uuid"].(string)
+					second := continueRun(t, erika, 1, first)["uuid"].(string)
+					damaged := second
+					if of == "its origin" {
+						damaged = first
+					}
+					appendLineage(t, db, damaged, shape(first))
+					st := erika.Must("GET", "/api/runs/"+second, nil, 200).Map(t)
+					if v, ok := st["holdsProcess"]; !ok || v != nil {
+						t.Errorf("holdsProcess = %v (present %v), want null", v, ok)
+					}
+					if st["predecessorRunUuid"] != first {
+						t.Errorf("predecessorRunUuid = %v, want %s", st["predecessorRunUuid"], first)
+					}
+					r := erika.Do("POST", "/api/runs/"+second+"/end-process", nil)
+					if r.Status != 409 || r.ErrorCode() != "lineage_unreadable" {
+						t.Errorf("end-process = %d %s, want 409 lineage_unreadable", r.Status, r.Body)
+					}
+				})
+			})
+		}
+	}
+}
+
+// L1.1, L7.13: the run status shows predecessorRunUuid whenever the request
+// named one, lineage or not, at every privacy level: a turn whose
+// predecessor is gone, a refused continuation of a turn without a process,
+// and a queued continuation not yet picked up.
+func TestL7_13_StatusShowsThePredecessorWheneverTheRequestNamedOne(t *testing.T) {
+	for _, level := range []string{"none", "metadata"} {
+		t.Run(level, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newEnv(t, db, nil)
+				exec(t, db, `UPDATE configurations SET privacy = ? WHERE uid = 1`, level)
+				e.LLM.Add(answer("plain"), answer("gone"))
+				erika := e.As(wt.Erika)
+				plain := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1,
+					"messages": []map[string]string{{"role": "user", "content": "hallo"}}}, 201).Map(t)["uuid"].(string)
+				unknown := "00000000-0000-4000-8000-000000000000"
+				runs := map[string]string{
+					continueRun(t, erika, 1, unknown)["uuid"].(string): unknown,
+					erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "predecessorRunUuid": plain,
+						"invocation": map[string]any{"skill": 13},
+						"messages":   []map[string]string{{"role": "user", "content": "go"}}}, 201).Map(t)["uuid"].(string): plain,
+					continueRunWith(t, erika, 1, plain, map[string]any{"queued": true})["uuid"].(string): plain,
+				}
+				for id, pred := range runs {
+					st := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
+					if st["predecessorRunUuid"] != pred {
+						t.Errorf("run %s (%s, refusal %v) predecessorRunUuid = %v, want %s", id, st["status"], st["refusal"], st["predecessorRunUuid"], pred)
+					}
+				}
+			})
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -427,5 +428,51 @@ func TestOriginThatNoLongerExistsEndsProcess(t *testing.T) {
 func TestRefusedClassMatchesTheRuntime(t *testing.T) {
 	if process.RefusedClass != "process_invocation_refused" {
 		t.Errorf("RefusedClass = %q", process.RefusedClass)
+	}
+}
+
+// L4.9: a running turn that has no lineage yet (between its row and its
+// preparation) and whose opening request names a predecessor or an
+// invocation has not decided its process: a continuation naming it is
+// refused predecessor_not_finished. A running ordinary turn hands on nothing,
+// and one whose opening request cannot tell (no opening event) fails closed.
+func TestContinuationOfARunningTurnThatHasNotDecidedItsProcess(t *testing.T) {
+	cases := []struct {
+		name    string
+		opening map[string]any // nil: no opening event
+		want    process.Refusal
+	}{
+		{"asked to continue", map[string]any{"messageCount": 1, "predecessor": "some-run"}, process.PredecessorNotFinished},
+		{"asked to invoke", map[string]any{"messageCount": 1, "predecessor": "", "skill": seo}, process.PredecessorNotFinished},
+		{"an ordinary turn", map[string]any{"messageCount": 1, "predecessor": ""}, ""},
+		{"no opening event", nil, process.PredecessorNotFinished},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := setup(t, db)
+				ctx := context.Background()
+				id := uuid.NewString()
+				if err := e.runs.Create(ctx, run.Run{UUID: id, Configuration: cfgChat, Initiator: erika, Status: run.StatusRunning,
+					LeaseOwner: "seg-" + id, LeaseExpiresAt: e.clk.Now().Add(time.Minute)}); err != nil {
+					t.Fatal(err)
+				}
+				if c.opening != nil {
+					if _, err := e.runs.AppendEvent(ctx, id, run.EventRequest, c.opening, run.PrivacyMetadata); err != nil {
+						t.Fatal(err)
+					}
+				}
+				b := e.cont(t, erika, id)
+				if got := refusal(b.err); got != c.want || (c.want == "" && b.err != nil) {
+					t.Fatalf("continuation of a running turn = %v, want refusal %q", b.err, c.want)
+				}
+				if c.want == "" {
+					return
+				}
+				if l, ok := e.lineage(t, b.run.UUID); !ok || l.Pin != nil || l.Predecessor != id {
+					t.Errorf("lineage of the refusal = %+v, %v; want one without pin naming %s", l, ok, id)
+				}
+			})
+		})
 	}
 }

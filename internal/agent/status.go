@@ -213,7 +213,9 @@ type Event struct {
 	CreatedAt time.Time       `json:"createdAt"`
 }
 
-// Events returns up to limit events of run id after sequence after.
+// Events returns up to limit events of run id after sequence after. A
+// stored payload that is not valid JSON (a damaged row) reads null, so the
+// stream still answers.
 func (rt *Runtime) Events(ctx context.Context, actor int64, id string, after int64, limit int) ([]Event, error) {
 	if _, _, err := rt.visibleRun(ctx, actor, id); err != nil {
 		return nil, err
@@ -224,7 +226,11 @@ func (rt *Runtime) Events(ctx context.Context, actor int64, id string, after int
 	}
 	out := make([]Event, len(evs))
 	for i, e := range evs {
-		out[i] = Event{Sequence: e.Sequence, Kind: e.Kind, Payload: e.Payload, CreatedAt: e.CreatedAt}
+		payload := e.Payload
+		if !json.Valid(payload) {
+			payload = json.RawMessage("null")
+		}
+		out[i] = Event{Sequence: e.Sequence, Kind: e.Kind, Payload: payload, CreatedAt: e.CreatedAt}
 	}
 	return out, nil
 }

@@ -135,6 +135,16 @@ func TestL7_13_UnreadableLineageAnswersNullAndEndProcessConflicts(t *testing.T) 
 					if r.Status != 409 || r.ErrorCode() != "lineage_unreadable" {
 						t.Errorf("end-process = %d %s, want 409 lineage_unreadable", r.Status, r.Body)
 					}
+					if st := erika.Must("GET", "/api/runs/"+second, nil, 200).Map(t); st["status"] != "completed" {
+						t.Errorf("after the refused end-process: %v, want the run unchanged", st)
+					}
+					// The event stream still answers: an unreadable payload reads null.
+					for _, id := range []string{first, second} {
+						evs := erika.Must("GET", "/api/runs/"+id+"/events?after=0", nil, 200).Map(t)["events"].([]any)
+						if len(evs) == 0 {
+							t.Errorf("events of %s = none", id)
+						}
+					}
 				})
 			})
 		}

@@ -272,6 +272,25 @@ func TestDisabledPinnedProcessEndsTheTourAtAContinuation(t *testing.T) {
 	})
 }
 
+// A skill the configuration no longer attaches is not a withdrawn pin: the
+// continuation is refused skill_unavailable and keeps the process (item 4),
+// so the tour goes on once the skill is attached again.
+func TestDetachedPinnedProcessRefusesTheContinuationAndKeepsIt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := setup(t, db)
+		a := e.start(t, erika, switchable, page(1, 0))
+		e.settle(t, a)
+		e.exec(t, `DELETE FROM skill_attachments WHERE skill_uid = ? AND configuration_uid = ?`, switchable, cfgChat)
+		b := e.cont(t, erika, a.run.UUID)
+		if refusal(b.err) != process.SkillUnavailable {
+			t.Fatalf("continuation of a detached process = %v, want skill_unavailable", b.err)
+		}
+		if l, _ := e.lineage(t, b.run.UUID); l.Pin == nil || l.CarriedFrom != a.run.UUID {
+			t.Errorf("refused lineage = %+v, want the pin carried from %s", l, a.run.UUID)
+		}
+	})
+}
+
 func TestContinuedProcessOnConfigurationTurnedFourEyes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := setup(t, db)

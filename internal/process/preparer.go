@@ -158,15 +158,17 @@ func (a *attempt) prepare(ctx context.Context) (*agent.Hold, error) {
 	// pinned record that is disabled, orphaned, gone or whose source no
 	// longer instructs is a withdrawn pin, as the pin check on resume treats
 	// it (LC2): the tour ends there.
-	k, withdrawn, err := a.available(ctx, skillUID)
+	// A skill the configuration no longer attaches is unavailable, and the
+	// refusal keeps the process (item 4).
+	k, reason, err := a.available(ctx, skillUID)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case withdrawn != "" && cont:
-		return nil, a.withdraw(l, withdrawn)
-	case withdrawn != "":
-		return nil, a.refuse(SkillUnavailable, false, fmt.Sprintf("skill %d: %s", skillUID, withdrawn))
+	case reason != "" && reason != notAttached && cont:
+		return nil, a.withdraw(l, reason)
+	case reason != "":
+		return nil, a.refuse(SkillUnavailable, false, fmt.Sprintf("skill %d: %s", skillUID, reason))
 	}
 	// (e) A start's current version: an approved instruction marked a process.
 	if !cont {

@@ -142,18 +142,19 @@ func (rt *Runtime) processView(ctx context.Context, s *Status, r run.Run) {
 			}
 		}
 	}
-	s.PredecessorRunUUID = rt.requestedPredecessor(ctx, r)
 	v, err := rt.lineageView(ctx, s.UUID)
-	if err != nil {
+	switch {
+	case err != nil:
 		s.HoldsProcess = nil
-		return
+	default:
+		s.ProcessSkill, s.PredecessorRunUUID = v.Skill, v.Predecessor
+		if s.HoldsProcess != nil { // nil: the notices could not be read
+			s.HoldsProcess = &v.Holds
+		}
 	}
-	s.ProcessSkill = v.Skill
 	if s.PredecessorRunUUID == "" {
-		s.PredecessorRunUUID = v.Predecessor
-	}
-	if s.HoldsProcess != nil {
-		s.HoldsProcess = &v.Holds
+		// No lineage names it (or none can be read): the request does.
+		s.PredecessorRunUUID = rt.requestedPredecessor(ctx, r)
 	}
 }
 

@@ -76,6 +76,7 @@ type row struct {
 	LastRun        string
 	PendingRun     string
 	Card           *Card
+	card           string // the card column as stored: what a claim compares
 	Progress       json.RawMessage
 	Highlight      json.RawMessage
 	Error          string
@@ -115,6 +116,7 @@ func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 		return row{}, err
 	}
 	r.Status = Status(status)
+	r.card = card
 	if card != "" {
 		var c Card
 		if err := json.Unmarshal([]byte(card), &c); err != nil {
@@ -151,9 +153,18 @@ type change struct {
 	err                 *string
 	skill               *int64
 	process             *bool
+	// seen, when set, makes the change win only while the conversation still
+	// waits for the very decision the caller read (the card column as stored).
+	seen *string
 }
 
+// A card is there only while the conversation awaits approval: every change
+// to another status clears it (a decided, withdrawn or handed-back card leaves).
 func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c change, now int64) (bool, error) {
+	if c.status != AwaitingApproval {
+		none := (*Card)(nil)
+		c.card = &none
+	}
 	set := "status = ?, updated_at = ?"
 	args := []any{string(c.status), now}
 	str := func(col string, v *string) {
@@ -198,7 +209,12 @@ func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c chan
 		where += "?"
 		args = append(args, string(s))
 	}
-	res, err := q.Exec(ctx, "UPDATE conversations SET "+set+where+")", args...)
+	where += ")"
+	if c.seen != nil {
+		where += " AND card = ?"
+		args = append(args, *c.seen)
+	}
+	res, err := q.Exec(ctx, "UPDATE conversations SET "+set+where, args...)
 	if err != nil {
 		return false, fmt.Errorf("conversation %d: %w", id, err)
 	}

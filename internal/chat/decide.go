@@ -44,10 +44,7 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 	if r, err = s.reconcile(ctx, r); err != nil {
 		return err
 	}
-	if r.Status != AwaitingApproval || r.Card == nil {
-		return ErrBusy
-	}
-	if digest != r.Card.TurnDigest {
+	if r.Status != AwaitingApproval || r.Card == nil || digest != r.Card.TurnDigest {
 		return ErrStaleCard
 	}
 	approve := answer == AnswerApply || answer == AnswerApprove
@@ -61,7 +58,7 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 	var won bool
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if won, err = casTx(ctx, tx, r.ID, []Status{AwaitingApproval}, change{status: Processing}, now); err != nil || !won {
+		if won, err = casTx(ctx, tx, r.ID, []Status{AwaitingApproval}, change{status: Processing, seen: &r.card}, now); err != nil || !won {
 			return err
 		}
 		return addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: labels[answer]}, now)
@@ -70,7 +67,7 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 		return err
 	}
 	if !won {
-		return ErrBusy
+		return ErrStaleCard // another answer, a message or an end took the card first
 	}
 	card := *r.Card
 	s.goRun(func(ctx context.Context) { s.decide(ctx, r, card, answer) })

@@ -35,7 +35,7 @@ type PointKeeper interface {
 // Errors of the conversation API.
 var (
 	ErrBusy        = errors.New("busy: a turn is queued or running")
-	ErrStaleCard   = errors.New("the answer names another card")
+	ErrStaleCard   = errors.New("the answer names a card that is no longer waiting")
 	ErrInvalid     = errors.New("invalid request")
 	ErrNoConfig    = errors.New("no configuration is available to this user")
 	ErrFourEyes    = errors.New("a process cannot run on a configuration that needs a second approver")

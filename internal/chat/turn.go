@@ -133,7 +133,8 @@ func (s *Service) apply(ctx context.Context, id int64, runUUID, answer string) {
 		return
 	}
 	now := s.now()
-	c := change{progress: jsonOf(st.Progress), highlight: jsonOf(st.Highlight)}
+	empty := ""
+	c := change{progress: jsonOf(st.Progress), highlight: jsonOf(st.Highlight), err: &empty} // a turn that went on clears the error
 	var msg *Message
 	switch {
 	case st.Status == run.StatusWaitingForApproval:
@@ -145,11 +146,10 @@ func (s *Service) apply(ctx context.Context, id int64, runUUID, answer string) {
 			msg = &Message{Role: "assistant", Content: st.Pending.Question}
 		}
 	case st.Status == run.StatusCompleted:
-		empty := ""
 		c.status, c.lastRun, c.pendingRun = Idle, &runUUID, &empty
 		msg = &Message{Role: "assistant", Content: answer}
 	default:
-		empty, reason := "", string(st.TerminationReason)
+		reason := string(st.TerminationReason)
 		if st.Refusal != "" {
 			reason = st.Refusal
 		}

@@ -35,8 +35,8 @@ func TestCompletedTourCompletes(t *testing.T) {
 		e.LLM.Add(write("c1", `{"description": "a"}`), completion(), answer("Fertig."))
 		erika := e.As(wt.Erika)
 		conv := decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "apply")
-		if conv["status"] != "idle" || conv["error"] != nil {
-			t.Fatalf("after completion: status %v error %v", conv["status"], conv["error"])
+		if conv["status"] != "idle" || conv["error"] != nil || conv["card"] != nil {
+			t.Fatalf("after completion: status %v error %v card %v", conv["status"], conv["error"], conv["card"])
 		}
 		msgs := conv["messages"].([]any)
 		if last := msgs[len(msgs)-1].(map[string]any); last["content"] != "Fertig." {

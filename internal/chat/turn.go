@@ -202,7 +202,7 @@ func (s *Service) settleRun(ctx context.Context, r row, from Status, st agent.St
 		}
 	case run.StatusCompleted:
 		c.status, c.lastRun, c.pendingRun = Idle, &runUUID, &empty
-		if notice == nil || answer != "" {
+		if answer != "" || (notice == nil && !r.Follows) { // a followed run's answer the privacy level dropped is no message
 			msgs = append(msgs, Message{Role: "assistant", Content: answer})
 		}
 	case run.StatusCancelled:

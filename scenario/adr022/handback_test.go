@@ -243,8 +243,9 @@ func TestCardApprovedElsewhereIsHandedBackAtOnce(t *testing.T) {
 		if after["status"] != "idle" || after["lastRunUuid"] != pending || after["card"] != nil {
 			t.Fatalf("after the approved turn: status %v, lastRun %v, card %v", after["status"], after["lastRunUuid"], after["card"])
 		}
-		if n := lastNotice(after); n != "approved_elsewhere: pages:1 (description)" {
-			t.Errorf("notice = %q", n)
+		msgs := after["messages"].([]any)
+		if last := msgs[len(msgs)-1].(map[string]any); last["notice"] != "approved_elsewhere: pages:1 (description)" {
+			t.Errorf("last message = %v, want the notice approved_elsewhere with the record written", last)
 		}
 		next := send(t, e, erika, id, "Weiter")
 		if st := erika.Must("GET", "/api/runs/"+next["lastRunUuid"].(string), nil, 200).Map(t); st["holdsProcess"] != true || st["predecessorRunUuid"] != pending {

@@ -228,7 +228,7 @@ func (s *Service) handBack(ctx context.Context, r row, cause error) {
 	st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
 	switch {
 	case err != nil:
-		s.follow(ctx, r)
+		s.unclaim(ctx, r) // the card (or question) waits as before
 		return
 	case !waitsFor(r, st) && (st.Status.Waiting() || !st.Status.Terminal() || errors.Is(cause, agent.ErrNotWaiting)):
 		err = s.handOver(ctx, r, Processing, st)

@@ -88,7 +88,7 @@ func (s *Service) withdraw(ctx context.Context, r row) (row, error) {
 	}
 	cancelled, err := s.rt.CancelIfWaiting(ctx, r.Owner, r.PendingRun)
 	if err != nil {
-		s.follow(ctx, r) // the run's state is unknown: the next read takes it
+		s.unclaim(ctx, r) // nothing was cancelled: the decision waits as before
 		return row{}, err
 	}
 	if cancelled {
@@ -108,6 +108,15 @@ func (s *Service) withdraw(ctx context.Context, r row) (row, error) {
 		return row{}, ErrBusy // released elsewhere: it runs now
 	}
 	return getRow(ctx, s.db, r.ID)
+}
+
+// unclaim gives back a claim that changed nothing: the conversation waits
+// for the decision r read, as before.
+func (s *Service) unclaim(ctx context.Context, r row) {
+	c := change{status: r.Status, card: &r.Card, question: &r.Question, err: &r.Error}
+	if _, err := casTx(context.WithoutCancel(ctx), s.db, r.ID, []Status{Processing}, c, s.now()); err != nil {
+		s.log.Error("unclaim", "conversation", r.ID, "run", r.PendingRun, "err", err)
+	}
 }
 
 // follow lets go of a claim whose run is in a state the caller cannot tell:

@@ -51,6 +51,8 @@ func (d Decision) validate() error {
 // since it was shown (the new preview is stored), and when a four-eyes
 // configuration would be released by its initiator. An approval executes the
 // turn as the run's initiator; a denial feeds the model the denial token.
+// Once its checks passed, the resumed turn runs detached from ctx's
+// cancellation: a caller that goes away does not leave the run running.
 func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decision) (Result, error) {
 	if err := d.validate(); err != nil {
 		return Result{}, err
@@ -97,6 +99,9 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	if err := rt.recheckSkills(rctx, r, &st); err != nil {
 		return Result{}, err
 	}
+	// Once checked, the decision is carried out and the resumed turn settled
+	// even when the caller goes away, as Run does.
+	ctx = context.WithoutCancel(ctx)
 	if d.Approve {
 		fresh := rt.currentCalls(rctx, seg, &st, s)
 		if previewsDiffer(s.Calls, fresh) {
@@ -446,7 +451,9 @@ type Input struct {
 	Values     json.RawMessage `json:"values"`
 }
 
-// SubmitInput answers the question run id waits for, as actor (the initiator or an administrator).
+// SubmitInput answers the question run id waits for, as actor (the initiator
+// or an administrator). Once its checks passed, the resumed turn runs detached
+// from ctx's cancellation, as Approve does.
 func (rt *Runtime) SubmitInput(ctx context.Context, actor int64, id string, in Input) (Result, error) {
 	if in.TurnDigest == "" {
 		return Result{}, invalidf("turnDigest: required")
@@ -485,6 +492,7 @@ func (rt *Runtime) SubmitInput(ctx context.Context, actor int64, id string, in I
 	if err := rt.recheckSkills(ctx, r, &st); err != nil {
 		return Result{}, err
 	}
+	ctx = context.WithoutCancel(ctx) // the answered turn is settled even when the caller goes away
 	seg := rt.newSegment(r, rt.owner("resume"), cfg, len(r.Request) > 0)
 	seg.resumed = true
 	seg.emit(run.EventInput, map[string]any{"submittedBy": actor, "turnDigest": s.Digest, "values": in.Values})

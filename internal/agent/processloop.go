@@ -84,7 +84,7 @@ func (rt *Runtime) processGate(ctx context.Context, seg *segment, st *state, cal
 				return false, false, err
 			}
 			if c.Name == setProgressTool && completes(c) && pending < 0 {
-				if err := rt.preparer.Release(ctx, seg.run.UUID); err != nil {
+				if err := rt.complete(ctx, seg, st); err != nil {
 					return false, false, err
 				}
 			}
@@ -94,6 +94,25 @@ func (rt *Runtime) processGate(ctx context.Context, seg *segment, st *state, cal
 		return false, false, nil
 	}
 	return true, false, rt.suspendForApproval(ctx, seg, st, calls[pending:pending+1])
+}
+
+// complete lets the process go after the run reported its completion (issue
+// 11 item 1): the origin records its lineage as released first, then this
+// run, so no turn of the lineage — earlier, later or parallel — hands the
+// process on. The run itself goes on without the process to its closing
+// answer and ends completed; a stop as process_ended is only for an explicit
+// end or a withdrawn pin.
+func (rt *Runtime) complete(ctx context.Context, seg *segment, st *state) error {
+	if origin := st.Process.Origin; origin != "" && origin != seg.run.UUID {
+		if err := rt.preparer.Release(ctx, origin); err != nil {
+			return err
+		}
+	}
+	if err := rt.preparer.Release(ctx, seg.run.UUID); err != nil {
+		return err
+	}
+	st.Process = nil
+	return nil
 }
 
 func (rt *Runtime) declaresWrite(name string) bool {

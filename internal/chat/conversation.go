@@ -64,6 +64,24 @@ func (c *Card) offers(a string) bool {
 	return false
 }
 
+// Question is the question a conversation waits for (awaiting_input): the
+// paused turn's digest, the question, its options and whether it takes an
+// answer in the editor's own words.
+type Question struct {
+	TurnDigest string   `json:"turnDigest"`
+	Question   string   `json:"question"`
+	Options    []string `json:"options"`
+	FreeText   bool     `json:"freeText"`
+	// Schema is the answer's JSON Schema, as the runtime checks it.
+	Schema json.RawMessage `json:"-"`
+}
+
+// storedQuestion is a Question as the card column stores it.
+type storedQuestion struct {
+	Question
+	Schema json.RawMessage `json:"schema"`
+}
+
 // row is a stored conversation.
 type row struct {
 	ID             int64
@@ -75,12 +93,18 @@ type row struct {
 	Status         Status
 	LastRun        string
 	PendingRun     string
-	Card           *Card
-	Progress       json.RawMessage
-	Highlight      json.RawMessage
-	Error          string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	Card           *Card     // while awaiting approval
+	Question       *Question // while awaiting input
+	card           string    // the card column as stored: what a claim compares
+	// Follows: the pending run was decided elsewhere and still runs; the
+	// conversation is processing without a turn of its own and takes the
+	// run's state once it pauses or ends (reconcile).
+	Follows   bool
+	Progress  json.RawMessage
+	Highlight json.RawMessage
+	Error     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Message is one entry of the transcript.
@@ -104,18 +128,28 @@ type Outcome struct {
 var ErrNotFound = errors.New("not found")
 
 const convColumns = `id, owner_uid, configuration_uid, page_uid, language, skill_uid, process, status, last_run_uuid,
-	pending_run_uuid, card, progress, highlight, error, created_at, updated_at`
+	pending_run_uuid, card, progress, highlight, error, follows_run, created_at, updated_at`
 
 func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 	var r row
 	var status, card, progress, highlight string
 	var created, updated int64
 	if err := sc.Scan(&r.ID, &r.Owner, &r.Configuration, &r.Page, &r.Language, &r.Skill, &r.Process, &status, &r.LastRun,
-		&r.PendingRun, &card, &progress, &highlight, &r.Error, &created, &updated); err != nil {
+		&r.PendingRun, &card, &progress, &highlight, &r.Error, &r.Follows, &created, &updated); err != nil {
 		return row{}, err
 	}
 	r.Status = Status(status)
-	if card != "" {
+	r.card = card
+	switch {
+	case card == "":
+	case r.Status == AwaitingInput:
+		var q storedQuestion
+		if err := json.Unmarshal([]byte(card), &q); err != nil {
+			return row{}, fmt.Errorf("question of conversation %d: %w", r.ID, err)
+		}
+		q.Question.Schema = q.Schema
+		r.Question = &q.Question
+	default:
 		var c Card
 		if err := json.Unmarshal([]byte(card), &c); err != nil {
 			return row{}, fmt.Errorf("card of conversation %d: %w", r.ID, err)
@@ -146,16 +180,44 @@ func getRow(ctx context.Context, q store.Querier, id int64) (row, error) {
 type change struct {
 	status              Status
 	lastRun, pendingRun *string
-	card                **Card
+	card                **Card     // the card, when the new status is awaiting_approval
+	question            **Question // the question, when the new status is awaiting_input
+	follows             bool       // the conversation follows a run decided elsewhere
 	progress, highlight *json.RawMessage
 	err                 *string
 	skill               *int64
 	process             *bool
+	// seen, when set, makes the change win only while the conversation still
+	// waits for the very decision the caller read (the card column as stored);
+	// seenFollow only while it still follows the run it followed.
+	seen       *string
+	seenFollow *string
 }
 
+// guarded adds to c the guard of a change that acts on r as read, not under
+// a claim of its own: from is r's status then. A caller holding the claim
+// (from differs) needs none.
+func (c change) guarded(r row, from Status) change {
+	switch {
+	case from != r.Status:
+	case from == AwaitingApproval || from == AwaitingInput:
+		c.seen = &r.card
+	case from == Processing && r.Follows:
+		c.seenFollow = &r.PendingRun
+	}
+	return c
+}
+
+// casTx is the compare-and-set of change c from the statuses from.
+//
+// The card column holds the decision the conversation waits for — a card
+// while awaiting approval, a question while awaiting input — and nothing
+// else: every change to a status that waits for none clears it (a decided,
+// withdrawn or handed-back card leaves). Every change not naming follows
+// ends following a run.
 func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c change, now int64) (bool, error) {
-	set := "status = ?, updated_at = ?"
-	args := []any{string(c.status), now}
+	set := "status = ?, updated_at = ?, follows_run = ?"
+	args := []any{string(c.status), now, c.follows}
 	str := func(col string, v *string) {
 		if v != nil {
 			set += ", " + col + " = ?"
@@ -165,13 +227,21 @@ func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c chan
 	str("last_run_uuid", c.lastRun)
 	str("pending_run_uuid", c.pendingRun)
 	str("error", c.err)
-	if c.card != nil {
-		s := ""
+	switch decision := ""; {
+	case c.status == AwaitingApproval && c.card != nil:
 		if *c.card != nil {
 			b, _ := json.Marshal(*c.card)
-			s = string(b)
+			decision = string(b)
 		}
-		str("card", &s)
+		str("card", &decision)
+	case c.status == AwaitingInput && c.question != nil:
+		if q := *c.question; q != nil {
+			b, _ := json.Marshal(storedQuestion{Question: *q, Schema: q.Schema})
+			decision = string(b)
+		}
+		str("card", &decision)
+	case c.status != AwaitingApproval && c.status != AwaitingInput:
+		str("card", &decision)
 	}
 	raw := func(col string, v *json.RawMessage) {
 		if v != nil {
@@ -198,7 +268,16 @@ func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c chan
 		where += "?"
 		args = append(args, string(s))
 	}
-	res, err := q.Exec(ctx, "UPDATE conversations SET "+set+where+")", args...)
+	where += ")"
+	if c.seen != nil {
+		where += " AND card = ?"
+		args = append(args, *c.seen)
+	}
+	if c.seenFollow != nil {
+		where += " AND follows_run = ? AND pending_run_uuid = ?"
+		args = append(args, true, *c.seenFollow)
+	}
+	res, err := q.Exec(ctx, "UPDATE conversations SET "+set+where, args...)
 	if err != nil {
 		return false, fmt.Errorf("conversation %d: %w", id, err)
 	}

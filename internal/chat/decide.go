@@ -44,10 +44,7 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 	if r, err = s.reconcile(ctx, r); err != nil {
 		return err
 	}
-	if r.Status != AwaitingApproval || r.Card == nil {
-		return ErrBusy
-	}
-	if digest != r.Card.TurnDigest {
+	if r.Status != AwaitingApproval || r.Card == nil || digest != r.Card.TurnDigest {
 		return ErrStaleCard
 	}
 	approve := answer == AnswerApply || answer == AnswerApprove
@@ -57,23 +54,35 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 	if !approve && !r.Card.offers(answer) {
 		answer = AnswerCancel // a reason the card does not offer is a plain denial
 	}
+	s.beforeClaim("answer")
+	if err := s.claimDecision(ctx, r, labels[answer]); err != nil {
+		return err
+	}
+	card := *r.Card
+	s.goRun(func(ctx context.Context) { s.decide(ctx, r, card, answer) })
+	return nil
+}
+
+// claimDecision takes the decision r waits for (awaiting → processing, only
+// while the conversation still shows the card or question r read) and adds
+// the editor's answer to the transcript, in one transaction. A claim lost to
+// another answer, a message or an end changes nothing: ErrStaleCard.
+func (s *Service) claimDecision(ctx context.Context, r row, said string) error {
 	now := s.now()
 	var won bool
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if won, err = casTx(ctx, tx, r.ID, []Status{AwaitingApproval}, change{status: Processing}, now); err != nil || !won {
+		if won, err = casTx(ctx, tx, r.ID, []Status{r.Status}, change{status: Processing, seen: &r.card}, now); err != nil || !won {
 			return err
 		}
-		return addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: labels[answer]}, now)
+		return addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: said}, now)
 	})
 	if err != nil {
 		return err
 	}
 	if !won {
-		return ErrBusy
+		return ErrStaleCard
 	}
-	card := *r.Card
-	s.goRun(func(ctx context.Context) { s.decide(ctx, r, card, answer) })
 	return nil
 }
 
@@ -93,7 +102,7 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 	}
 	res, err := s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
 	if err != nil {
-		s.handBack(ctx, r, card, err)
+		s.handBack(ctx, r, err)
 		return
 	}
 	// A continuation that failed records nothing (P.R4).
@@ -200,31 +209,50 @@ func (s *Service) appliedWrite(ctx context.Context, r row, card Card) (*tool.Wri
 	return step, firstOK, nil
 }
 
-// handBack returns the card to the editor after the runtime refused the
-// decision, with the reason code; nothing is recorded (P.R4).
-func (s *Service) handBack(ctx context.Context, r row, card Card, cause error) {
+// handBack returns the decision r waited for to the editor after the runtime
+// refused the answer, with the reason code; nothing is recorded (P.R4). A run
+// that no longer waits for it was decided elsewhere first (handOver) or ended
+// by the refusal (its state).
+func (s *Service) handBack(ctx context.Context, r row, cause error) {
 	code := "refused"
 	for _, c := range []struct {
 		err  error
 		code string
 	}{{agent.ErrStaleTurn, "stale_turn"}, {agent.ErrPreviewChanged, "preview_changed"}, {agent.ErrSkillWithdrawn, "skill_withdrawn"},
-		{agent.ErrProcessEnded, "process_ended"}, {agent.ErrNotWaiting, "not_waiting"}, {agent.ErrSelfApproval, "second_approver"}} {
+		{agent.ErrProcessEnded, "process_ended"}, {agent.ErrNotWaiting, "not_waiting"}, {agent.ErrSelfApproval, "second_approver"},
+		{agent.ErrBadInput, "bad_input"}} {
 		if errors.Is(cause, c.err) {
 			code = c.code
 		}
 	}
-	st, err := s.rt.Status(ctx, r.Owner, card.RunUUID)
-	if err != nil || !st.Status.Waiting() {
-		s.apply(ctx, r.ID, card.RunUUID, "")
+	st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
+	switch {
+	case err != nil:
+		s.unclaim(ctx, r) // the card (or question) waits as before
 		return
-	}
-	nc := s.cardOf(r, st)
-	now := s.now()
-	_ = s.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: AwaitingApproval, card: &nc, err: &code}, now)
-		if err != nil || !won {
-			return err
+	case !waitsFor(r, st) && (st.Status.Waiting() || !st.Status.Terminal() || errors.Is(cause, agent.ErrNotWaiting)):
+		err = s.handOver(ctx, r, Processing, st)
+	case !waitsFor(r, st):
+		err = s.settleRun(ctx, r, Processing, st, st.Answer, nil)
+	default:
+		c := change{status: r.Status, err: &code}
+		if r.Status == AwaitingInput {
+			q := questionOf(st)
+			c.question = &q
+		} else {
+			nc := s.cardOf(r, st)
+			c.card = &nc
 		}
-		return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: code}, now)
-	})
+		now := s.now()
+		err = s.db.InTx(ctx, func(tx *store.Tx) error {
+			won, err := casTx(ctx, tx, r.ID, []Status{Processing}, c, now)
+			if err != nil || !won {
+				return err
+			}
+			return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: code}, now)
+		})
+	}
+	if err != nil {
+		s.log.Error("hand back", "conversation", r.ID, "run", r.PendingRun, "err", err)
+	}
 }

@@ -19,4 +19,11 @@
 // with a sentence built from schema labels and the page title in the
 // reader's backend language, never from model text (P.D2). The read tool
 // list_open_points lives in package tool and applies the same rule to one page.
+//
+// A conversation's status changes only by compare-and-set (casTx). A message,
+// an answer and an end-tour each claim the conversation on the card or
+// question they read before they touch the run, so the loser of a race
+// changes nothing; a decision taken elsewhere (inbox, runs API) is handed
+// back on the next read with a notice saying what became of it, and a run
+// that still runs is followed until it pauses or ends (issue 11).
 package chat

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,30 +9,118 @@ import (
 	"strings"
 	"time"
 
+	"waymark/internal/agent"
+	"waymark/internal/run"
 	"waymark/internal/store"
 )
 
-// reconcile hands back a card decided elsewhere (the inbox): a conversation
-// awaiting approval whose run was released or denied and has settled goes
-// idle, shows what was written (from tool_write events, record identities
-// only) and records the run as the next turn's predecessor.
+// reconcile brings a conversation up to date with a run it does not drive
+// (issue 11 item 3):
+//   - awaiting a decision whose run no longer waits for it — approved,
+//     denied, answered, cancelled or ended in the inbox or through the runs
+//     API — the decision is handed back at once (handOver), with a notice
+//     that says what happened;
+//   - processing while it follows such a run, it takes the run's state as
+//     soon as the run pauses or ends;
+//   - processing a turn of its own that was interrupted, recoverInterrupted.
 func (s *Service) reconcile(ctx context.Context, r row) (row, error) {
-	if r.Status == Processing {
+	switch {
+	case r.Status == Processing && r.Follows:
+		st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
+		if err != nil || !(st.Status.Terminal() || st.Status.Waiting()) {
+			return r, nil
+		}
+		if err := s.settleRun(ctx, r, Processing, st, st.Answer, nil); err != nil {
+			return r, err
+		}
+		return getRow(ctx, s.db, r.ID)
+	case r.Status == Processing:
 		return s.recoverInterrupted(ctx, r)
+	case (r.Status == AwaitingApproval || r.Status == AwaitingInput) && r.PendingRun != "":
+		st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
+		if err != nil || waitsFor(r, st) {
+			return r, nil
+		}
+		if err := s.handOver(ctx, r, r.Status, st); err != nil {
+			return r, err
+		}
+		return getRow(ctx, s.db, r.ID)
 	}
-	if r.Status != AwaitingApproval || r.PendingRun == "" {
-		return r, nil
+	return r, nil
+}
+
+// digest is the turn digest of the decision the conversation waits for.
+func (r row) digest() string {
+	switch {
+	case r.Card != nil:
+		return r.Card.TurnDigest
+	case r.Question != nil:
+		return r.Question.TurnDigest
 	}
-	st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
-	if err != nil || !st.Status.Terminal() {
-		return r, nil
+	return ""
+}
+
+// waitsFor reports whether the run still waits for the decision r shows.
+func waitsFor(r row, st agent.Status) bool {
+	return st.Status.Waiting() && st.Pending != nil && st.Pending.TurnDigest == r.digest()
+}
+
+// handOver hands a decision taken elsewhere back to the conversation r (as
+// read while it waited; from is its status now, the caller's claim or the
+// status read): a notice says what became of the decision; a run that still
+// runs is followed (processing), one that paused again or ended gives the
+// conversation its state at once.
+func (s *Service) handOver(ctx context.Context, r row, from Status, st agent.Status) error {
+	notice := s.decidedElsewhere(ctx, r, st)
+	if st.Status.Terminal() || st.Status.Waiting() {
+		return s.settleRun(ctx, r, from, st, st.Answer, &notice)
 	}
+	now := s.now()
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		won, err := casTx(ctx, tx, r.ID, []Status{from}, change{status: Processing, follows: true}.guarded(r, from), now)
+		if err != nil || !won {
+			return err
+		}
+		return addMessageTx(ctx, tx, r.ID, notice, now)
+	})
+}
+
+// The notices of a decision taken elsewhere (handOver).
+const (
+	NoticeApprovedElsewhere  = "approved_elsewhere"
+	NoticeDeniedElsewhere    = "denied_elsewhere"
+	NoticeAnsweredElsewhere  = "answered_elsewhere"
+	NoticeCancelledElsewhere = "cancelled_elsewhere"
+	NoticeProcessEnded       = "process_ended"
+)
+
+// decidedElsewhere reads from the run what became of the decision r waited
+// for: approved_elsewhere (with the records written since — identities
+// only), denied_elsewhere, answered_elsewhere, process_ended (the process
+// was ended, or its end stopped the resume), cancelled_elsewhere, or the
+// code of the failure that ended the run.
+func (s *Service) decidedElsewhere(ctx context.Context, r row, st agent.Status) Message {
+	digest := r.digest()
+	code, ended := "", false
 	var written []string
-	if evs, err := s.rt.Events(ctx, r.Owner, r.PendingRun, 0, 0); err == nil {
-		for _, e := range evs {
-			if e.Kind != "tool_write" {
-				continue
+	evs, _ := s.rt.Events(ctx, r.Owner, st.UUID, 0, 0)
+	for _, e := range evs {
+		var p map[string]any
+		if json.Unmarshal(e.Payload, &p) != nil {
+			continue
+		}
+		switch {
+		case e.Kind == run.EventApproval && p["turnDigest"] == digest && code == "":
+			if approved, ok := p["approved"].(bool); ok && approved {
+				code = NoticeApprovedElsewhere
+			} else if ok {
+				code = NoticeDeniedElsewhere
 			}
+		case e.Kind == run.EventInput && p["turnDigest"] == digest && p["status"] == nil && code == "":
+			code = NoticeAnsweredElsewhere
+		case e.Kind == run.EventStatus && p["endProcess"] == true:
+			ended = true
+		case e.Kind == run.EventToolWrite && code == NoticeApprovedElsewhere:
 			var w struct {
 				Table  string   `json:"table"`
 				UID    int64    `json:"uid"`
@@ -42,23 +131,26 @@ func (s *Service) reconcile(ctx context.Context, r row) (row, error) {
 			}
 		}
 	}
-	notice := "released_elsewhere"
+	switch {
+	case code != "":
+	case ended || st.TerminationReason == run.ReasonProcessEnded:
+		code = NoticeProcessEnded
+	case st.Status == run.StatusCancelled:
+		code = NoticeCancelledElsewhere
+	case r.Status == AwaitingInput && st.Status != run.StatusFailed:
+		code = NoticeAnsweredElsewhere // an input event the privacy level emptied
+	default:
+		code = failureCode(st)
+	}
 	if len(written) > 0 {
-		notice += ": " + strings.Join(written, "; ")
+		code += ": " + strings.Join(written, "; ")
 	}
-	run, empty, none := r.PendingRun, "", (*Card)(nil)
-	now := s.now()
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := casTx(ctx, tx, r.ID, []Status{AwaitingApproval}, change{status: Idle, lastRun: &run, pendingRun: &empty, card: &none}, now)
-		if err != nil || !won {
-			return err
-		}
-		return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: notice}, now)
-	})
-	if err != nil {
-		return r, err
-	}
-	return getRow(ctx, s.db, r.ID)
+	return Message{Role: "assistant", Notice: code}
+}
+
+// failureCode names why a run ended failed: its refusal, else its reason.
+func failureCode(st agent.Status) string {
+	return cmp.Or(st.Refusal, string(st.TerminationReason), string(st.Status))
 }
 
 // interruptedAfter is how long a turn may stay processing before a read

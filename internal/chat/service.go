@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
@@ -20,6 +21,7 @@ import (
 type Runtime interface {
 	Run(ctx context.Context, actor int64, req agent.Request) (agent.Result, error)
 	Approve(ctx context.Context, actor int64, id string, d agent.Decision) (agent.Result, error)
+	SubmitInput(ctx context.Context, actor int64, id string, in agent.Input) (agent.Result, error)
 	Status(ctx context.Context, actor int64, id string) (agent.Status, error)
 	CancelIfWaiting(ctx context.Context, actor int64, id string) (bool, error)
 	Events(ctx context.Context, actor int64, id string, after int64, limit int) ([]agent.Event, error)
@@ -35,7 +37,7 @@ type PointKeeper interface {
 // Errors of the conversation API.
 var (
 	ErrBusy        = errors.New("busy: a turn is queued or running")
-	ErrStaleCard   = errors.New("the answer names another card")
+	ErrStaleCard   = errors.New("the answer names a card that is no longer waiting")
 	ErrInvalid     = errors.New("invalid request")
 	ErrNoConfig    = errors.New("no configuration is available to this user")
 	ErrFourEyes    = errors.New("a process cannot run on a configuration that needs a second approver")
@@ -59,6 +61,26 @@ type Service struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // guards nothing; counts running turns
+
+	hookBeforeClaim atomic.Pointer[func(op string)] // tests only; see SetTestHookBeforeClaim
+}
+
+// SetTestHookBeforeClaim makes f run after a request read the conversation
+// and before its compare-and-set claim — op is "message", "answer" or
+// "end-tour" — so that a test can land a concurrent request exactly there.
+// Tests only; nil removes it.
+func (s *Service) SetTestHookBeforeClaim(f func(op string)) {
+	if f == nil {
+		s.hookBeforeClaim.Store(nil)
+		return
+	}
+	s.hookBeforeClaim.Store(&f)
+}
+
+func (s *Service) beforeClaim(op string) {
+	if f := s.hookBeforeClaim.Load(); f != nil {
+		(*f)(op)
+	}
 }
 
 // New returns a chat service.

@@ -7,7 +7,6 @@ import (
 
 	"waymark/internal/process"
 	"waymark/internal/run"
-	"waymark/internal/store"
 )
 
 // Ender ends the process of a run (process.Ender).
@@ -20,8 +19,11 @@ func (s *Service) SetEnder(e Ender) { s.ender = e }
 
 // EndTour ends a guided tour (item 11): a compare-and-set to idle that clears
 // skill, progress, highlight and card, withdraws a waiting run and ends the
-// process; applied changes, outcomes and open points stay. ErrBusy when a
-// turn runs or the guarded cancel lost.
+// process; applied changes, outcomes and open points stay. A waiting run is
+// withdrawn as a message withdraws it: the conversation is claimed first,
+// then the run cancelled, so an end that loses the claim changes nothing.
+// ErrBusy when a turn runs, the claim lost, or the run was released
+// elsewhere and still runs.
 func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 	r, err := s.owned(ctx, actor, id)
 	if err != nil {
@@ -33,35 +35,37 @@ func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 	if r.Status == Processing {
 		return View{}, ErrBusy
 	}
-	ended := r.LastRun
-	if r.Status == AwaitingApproval || r.Status == AwaitingInput {
-		won, err := s.rt.CancelIfWaiting(ctx, r.Owner, r.PendingRun)
+	s.beforeClaim("end-tour")
+	withdrawn := r.Status == AwaitingApproval || r.Status == AwaitingInput
+	if withdrawn {
+		if r, err = s.withdraw(ctx, r); err != nil {
+			return View{}, err
+		}
+		withdrawn = r.Status == Processing // else handed back after a run that ended
+	}
+	if !withdrawn {
+		won, err := casTx(ctx, s.db, r.ID, []Status{r.Status}, change{status: Processing, err: &r.Error}, s.now())
 		if err != nil {
 			return View{}, err
 		}
 		if !won {
 			return View{}, ErrBusy
 		}
-		ended = r.PendingRun
 	}
+	ended := r.LastRun
 	if ended != "" && s.ender != nil {
 		if _, _, err := s.ender.EndProcess(ctx, r.Owner, ended); err != nil && !errors.Is(err, process.ErrNotFound) {
+			if withdrawn {
+				s.follow(ctx, r) // the withdrawn run ended: the next read takes its state
+			} else if _, rerr := casTx(context.WithoutCancel(ctx), s.db, r.ID, []Status{Processing}, change{status: r.Status}, s.now()); rerr != nil {
+				s.log.Error("end tour: restore", "conversation", r.ID, "err", rerr)
+			}
 			return View{}, err
 		}
 	}
-	zero, no, empty, none := int64(0), false, "", (*Card)(nil)
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := casTx(ctx, tx, r.ID, []Status{r.Status}, change{status: Idle, skill: &zero, process: &no, card: &none,
-			pendingRun: &empty, lastRun: &ended, progress: emptyJSON(), highlight: emptyJSON(), err: &empty}, s.now())
-		if err != nil {
-			return err
-		}
-		if !won {
-			return ErrBusy
-		}
-		return nil
-	})
-	if err != nil {
+	zero, no, empty := int64(0), false, ""
+	if _, err := casTx(ctx, s.db, r.ID, []Status{Processing}, change{status: Idle, skill: &zero, process: &no,
+		pendingRun: &empty, lastRun: &ended, progress: emptyJSON(), highlight: emptyJSON(), err: &empty}, s.now()); err != nil {
 		return View{}, err
 	}
 	return s.Get(ctx, actor, id)

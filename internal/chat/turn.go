@@ -16,10 +16,14 @@ import (
 
 // Send adds the editor's message and dispatches a turn (202). A message while
 // a turn is queued or running is ErrBusy. A message while a process run
-// waits withdraws it (cancelIfWaiting): if the cancel lost because someone
-// released it, the message is refused as busy; if the run already ended, it
-// is handed back first. An ordinary conversation leaves its run waiting and
-// refuses the message as busy. A withdrawn proposal records no open point.
+// waits for a card or a question withdraws it (P.X2): the message claims the
+// conversation first (compare-and-set on the decision it read), then cancels
+// the run (cancelIfWaiting); a message that loses the claim changes nothing
+// (ErrBusy). If the cancel lost because the run was decided elsewhere, the
+// decision is handed back: the message lands after a run that already ended,
+// and is refused as busy while the run still runs. An ordinary conversation
+// leaves its run waiting and refuses the message as busy. A withdrawn
+// proposal records no open point.
 func (s *Service) Send(ctx context.Context, actor, id int64, text string) error {
 	text = strings.TrimSpace(text)
 	if text == "" {
@@ -32,37 +36,26 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 	if r, err = s.reconcile(ctx, r); err != nil {
 		return err
 	}
-	from := r.Status
 	switch r.Status {
-	case Processing, AwaitingInput:
+	case Processing:
 		return ErrBusy
-	case AwaitingApproval:
+	case AwaitingApproval, AwaitingInput:
 		if !r.Process {
 			return ErrBusy
 		}
-		won, err := s.rt.CancelIfWaiting(ctx, r.Owner, r.PendingRun)
-		if err != nil {
+		s.beforeClaim("message")
+		if r, err = s.withdraw(ctx, r); err != nil {
 			return err
 		}
-		if !won {
-			st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
-			if err != nil || !st.Status.Terminal() {
-				return ErrBusy // someone released it: it runs now
-			}
-			if r, err = s.reconcile(ctx, r); err != nil {
-				return err
-			}
-			from = r.Status
-		} else {
-			r.LastRun = r.PendingRun // the withdrawn run is the next turn's predecessor
-		}
+	default:
+		s.beforeClaim("message")
 	}
-	now := s.now()
+	from, now := r.Status, s.now()
 	var won bool
-	empty, none := "", (*Card)(nil)
+	empty := ""
 	err = s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		won, err = casTx(ctx, tx, r.ID, []Status{from}, change{status: Processing, lastRun: &r.LastRun, pendingRun: &empty, card: &none}, now)
+		won, err = casTx(ctx, tx, r.ID, []Status{from}, change{status: Processing, lastRun: &r.LastRun, pendingRun: &empty}, now)
 		if err != nil || !won {
 			return err
 		}
@@ -76,6 +69,62 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 	}
 	s.goRun(func(ctx context.Context) { s.turn(ctx, r.ID) })
 	return nil
+}
+
+// withdraw takes the waiting run of r away for a new message: it claims the
+// conversation (awaiting → processing, only while it still shows the decision
+// r read), then cancels the run. It answers the conversation the message
+// lands on: processing with the withdrawn run as the next turn's
+// predecessor, or — the cancel lost to a decision taken elsewhere on a run
+// that ended — as handed back. ErrBusy when the claim lost (nothing
+// changed) or the run decided elsewhere still runs.
+func (s *Service) withdraw(ctx context.Context, r row) (row, error) {
+	won, err := casTx(ctx, s.db, r.ID, []Status{r.Status}, change{status: Processing, seen: &r.card}, s.now())
+	if err != nil {
+		return row{}, err
+	}
+	if !won {
+		return row{}, ErrBusy
+	}
+	cancelled, err := s.rt.CancelIfWaiting(ctx, r.Owner, r.PendingRun)
+	if err != nil {
+		s.unclaim(ctx, r) // nothing was cancelled: the decision waits as before
+		return row{}, err
+	}
+	if cancelled {
+		claimed := r
+		claimed.Status, claimed.LastRun = Processing, r.PendingRun // the withdrawn run is the next turn's predecessor
+		return claimed, nil
+	}
+	st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
+	if err != nil {
+		s.follow(ctx, r)
+		return row{}, err
+	}
+	if err := s.handOver(ctx, r, Processing, st); err != nil {
+		return row{}, err
+	}
+	if !st.Status.Terminal() {
+		return row{}, ErrBusy // released elsewhere: it runs now
+	}
+	return getRow(ctx, s.db, r.ID)
+}
+
+// unclaim gives back a claim that changed nothing: the conversation waits
+// for the decision r read, as before.
+func (s *Service) unclaim(ctx context.Context, r row) {
+	c := change{status: r.Status, card: &r.Card, question: &r.Question, err: &r.Error}
+	if _, err := casTx(context.WithoutCancel(ctx), s.db, r.ID, []Status{Processing}, c, s.now()); err != nil {
+		s.log.Error("unclaim", "conversation", r.ID, "run", r.PendingRun, "err", err)
+	}
+}
+
+// follow lets go of a claim whose run is in a state the caller cannot tell:
+// the conversation follows the run, and the next read takes its state.
+func (s *Service) follow(ctx context.Context, r row) {
+	if _, err := casTx(context.WithoutCancel(ctx), s.db, r.ID, []Status{Processing}, change{status: Processing, follows: true}, s.now()); err != nil {
+		s.log.Error("follow run", "conversation", r.ID, "run", r.PendingRun, "err", err)
+	}
 }
 
 // turn runs one turn of the conversation and applies its result.
@@ -121,7 +170,7 @@ func transcript(msgs []Message) []llm.Message {
 	return out
 }
 
-// apply maps a run's state onto the conversation (from processing).
+// apply maps the state of the conversation's own run onto it (from processing).
 func (s *Service) apply(ctx context.Context, id int64, runUUID, answer string) {
 	r, err := getRow(ctx, s.db, id)
 	if err != nil {
@@ -132,40 +181,86 @@ func (s *Service) apply(ctx context.Context, id int64, runUUID, answer string) {
 		s.fail(ctx, r, err)
 		return
 	}
-	now := s.now()
-	c := change{progress: jsonOf(st.Progress), highlight: jsonOf(st.Highlight)}
-	var msg *Message
-	switch {
-	case st.Status == run.StatusWaitingForApproval:
-		card := s.cardOf(r, st)
-		c.status, c.pendingRun, c.card = AwaitingApproval, &runUUID, &card
-	case st.Status == run.StatusWaitingForInput:
-		c.status, c.pendingRun = AwaitingInput, &runUUID
-		if st.Pending != nil {
-			msg = &Message{Role: "assistant", Content: st.Pending.Question}
-		}
-	case st.Status == run.StatusCompleted:
-		empty := ""
-		c.status, c.lastRun, c.pendingRun = Idle, &runUUID, &empty
-		msg = &Message{Role: "assistant", Content: answer}
-	default:
-		empty, reason := "", string(st.TerminationReason)
-		if st.Refusal != "" {
-			reason = st.Refusal
-		}
-		c.status, c.lastRun, c.pendingRun, c.err = Failed, &runUUID, &empty, &reason
-		msg = &Message{Role: "assistant", Content: "", Notice: reason}
-	}
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := casTx(ctx, tx, id, []Status{Processing}, c, now)
-		if err != nil || !won || msg == nil {
-			return err
-		}
-		return addMessageTx(ctx, tx, id, *msg, now)
-	})
-	if err != nil {
+	if err := s.settleRun(ctx, r, Processing, st, answer, nil); err != nil {
 		s.log.Error("apply run", "conversation", id, "run", runUUID, "err", err)
 	}
+}
+
+// settleRun gives conversation r (now in status from) the state of run st: a
+// card or a question while it waits, idle with its answer once it completed,
+// idle once it was cancelled, failed with the reason otherwise. A turn that
+// went on clears the error. notice, when set, goes first into the transcript
+// (a decision taken elsewhere); it then stands for a cancel and for an
+// answer the privacy level did not keep.
+func (s *Service) settleRun(ctx context.Context, r row, from Status, st agent.Status, answer string, notice *Message) error {
+	runUUID, empty := st.UUID, ""
+	c := change{progress: jsonOf(st.Progress), highlight: jsonOf(st.Highlight), err: &empty}
+	var msgs []Message
+	if notice != nil {
+		msgs = append(msgs, *notice)
+	}
+	switch st.Status {
+	case run.StatusWaitingForApproval:
+		card := s.cardOf(r, st)
+		c.status, c.pendingRun, c.card = AwaitingApproval, &runUUID, &card
+	case run.StatusWaitingForInput:
+		q := questionOf(st)
+		c.status, c.pendingRun, c.question = AwaitingInput, &runUUID, &q
+		if q != nil {
+			msgs = append(msgs, Message{Role: "assistant", Content: q.Question})
+		}
+	case run.StatusCompleted:
+		c.status, c.lastRun, c.pendingRun = Idle, &runUUID, &empty
+		if answer != "" || (notice == nil && !r.Follows) { // a followed run's answer the privacy level dropped is no message
+			msgs = append(msgs, Message{Role: "assistant", Content: answer})
+		}
+	case run.StatusCancelled:
+		c.status, c.lastRun, c.pendingRun = Idle, &runUUID, &empty
+		if notice == nil {
+			msgs = append(msgs, Message{Role: "assistant", Notice: string(run.ReasonCancelled)})
+		}
+	default:
+		reason := failureCode(st)
+		c.status, c.lastRun, c.pendingRun, c.err = Failed, &runUUID, &empty, &reason
+		msgs = append(msgs, Message{Role: "assistant", Notice: reason})
+	}
+	now := s.now()
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		won, err := casTx(ctx, tx, r.ID, []Status{from}, c.guarded(r, from), now)
+		if err != nil || !won {
+			return err
+		}
+		for _, m := range msgs {
+			if err := addMessageTx(ctx, tx, r.ID, m, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// questionOf is the question a run waits for, with the options and the
+// free-text flag read from the answer's schema (tool.InputSchema).
+func questionOf(st agent.Status) *Question {
+	p := st.Pending
+	if p == nil || p.Kind != "input" {
+		return nil
+	}
+	q := &Question{TurnDigest: p.TurnDigest, Question: p.Question, Options: []string{}}
+	q.Schema, _ = json.Marshal(p.Schema)
+	var schema struct {
+		Properties struct {
+			Choice struct {
+				Enum []string `json:"enum"`
+			} `json:"choice"`
+			Text *json.RawMessage `json:"text"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(q.Schema, &schema) == nil {
+		q.Options = append(q.Options, schema.Properties.Choice.Enum...)
+		q.FreeText = schema.Properties.Text != nil
+	}
+	return q
 }
 
 func jsonOf(m map[string]any) *json.RawMessage {

@@ -20,6 +20,7 @@ type View struct {
 	Highlight     json.RawMessage `json:"highlight"`
 	Messages      []Message       `json:"messages"`
 	Card          *Card           `json:"card"`
+	Question      *Question       `json:"question"`
 	Outcomes      []Outcome       `json:"outcomes"`
 	Summary       *Summary        `json:"summary"`
 	LastRun       string          `json:"lastRunUuid"`
@@ -93,7 +94,7 @@ func (s *Service) List(ctx context.Context, actor int64) ([]View, error) {
 
 func (s *Service) view(ctx context.Context, r row) (View, error) {
 	v := View{ID: r.ID, Status: r.Status, Page: r.Page, Language: r.Language, Progress: r.Progress, Highlight: r.Highlight,
-		Card: r.Card, LastRun: r.LastRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configuration: r.Configuration}
+		Card: r.Card, Question: r.Question, LastRun: r.LastRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configuration: r.Configuration}
 	if r.Status == Processing && r.PendingRun != "" {
 		// Progress and highlight as they are reported, not only at pauses.
 		if st, err := s.rt.Status(ctx, r.Owner, r.PendingRun); err == nil {

@@ -109,7 +109,9 @@ func (s *Server) handleConversationMessage(w http.ResponseWriter, r *http.Reques
 	return WriteJSON(w, http.StatusAccepted, v)
 }
 
-// handleConversationAnswer answers POST /api/conversations/{id}/answer {turnDigest, answer} → 202.
+// handleConversationAnswer answers POST /api/conversations/{id}/answer → 202:
+// {turnDigest, answer} for a card, {turnDigest, option} or {turnDigest, text}
+// for a question.
 func (s *Server) handleConversationAnswer(w http.ResponseWriter, r *http.Request) error {
 	id, err := conversationID(r)
 	if err != nil {
@@ -118,12 +120,22 @@ func (s *Server) handleConversationAnswer(w http.ResponseWriter, r *http.Request
 	var body struct {
 		TurnDigest string `json:"turnDigest"`
 		Answer     string `json:"answer"`
+		Option     string `json:"option"`
+		Text       string `json:"text"`
 	}
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	uid := ActorFrom(r.Context()).UID
-	if err := s.chat.Answer(r.Context(), uid, id, body.TurnDigest, body.Answer); err != nil {
+	switch {
+	case body.Answer != "" && (body.Option != "" || body.Text != ""):
+		return Errorf(http.StatusBadRequest, "bad_request", "answer: give answer for a card, or option or text for a question")
+	case body.Option != "" || body.Text != "":
+		err = s.chat.AnswerQuestion(r.Context(), uid, id, body.TurnDigest, body.Option, body.Text)
+	default:
+		err = s.chat.Answer(r.Context(), uid, id, body.TurnDigest, body.Answer)
+	}
+	if err != nil {
 		return err
 	}
 	v, err := s.chat.Get(r.Context(), uid, id)

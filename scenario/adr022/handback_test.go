@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"waymark/internal/llm"
 	"waymark/internal/llm/llmtest"
@@ -173,4 +174,116 @@ func TestInterruptedTurnIsRecoveredOnRead(t *testing.T) {
 			t.Fatalf("a turn without a run = %v", got)
 		}
 	})
+}
+
+// pendingRun is the uuid of the one run of c that waits for a decision, as the inbox lists it.
+func pendingRun(t *testing.T, c *wt.Client) string {
+	t.Helper()
+	runs := c.Must("GET", "/api/inbox", nil, 200).Map(t)["runs"].([]any)
+	if len(runs) != 1 {
+		t.Fatalf("inbox = %v, want one waiting run", runs)
+	}
+	return runs[0].(map[string]any)["uuid"].(string)
+}
+
+// lastNotice is the notice of the conversation's last message that has one.
+func lastNotice(conv map[string]any) string {
+	msgs := conv["messages"].([]any)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if n, _ := msgs[i].(map[string]any)["notice"].(string); n != "" {
+			return n
+		}
+	}
+	return ""
+}
+
+// waitForModelRequests waits until the scripted model got n requests.
+func waitForModelRequests(t *testing.T, e *wt.Env, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.LLM.Requests()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the model got %d requests, want %d", len(e.LLM.Requests()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Issue 11 item 3: a card approved elsewhere is handed back at once, not
+// only after its run finished: while the approved turn still runs, a read
+// shows the conversation processing, without the card, with the notice
+// approved_elsewhere; once the run ended it goes idle and the next turn
+// continues the process from it.
+func TestCardApprovedElsewhereIsHandedBackAtOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		slow := answer("done")
+		slow.Delay = 500 * time.Millisecond
+		e.LLM.Add(write("c1", `{"description": "released elsewhere"}`), slow, answer("weiter"))
+		erika := e.As(wt.Erika)
+		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+		id, digest := conv["id"].(float64), conv["card"].(map[string]any)["turnDigest"]
+		pending := pendingRun(t, erika)
+		approved := make(chan int, 1)
+		go func() {
+			approved <- erika.Do("POST", "/api/runs/"+pending+"/approval", map[string]any{"approve": true, "turnDigest": digest}).Status
+		}()
+		waitForModelRequests(t, e, 2)
+		during := erika.Must("GET", "/api/conversations/"+itoa(id), nil, 200).Map(t)
+		if during["status"] != "processing" || during["card"] != nil || !strings.HasPrefix(lastNotice(during), "approved_elsewhere") {
+			t.Errorf("while the approved turn runs: status %v, card %v, notice %q", during["status"], during["card"], lastNotice(during))
+		}
+		if r := erika.Do("POST", "/api/conversations/"+itoa(id)+"/messages", map[string]any{"content": "und?"}); r.Status != 409 || r.ErrorCode() != "busy" {
+			t.Errorf("a message while the approved turn runs = %d %s", r.Status, r.Body)
+		}
+		if status := <-approved; status != 200 {
+			t.Fatalf("the approval elsewhere = %d", status)
+		}
+		after := settled(t, e, erika, id)
+		if after["status"] != "idle" || after["lastRunUuid"] != pending || after["card"] != nil {
+			t.Fatalf("after the approved turn: status %v, lastRun %v, card %v", after["status"], after["lastRunUuid"], after["card"])
+		}
+		msgs := after["messages"].([]any)
+		if last := msgs[len(msgs)-1].(map[string]any); last["notice"] != "approved_elsewhere: pages:1 (description)" {
+			t.Errorf("last message = %v, want the notice approved_elsewhere with the record written", last)
+		}
+		next := send(t, e, erika, id, "Weiter")
+		if st := erika.Must("GET", "/api/runs/"+next["lastRunUuid"].(string), nil, 200).Map(t); st["holdsProcess"] != true || st["predecessorRunUuid"] != pending {
+			t.Errorf("the next turn = holdsProcess %v, predecessor %v", st["holdsProcess"], st["predecessorRunUuid"])
+		}
+	})
+}
+
+// Issue 11 item 3: a card denied, cancelled or whose process was ended
+// elsewhere is handed back with a notice saying which.
+func TestCardDecidedElsewhereSaysWhatHappened(t *testing.T) {
+	cases := []struct {
+		name, notice string
+		release      func(t *testing.T, c *wt.Client, run string, digest any)
+	}{
+		{"denied", "denied_elsewhere", func(t *testing.T, c *wt.Client, run string, digest any) {
+			c.Must("POST", "/api/runs/"+run+"/approval", map[string]any{"approve": false, "turnDigest": digest}, 200)
+		}},
+		{"cancelled", "cancelled_elsewhere", func(t *testing.T, c *wt.Client, run string, _ any) {
+			c.Must("POST", "/api/runs/"+run+"/cancel", nil, 200)
+		}},
+		{"process ended", "process_ended", func(t *testing.T, c *wt.Client, run string, _ any) {
+			c.Must("POST", "/api/runs/"+run+"/end-process", nil, 200)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newEnv(t, db)
+				e.LLM.Add(write("c1", `{"description": "x"}`), answer("ok"))
+				erika := e.As(wt.Erika)
+				conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+				tc.release(t, erika, pendingRun(t, erika), conv["card"].(map[string]any)["turnDigest"])
+				got := settled(t, e, erika, conv["id"].(float64))
+				if got["status"] != "idle" || got["card"] != nil || lastNotice(got) != tc.notice {
+					t.Errorf("after %s elsewhere: status %v, card %v, notice %q", tc.name, got["status"], got["card"], lastNotice(got))
+				}
+			})
+		})
+	}
 }

@@ -1,0 +1,61 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"waymark/internal/agent"
+	"waymark/internal/tool"
+)
+
+// AnswerQuestion answers the question the conversation waits for (202, issue
+// 11 item 4): one of its options, or — where the question allows it — an
+// answer in the editor's own words. The answer is checked against the
+// question's schema before anything changes (ErrInvalid); one that names a
+// question no longer waiting is ErrStaleCard. The accepted answer goes into
+// the transcript and resumes the run on a service goroutine.
+func (s *Service) AnswerQuestion(ctx context.Context, actor, id int64, digest, option, text string) error {
+	option, text = strings.TrimSpace(option), strings.TrimSpace(text)
+	if (option == "") == (text == "") {
+		return fmt.Errorf("%w: give either option or text", ErrInvalid)
+	}
+	r, err := s.owned(ctx, actor, id)
+	if err != nil {
+		return err
+	}
+	if r, err = s.reconcile(ctx, r); err != nil {
+		return err
+	}
+	if r.Status != AwaitingInput || r.Question == nil || digest != r.Question.TurnDigest {
+		return ErrStaleCard
+	}
+	values, said := map[string]string{"choice": option}, option
+	if text != "" {
+		values, said = map[string]string{"text": text}, text
+	}
+	raw, _ := json.Marshal(values)
+	if err := tool.ValidateInput(r.Question.Schema, raw); err != nil {
+		if option != "" {
+			return fmt.Errorf("%w: option: want one of %s", ErrInvalid, strings.Join(r.Question.Options, ", "))
+		}
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	s.beforeClaim("answer")
+	if err := s.claimDecision(ctx, r, said); err != nil {
+		return err
+	}
+	s.goRun(func(ctx context.Context) { s.submit(ctx, r, raw) })
+	return nil
+}
+
+// submit hands an accepted answer to the runtime, then applies the run's state.
+func (s *Service) submit(ctx context.Context, r row, values json.RawMessage) {
+	res, err := s.rt.SubmitInput(ctx, r.Owner, r.PendingRun, agent.Input{TurnDigest: r.Question.TurnDigest, Values: values})
+	if err != nil {
+		s.handBack(ctx, r, err)
+		return
+	}
+	s.apply(ctx, r.ID, r.PendingRun, res.Answer)
+}

@@ -1,0 +1,237 @@
+package adr022_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
+)
+
+// hookOnce lands f once, in the request op, right before its claim.
+func hookOnce(t *testing.T, e *wt.Env, op string, f func()) {
+	t.Helper()
+	var once sync.Once
+	e.App.Chat.SetTestHookBeforeClaim(func(got string) {
+		if got == op {
+			once.Do(f)
+		}
+	})
+	t.Cleanup(func() { e.App.Chat.SetTestHookBeforeClaim(nil) })
+}
+
+// approvalsOf counts the run's decisions on the turn digest and its tool
+// calls with callID that ran without error: what was executed.
+func approvalsOf(t *testing.T, c *wt.Client, run string, digest any, callID string) (decisions, executed int) {
+	t.Helper()
+	evs := c.Must("GET", "/api/runs/"+run+"/events?after=0", nil, 200).Map(t)["events"].([]any)
+	for _, ev := range evs {
+		m := ev.(map[string]any)
+		p, _ := m["payload"].(map[string]any)
+		switch {
+		case m["kind"] == "approval" && p["turnDigest"] == digest && p["approved"] != nil:
+			decisions++
+		case m["kind"] == "tool" && p["callId"] == callID && p["isError"] == false:
+			executed++
+		}
+	}
+	return decisions, executed
+}
+
+func transcriptHas(conv map[string]any, content string) int {
+	n := 0
+	for _, m := range conv["messages"].([]any) {
+		if m.(map[string]any)["content"] == content {
+			n++
+		}
+	}
+	return n
+}
+
+// Issue 11 item 6: a message that arrives while an answer is being accepted
+// (the answer claims the conversation first) answers 409 and changes
+// nothing: no cancel, no notice, no failed conversation; the answer is
+// executed once.
+func TestMessageLosingTheClaimToAnAnswerChangesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "the accepted answer"}`), answer("Erledigt."))
+		erika := e.As(wt.Erika)
+		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+		id, digest, run := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"], pendingRun(t, erika)
+		answered := 0
+		hookOnce(t, e, "message", func() {
+			answered = erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"}).Status
+		})
+		r := erika.Do("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Lieber nicht"})
+		if answered != http.StatusAccepted || r.Status != http.StatusConflict {
+			t.Fatalf("answer = %d, message = %d %s; want 202 and 409", answered, r.Status, r.Body)
+		}
+		got := settled(t, e, erika, conv["id"].(float64))
+		if got["status"] != "idle" || lastNotice(got) != "" || transcriptHas(got, "Lieber nicht") != 0 {
+			t.Errorf("after the race: status %v, notice %q, messages %v", got["status"], lastNotice(got), got["messages"])
+		}
+		st := erika.Must("GET", "/api/runs/"+run, nil, 200).Map(t)
+		if d, x := approvalsOf(t, erika, run, digest, "c1"); st["status"] != "completed" || d != 1 || x != 1 {
+			t.Errorf("the answered run = %v, %d decisions, %d executions; want completed, 1, 1", st["status"], d, x)
+		}
+	})
+}
+
+// Issue 11 item 6: an answer that arrives while a new message withdraws the
+// card (the message claims first) answers 409 stale_card and changes
+// nothing; the message lands and nothing is written.
+func TestAnswerLosingTheClaimToAMessageChangesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "never written"}`), answer("Gut, anders."))
+		erika := e.As(wt.Erika)
+		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+		id, digest, run := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"], pendingRun(t, erika)
+		sent := 0
+		hookOnce(t, e, "answer", func() {
+			sent = erika.Do("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Lieber anders"}).Status
+		})
+		r := erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"})
+		if sent != http.StatusAccepted || r.Status != http.StatusConflict || r.ErrorCode() != "stale_card" {
+			t.Fatalf("message = %d, answer = %d %s; want 202 and 409 stale_card", sent, r.Status, r.Body)
+		}
+		got := settled(t, e, erika, conv["id"].(float64))
+		if got["status"] != "idle" || transcriptHas(got, "Übernehmen") != 0 || transcriptHas(got, "Lieber anders") != 1 {
+			t.Errorf("after the race: status %v, messages %v", got["status"], got["messages"])
+		}
+		st := erika.Must("GET", "/api/runs/"+run, nil, 200).Map(t)
+		if d, x := approvalsOf(t, erika, run, digest, "c1"); st["status"] != "cancelled" || d != 0 || x != 0 {
+			t.Errorf("the withdrawn run = %v, %d decisions, %d executions; want cancelled, 0, 0", st["status"], d, x)
+		}
+		if strings.Contains(description(t, db), "never written") {
+			t.Error("the withdrawn proposal was written")
+		}
+	})
+}
+
+// Issue 11 item 6: end-tour races an answer in both orders; the loser of the
+// claim answers 409 and changes nothing.
+func TestEndTourAndAnswerRacingForTheClaim(t *testing.T) {
+	t.Run("answer first", func(t *testing.T) {
+		storetest.Each(t, func(t *testing.T, db *store.DB) {
+			e := newEnv(t, db)
+			e.LLM.Add(write("c1", `{"description": "applied"}`), answer("Erledigt."))
+			erika := e.As(wt.Erika)
+			conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+			id, digest, run := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"], pendingRun(t, erika)
+			answered := 0
+			hookOnce(t, e, "end-tour", func() {
+				answered = erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"}).Status
+			})
+			r := erika.Do("POST", "/api/conversations/"+id+"/end-tour", nil)
+			if answered != http.StatusAccepted || r.Status != http.StatusConflict {
+				t.Fatalf("answer = %d, end-tour = %d %s; want 202 and 409", answered, r.Status, r.Body)
+			}
+			got := settled(t, e, erika, conv["id"].(float64))
+			st := erika.Must("GET", "/api/runs/"+run, nil, 200).Map(t)
+			if got["status"] != "idle" || got["skill"] == nil || st["status"] != "completed" || st["holdsProcess"] != true {
+				t.Errorf("after the race: conversation %v skill %v; run %v holdsProcess %v", got["status"], got["skill"], st["status"], st["holdsProcess"])
+			}
+		})
+	})
+	t.Run("end-tour first", func(t *testing.T) {
+		storetest.Each(t, func(t *testing.T, db *store.DB) {
+			e := newEnv(t, db)
+			e.LLM.Add(write("c1", `{"description": "never written"}`))
+			erika := e.As(wt.Erika)
+			conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+			id, digest := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"]
+			ended := 0
+			hookOnce(t, e, "answer", func() {
+				ended = erika.Do("POST", "/api/conversations/"+id+"/end-tour", nil).Status
+			})
+			r := erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"})
+			if ended != http.StatusOK || r.Status != http.StatusConflict || r.ErrorCode() != "stale_card" {
+				t.Fatalf("end-tour = %d, answer = %d %s; want 200 and 409 stale_card", ended, r.Status, r.Body)
+			}
+			got := settled(t, e, erika, conv["id"].(float64))
+			if got["status"] != "idle" || got["skill"] != nil || transcriptHas(got, "Übernehmen") != 0 || strings.Contains(description(t, db), "never written") {
+				t.Errorf("after the race: %v", got)
+			}
+		})
+	})
+}
+
+// Issue 11 item 6: 50 attempts, each racing an answer and a message on the
+// same card in parallel: every accepted answer is executed exactly once,
+// every message either lands or gets 409 with nothing changed, and the
+// conversation never fails.
+func TestAnswersAndMessagesRacingInParallelLoseNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const attempts = 50
+		e := newEnv(t, db)
+		// An answer that wins goes on in the same run: room for 50 rounds.
+		if _, err := db.Exec(t.Context(), "UPDATE configurations SET max_iterations = 100 WHERE uid = 1"); err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k <= 2*attempts; k++ {
+			e.LLM.Add(write(fmt.Sprintf("w%d", k), fmt.Sprintf(`{"description": "value %d"}`, k)))
+		}
+		erika := e.As(wt.Erika)
+		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+		id := itoa(conv["id"].(float64))
+		landed := map[string]int{}
+		defer func() { t.Logf("of %d attempts: %v", attempts, landed) }()
+		for i := range attempts {
+			if conv["status"] != "awaiting_approval" {
+				t.Fatalf("attempt %d: conversation = %v", i, conv)
+			}
+			card := conv["card"].(map[string]any)
+			digest, callID := card["turnDigest"], card["calls"].([]any)[0].(map[string]any)["id"].(string)
+			run := pendingRun(t, erika)
+			text := fmt.Sprintf("Nachricht %d", i)
+			var answered, sent wt.Response
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				answered = erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"})
+			}()
+			go func() {
+				defer wg.Done()
+				sent = erika.Do("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": text})
+			}()
+			wg.Wait()
+			landed[fmt.Sprintf("answer %d, message %d", answered.Status, sent.Status)]++
+			conv = settled(t, e, erika, conv["id"].(float64))
+			for what, r := range map[string]wt.Response{"answer": answered, "message": sent} {
+				if r.Status != http.StatusAccepted && r.Status != http.StatusConflict {
+					t.Fatalf("attempt %d: %s = %d %s", i, what, r.Status, r.Body)
+				}
+			}
+			if answered.Status == http.StatusConflict && sent.Status == http.StatusConflict {
+				t.Fatalf("attempt %d: both the answer and the message were refused", i)
+			}
+			d, x := approvalsOf(t, erika, run, digest, callID)
+			if want := map[bool]int{true: 1, false: 0}[answered.Status == http.StatusAccepted]; d != want || x != want {
+				t.Fatalf("attempt %d: answer %d, but %d decisions and %d executions of its call", i, answered.Status, d, x)
+			}
+			if want := map[bool]int{true: 1, false: 0}[sent.Status == http.StatusAccepted]; transcriptHas(conv, text) != want {
+				t.Fatalf("attempt %d: message %d, but the transcript holds it %d times", i, sent.Status, transcriptHas(conv, text))
+			}
+			if n := lastNotice(conv); n != "" {
+				t.Fatalf("attempt %d: the conversation shows the notice %q", i, n)
+			}
+		}
+	})
+}
+
+// description is the stored fields of page 1.
+func description(t *testing.T, db *store.DB) string {
+	t.Helper()
+	var fields string
+	if err := db.QueryRow(t.Context(), "SELECT fields FROM records WHERE tbl = 'pages' AND uid = 1").Scan(&fields); err != nil {
+		t.Fatal(err)
+	}
+	return fields
+}

@@ -61,7 +61,7 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	// the first write.
 	rctx, endReads := rt.db.ReadScope(ctx)
 	defer endReads()
-	r, a, err := rt.visibleRun(rctx, actor, id)
+	r, a, v, err := rt.visibleRun(rctx, actor, id)
 	if err != nil {
 		return Result{}, err
 	}
@@ -145,7 +145,7 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 		for _, c := range calls {
 			rt.answer(seg, &st, llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}, denial(decidedBy, d.Reason))
 		}
-		return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
+		return rt.withStatus(ctx, a, v, rt.drive(ctx, seg, &st)), nil
 	}
 	wrote := fieldsWritten{}
 	if written {
@@ -157,23 +157,23 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 			released = nil // this turn's own earlier write changed what the card showed
 		}
 		if err := rt.execute(ctx, seg, &st, c, i == 0 && fence != nil, released); err != nil {
-			return rt.withStatus(ctx, a, rt.fault(ctx, seg, err, Result{UUID: id})), nil
+			return rt.withStatus(ctx, a, v, rt.fault(ctx, seg, err, Result{UUID: id})), nil
 		}
 		wrote.add(c.Target)
 	}
-	return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
+	return rt.withStatus(ctx, a, v, rt.drive(ctx, seg, &st)), nil
 }
 
 // withStatus adds the run's status as the decider sees it now.
-func (rt *Runtime) withStatus(ctx context.Context, a *access.Actor, res Result) Result {
+func (rt *Runtime) withStatus(ctx context.Context, a *access.Actor, v viewer, res Result) Result {
 	ctx, end := rt.db.ReadScope(ctx)
 	defer end()
 	if r, err := rt.runs.Get(ctx, res.UUID); err == nil {
-		v := rt.view(ctx, a, r)
-		if res.Answer != "" {
-			v.Answer = res.Answer
+		st := rt.view(ctx, a, r, v)
+		if res.Answer != "" && v == ownerViewer {
+			st.Answer = res.Answer
 		}
-		res.Status = &v
+		res.Status = &st
 	}
 	return res
 }
@@ -458,12 +458,9 @@ func (rt *Runtime) SubmitInput(ctx context.Context, actor int64, id string, in I
 	if in.TurnDigest == "" {
 		return Result{}, invalidf("turnDigest: required")
 	}
-	r, a, err := rt.visibleRun(ctx, actor, id)
+	r, a, err := rt.ownRun(ctx, actor, id)
 	if err != nil {
 		return Result{}, err
-	}
-	if a.UID != r.Initiator && !a.IsAdmin() {
-		return Result{}, ErrNotFound
 	}
 	if a.ServiceAccount {
 		return Result{}, ErrNotPermitted
@@ -503,36 +500,5 @@ func (rt *Runtime) SubmitInput(ctx context.Context, actor int64, id string, in I
 	var values any
 	_ = json.Unmarshal(in.Values, &values)
 	rt.answer(seg, &st, llm.ToolCall{ID: s.Input.CallID, Name: s.Input.Tool}, tool.Result{Content: map[string]any{"answer": values}})
-	return rt.withStatus(ctx, a, rt.drive(ctx, seg, &st)), nil
-}
-
-// visibleRun loads a run the actor may see: its initiator, an administrator,
-// or — while it waits for approval — a holder of the approve grant. Anything
-// else, and an unknown run, is ErrNotFound.
-func (rt *Runtime) visibleRun(ctx context.Context, actor int64, id string) (run.Run, *access.Actor, error) {
-	a, err := access.LoadActor(ctx, rt.db, actor)
-	if errors.Is(err, access.ErrNoUser) {
-		return run.Run{}, nil, ErrNotFound
-	}
-	if err != nil {
-		return run.Run{}, nil, err
-	}
-	r, err := rt.runs.Get(ctx, id)
-	if errors.Is(err, run.ErrNotFound) {
-		return run.Run{}, nil, ErrNotFound
-	}
-	if err != nil {
-		return run.Run{}, nil, err
-	}
-	if !maySee(a, r) {
-		return run.Run{}, nil, ErrNotFound
-	}
-	return r, a, nil
-}
-
-func maySee(a *access.Actor, r run.Run) bool {
-	if !a.Active() {
-		return false
-	}
-	return a.IsAdmin() || a.UID == r.Initiator || (r.Status == run.StatusWaitingForApproval && a.HasGrant(access.GrantApprove))
+	return rt.withStatus(ctx, a, ownerViewer, rt.drive(ctx, seg, &st)), nil
 }

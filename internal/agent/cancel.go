@@ -21,12 +21,9 @@ func (rt *Runtime) CancelIfWaiting(ctx context.Context, actor int64, id string) 
 }
 
 func (rt *Runtime) cancel(ctx context.Context, actor int64, id string, waitingOnly bool) (bool, error) {
-	r, a, err := rt.visibleRun(ctx, actor, id)
+	r, _, err := rt.ownRun(ctx, actor, id)
 	if err != nil {
 		return false, err
-	}
-	if a.UID != r.Initiator && !a.IsAdmin() {
-		return false, ErrNotFound
 	}
 	ctx = context.WithoutCancel(ctx)
 	var won bool

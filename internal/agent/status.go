@@ -79,18 +79,23 @@ type CallView struct {
 func (rt *Runtime) Status(ctx context.Context, actor int64, id string) (Status, error) {
 	ctx, end := rt.db.ReadScope(ctx) // the status is read from one snapshot
 	defer end()
-	r, a, err := rt.visibleRun(ctx, actor, id)
+	r, a, v, err := rt.visibleRun(ctx, actor, id)
 	if err != nil {
 		return Status{}, err
 	}
-	return rt.view(ctx, a, r), nil
+	return rt.view(ctx, a, r, v), nil
 }
 
-func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run) Status {
+// view is run r as actor a sees it: an approver (approverViewer) gets the
+// status and the card, not the answer or error text of the transcript.
+func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run, v viewer) Status {
 	s := Status{UUID: r.UUID, Status: r.Status, TerminationReason: r.Reason, ErrorClass: r.ErrorClass, Error: r.ErrorMessage,
 		Configuration: r.Configuration, Initiator: r.Initiator, Answer: r.Answer, Iterations: r.Usage.Iterations,
 		Usage:        UsageView{PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens},
 		RequeueCount: r.RequeueCount, CreatedAt: r.CreatedAt}
+	if v != ownerViewer {
+		s.Answer, s.Error = "", ""
+	}
 	if !r.FinishedAt.IsZero() {
 		f := r.FinishedAt
 		s.FinishedAt = &f
@@ -214,11 +219,12 @@ type Event struct {
 	CreatedAt time.Time       `json:"createdAt"`
 }
 
-// Events returns up to limit events of run id after sequence after. A
-// stored payload that is not valid JSON (a damaged row) reads null, so the
-// stream still answers.
+// Events returns up to limit events of run id after sequence after: the
+// transcript, for the initiator and administrators only (anyone else,
+// approvers included, gets ErrNotFound). A stored payload that is not valid
+// JSON (a damaged row) reads null, so the stream still answers.
 func (rt *Runtime) Events(ctx context.Context, actor int64, id string, after int64, limit int) ([]Event, error) {
-	if _, _, err := rt.visibleRun(ctx, actor, id); err != nil {
+	if _, _, err := rt.ownRun(ctx, actor, id); err != nil {
 		return nil, err
 	}
 	evs, err := rt.runs.Events(ctx, id, after, limit)
@@ -264,10 +270,14 @@ func (rt *Runtime) Inbox(ctx context.Context, actor int64) ([]Status, error) {
 	out := []Status{}
 	for _, id := range ids {
 		r, err := rt.runs.Get(ctx, id)
-		if err != nil || !maySee(a, r) {
+		if err != nil {
 			continue
 		}
-		v := rt.view(ctx, a, r)
+		who, err := rt.viewerOf(ctx, a, r)
+		if err != nil || who == noViewer {
+			continue
+		}
+		v := rt.view(ctx, a, r, who)
 		if v.Pending == nil || v.Pending.ApproveBlocked != "" {
 			continue
 		}

@@ -22,8 +22,10 @@ func wantsSSE(r *http.Request) bool {
 func (s *Server) streamRunEvents(w http.ResponseWriter, r *http.Request, id string, after int64) error {
 	ctx := r.Context()
 	uid := ActorFrom(ctx).UID
-	// Check visibility before committing to a stream, so a 404 is still a JSON error.
-	if _, err := s.runtime.Status(ctx, uid, id); err != nil {
+	// Read the first events before committing to a stream, so that a caller
+	// who may not read the transcript still gets a JSON 404.
+	evs, err := s.runtime.Events(ctx, uid, id, after, 500)
+	if err != nil {
 		return err
 	}
 	fl, ok := w.(http.Flusher)
@@ -38,10 +40,11 @@ func (s *Server) streamRunEvents(w http.ResponseWriter, r *http.Request, id stri
 	fl.Flush()
 	tick := time.NewTicker(ssePoll)
 	defer tick.Stop()
-	for {
-		evs, err := s.runtime.Events(ctx, uid, id, after, 500)
-		if err != nil {
-			return nil // the header is sent; the client sees the stream end
+	for first := true; ; first = false {
+		if !first {
+			if evs, err = s.runtime.Events(ctx, uid, id, after, 500); err != nil {
+				return nil // the header is sent; the client sees the stream end
+			}
 		}
 		for _, e := range evs {
 			data, _ := json.Marshal(e)

@@ -119,6 +119,13 @@ func (r Response) ErrorCode() string {
 
 // Do sends a request with body (nil, a string sent as is, or a value sent as JSON).
 func (c *Client) Do(method, path string, body any) Response {
+	c.env.T.Helper()
+	return c.DoHeaders(method, path, body, nil)
+}
+
+// DoHeaders is Do with extra request headers. The answer must be complete
+// within a minute (an event stream that does not end fails the test).
+func (c *Client) DoHeaders(method, path string, body any, headers map[string]string) Response {
 	t := c.env.T
 	t.Helper()
 	var rd io.Reader
@@ -143,7 +150,10 @@ func (c *Client) Do(method, path string, body any) Response {
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}

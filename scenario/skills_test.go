@@ -154,10 +154,14 @@ func TestSkillShowDiffsAgainstTheLastApprovedSnapshot(t *testing.T) {
 		for _, e := range a.show(t, uid)["audit"].([]any) {
 			events[e.(map[string]any)["event"].(string)] = true
 		}
-		for _, ev := range []string{"created", "approved", "edited", "approval_refused_stale", "approval_refused_denied"} {
+		for _, ev := range []string{"created", "approved", "edited", "approval_refused_stale"} {
 			if !events[ev] {
 				t.Errorf("audit lacks %s: %v", ev, events)
 			}
+		}
+		// A caller without the right is refused before any lookup and not audited (issue 12 item 3).
+		if events["approval_refused_denied"] {
+			t.Errorf("a refusal for want of the right was audited: %v", events)
 		}
 
 		a.sven.Must("POST", "/api/skills/"+uid+"/approve", map[string]any{"digest": d2}, http.StatusOK)

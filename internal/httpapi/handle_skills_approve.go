@@ -12,7 +12,13 @@ type digestRequest struct {
 	Digest string `json:"digest"`
 }
 
+// readDigest refuses a caller without the reviewer right first — before the
+// path or the body is read or anything looked up (issue 12 item 3) — and then
+// reads the skill uid and the digest.
 func readDigest(r *http.Request) (int64, string, error) {
+	if err := requireReviewer(r); err != nil {
+		return 0, "", err
+	}
 	uid, err := pathUID(r, "uid")
 	if err != nil {
 		return 0, "", err
@@ -30,7 +36,9 @@ func readDigest(r *http.Request) (int64, string, error) {
 // handleSkillApprove answers POST /api/skills/{uid}/approve {digest}: the
 // store decides who may approve (administrators and skill approvers, as
 // stored now) and refuses a digest that is not the current one (409
-// stale_digest); every refusal is audited. 200 with the approval snapshot.
+// stale_digest); a caller without the right is refused 403 before anything
+// is looked up and not audited (the request metrics count it). 200 with the
+// approval snapshot.
 func (s *Server) handleSkillApprove(w http.ResponseWriter, r *http.Request) error {
 	uid, digest, err := readDigest(r)
 	if err != nil {

@@ -95,10 +95,28 @@ func mayApprove(ctx context.Context, q store.Querier, actor int64) (bool, error)
 	return a.Active() && a.HasGrant(access.GrantSkillApprove), nil
 }
 
+// DeniedAuditWindow is how long after an audited refusal for want of the
+// right (denied) further ones of the same user and operation are not
+// audited again: a caller without the right cannot grow the audit trail by
+// one row per request (issue 12 item 3).
+const DeniedAuditWindow = time.Hour
+
 // refuse audits a refusal in a transaction of its own (the refused operation
-// wrote nothing) and returns the *RefusedError.
+// wrote nothing) and returns the *RefusedError. A denied refusal is audited
+// once per user, operation and DeniedAuditWindow.
 func (s *Store) refuse(ctx context.Context, ev AuditEvent, e *RefusedError, source int64, detail string) error {
 	ctx = context.WithoutCancel(ctx)
+	if e.Case == RefusedDenied {
+		var n int
+		since := s.now() - DeniedAuditWindow.Microseconds()
+		if err := s.db.QueryRow(ctx, "SELECT COUNT(*) FROM skill_audit WHERE event = ? AND actor_uid = ? AND created_at > ?",
+			string(ev), e.Actor, since).Scan(&n); err != nil {
+			return fmt.Errorf("%w (and the refusal was not audited: %w)", e, err)
+		}
+		if n > 0 {
+			return e
+		}
+	}
 	if err := s.audit(ctx, s.db, AuditEntry{Event: ev, Skill: e.Skill, Source: source, Digest: e.Digest, Actor: e.Actor, Detail: detail}); err != nil {
 		return fmt.Errorf("%w (and the refusal was not audited: %w)", e, err)
 	}
@@ -110,7 +128,9 @@ func (s *Store) refuse(ctx context.Context, ev AuditEvent, e *RefusedError, sour
 // hold the skill_approve grant as stored now; the skill must not be orphaned;
 // and seenDigest must equal the digest of the live fields. Each refusal is a
 // *RefusedError (denied, stale_digest, orphaned) and an audit entry; an
-// unknown skill is ErrNotFound. On success one snapshot row is stored with
+// unknown skill is ErrNotFound. The right is checked before the skill is
+// looked up, so a denied actor is refused alike for known and unknown skills
+// and audited once per DeniedAuditWindow. On success one snapshot row is stored with
 // the source's trust level now, and audited (approved). Approving a revoked
 // digest again is a new, explicit approval: it instructs again.
 func (s *Store) Approve(ctx context.Context, actor, skillUID int64, seenDigest string) (Approval, error) {
@@ -123,20 +143,22 @@ func (s *Store) Approve(ctx context.Context, actor, skillUID int64, seenDigest s
 	var refusalSource int64
 	var refusalDetail string
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		// The right first: a caller without it learns nothing of the skill.
+		ok, err := mayApprove(ctx, tx, actor)
+		if err != nil {
+			return fmt.Errorf("approve skill %d: %w", skillUID, err)
+		}
+		if !ok {
+			refusal = refused(RefusedDenied)
+			return nil
+		}
 		k, err := skillGet(ctx, tx, skillUID, forUpdate(tx))
 		if err != nil {
 			return err
 		}
 		refusalSource = k.Source
-		ok, err := mayApprove(ctx, tx, actor)
-		if err != nil {
-			return fmt.Errorf("approve skill %d: %w", skillUID, err)
-		}
 		current := k.Digest()
 		switch {
-		case !ok:
-			refusal = refused(RefusedDenied)
-			return nil
 		case current != seenDigest:
 			refusal, refusalDetail = refused(RefusedStale), "current "+current
 			return nil
@@ -176,19 +198,16 @@ func (s *Store) Approve(ctx context.Context, actor, skillUID int64, seenDigest s
 // (revoked). Revocation wins until an explicit new approval of that digest,
 // even when a later edit reproduces the digest byte for byte. The actor needs
 // the same right as for Approve. A digest never approved for the skill is a
-// *RefusedError (unknown_digest), as is a denied actor (denied); both are
-// audited. Revoking a digest whose approvals are all revoked already changes
+// *RefusedError (unknown_digest), as is a denied actor (denied, checked
+// before the skill is looked up); both are audited, denied once per
+// DeniedAuditWindow. Revoking a digest whose approvals are all revoked already changes
 // nothing and returns nil. An unknown skill is ErrNotFound.
 func (s *Store) Revoke(ctx context.Context, actor, skillUID int64, digest string) error {
 	ctx = context.WithoutCancel(ctx)
 	var refusal *RefusedError
 	var source int64
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		k, err := skillGet(ctx, tx, skillUID, forUpdate(tx))
-		if err != nil {
-			return err
-		}
-		source = k.Source
+		// The right first: a caller without it learns nothing of the skill.
 		ok, err := mayApprove(ctx, tx, actor)
 		if err != nil {
 			return fmt.Errorf("revoke skill %d: %w", skillUID, err)
@@ -197,6 +216,11 @@ func (s *Store) Revoke(ctx context.Context, actor, skillUID int64, digest string
 			refusal = &RefusedError{Op: "revoke", Skill: skillUID, Digest: digest, Case: RefusedDenied, Actor: actor}
 			return nil
 		}
+		k, err := skillGet(ctx, tx, skillUID, forUpdate(tx))
+		if err != nil {
+			return err
+		}
+		source = k.Source
 		var n int
 		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM skill_approvals WHERE skill_uid = ? AND digest = ?", skillUID, digest).Scan(&n); err != nil {
 			return fmt.Errorf("revoke skill %d: %w", skillUID, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"waymark/internal/skill"
 	"waymark/internal/store"
@@ -230,6 +231,50 @@ func TestATrustDowngradeStopsInstructingAtTheNextCheck(t *testing.T) {
 		es, _ := b.st.Audit(ctx, 0)
 		if len(es) != 1 || es[0].Event != skill.EventSourceTrustChanged || es[0].Detail != "verified -> community" {
 			t.Fatalf("source audit = %+v", es)
+		}
+	})
+}
+
+// Regression (issue 12 item 3): a user without the right is refused before
+// the skill is looked up — an unknown skill answers denied, not not-found —
+// and repeated refusals write one audit row per user and window, not one
+// per request.
+func TestDeniedApprovalsAreRefusedBeforeLookupAndAuditedOncePerWindow(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db, nil)
+		k := b.create(t, "seo", version("SEO"))
+		for _, uid := range []int64{k.UID, 999} {
+			if _, err := b.st.Approve(context.Background(), editor, uid, k.Digest()); refusal(err) != skill.RefusedDenied {
+				t.Errorf("Approve(skill %d) by the editor = %v, want %s", uid, err, skill.RefusedDenied)
+			}
+			if err := b.st.Revoke(context.Background(), editor, uid, k.Digest()); refusal(err) != skill.RefusedDenied {
+				t.Errorf("Revoke(skill %d) by the editor = %v, want %s", uid, err, skill.RefusedDenied)
+			}
+		}
+		for range 5 {
+			_, _ = b.st.Approve(context.Background(), editor, k.UID, k.Digest())
+			_ = b.st.Revoke(context.Background(), editor, k.UID, k.Digest())
+		}
+		denied := func() (approvals, revocations int) {
+			for _, uid := range []int64{k.UID, 999} {
+				for _, ev := range b.events(t, uid) {
+					switch ev {
+					case skill.EventApprovalRefusedDenied:
+						approvals++
+					case skill.EventRevokeRefusedDenied:
+						revocations++
+					}
+				}
+			}
+			return
+		}
+		if a, r := denied(); a != 1 || r != 1 {
+			t.Fatalf("denied refusals audited: %d approvals, %d revocations; want one each per window", a, r)
+		}
+		b.clock.Advance(skill.DeniedAuditWindow + time.Second)
+		_, _ = b.st.Approve(context.Background(), editor, k.UID, k.Digest())
+		if a, _ := denied(); a != 2 {
+			t.Fatalf("after the window: %d denied approvals audited, want 2", a)
 		}
 	})
 }

@@ -18,9 +18,11 @@ import (
 // It never says which part was wrong.
 var ErrUnauthenticated = errors.New("unauthenticated")
 
-// tokenCacheTTL is how long a verified token is remembered, so that a client
-// does not pay a bcrypt comparison on every request. A deleted token keeps
-// working for at most this long; the user behind it is checked on every request.
+// tokenCacheTTL bounds how long a verified token is remembered, so that a
+// client does not pay a bcrypt comparison on every request. An entry also
+// holds only for the settings generation it was verified at, which every
+// change of api_tokens and be_users moves: a deleted token is refused at
+// once (issue 12 item 4). The user behind a token is checked on every request.
 const tokenCacheTTL = 60 * time.Second
 
 // tokenCacheMax bounds the cache; when full, expired entries are dropped and,
@@ -42,6 +44,7 @@ type Authenticator struct {
 
 type cachedToken struct {
 	uid     int64
+	gen     int64 // settings generation read before the token was verified
 	expires time.Time
 }
 
@@ -59,7 +62,12 @@ func (a *Authenticator) FromToken(ctx context.Context, token string) (int64, err
 	}
 	key := sha256.Sum256([]byte(token))
 	now := a.clk.Now()
-	if uid, ok := a.cached(key, now); ok {
+	// Read before the tokens: a change after this read moves it past the entry.
+	gen, err := store.Generation(ctx, a.db)
+	if err != nil {
+		return 0, fmt.Errorf("find token: %w", err)
+	}
+	if uid, ok := a.cached(key, gen, now); ok {
 		return uid, nil
 	}
 	rows, err := a.db.Query(ctx, "SELECT user_uid, hash FROM api_tokens WHERE lookup = ?", TokenLookup(token))
@@ -85,28 +93,28 @@ func (a *Authenticator) FromToken(ctx context.Context, token string) (int64, err
 	}
 	for _, c := range cands {
 		if CheckToken(c.hash, token) {
-			a.remember(key, c.uid, now)
+			a.remember(key, c.uid, gen, now)
 			return c.uid, nil
 		}
 	}
 	return 0, ErrUnauthenticated
 }
 
-func (a *Authenticator) cached(key [32]byte, now time.Time) (int64, bool) {
+func (a *Authenticator) cached(key [32]byte, gen int64, now time.Time) (int64, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.cache[key]
 	if !ok {
 		return 0, false
 	}
-	if !now.Before(e.expires) {
+	if !now.Before(e.expires) || e.gen != gen {
 		delete(a.cache, key)
 		return 0, false
 	}
 	return e.uid, true
 }
 
-func (a *Authenticator) remember(key [32]byte, uid int64, now time.Time) {
+func (a *Authenticator) remember(key [32]byte, uid, gen int64, now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.cache) >= tokenCacheMax {
@@ -119,7 +127,7 @@ func (a *Authenticator) remember(key [32]byte, uid int64, now time.Time) {
 			clear(a.cache)
 		}
 	}
-	a.cache[key] = cachedToken{uid: uid, expires: now.Add(tokenCacheTTL)}
+	a.cache[key] = cachedToken{uid: uid, gen: gen, expires: now.Add(tokenCacheTTL)}
 }
 
 // ForgetTokens empties the token cache, so that a deleted token stops working

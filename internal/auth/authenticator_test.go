@@ -85,7 +85,10 @@ func TestFromTokenFindsOwnerAndRefusesOthers(t *testing.T) {
 	})
 }
 
-func TestDeletedTokenWorksUntilCacheTTLThenStops(t *testing.T) {
+// Regression (issue 12 item 4): a deleted token kept working for a cache
+// minute; the cache now holds for one settings generation, which the
+// deletion moves.
+func TestDeletedTokenIsRefusedAtOnceNotAfterTheCacheTTL(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		b := setup(t, db)
@@ -93,15 +96,21 @@ func TestDeletedTokenWorksUntilCacheTTLThenStops(t *testing.T) {
 		if _, err := b.auth.FromToken(ctx, erikaToken); err != nil {
 			t.Fatalf("first FromToken: %v", err)
 		}
+		if uid, err := b.auth.FromToken(ctx, erikaToken); err != nil || uid != 7 {
+			t.Errorf("cached FromToken = %d, %v, want 7", uid, err)
+		}
 		if _, err := db.Exec(ctx, "DELETE FROM api_tokens WHERE user_uid = 7"); err != nil {
 			t.Fatal(err)
 		}
-		if uid, err := b.auth.FromToken(ctx, erikaToken); err != nil || uid != 7 {
-			t.Errorf("cached FromToken = %d, %v, want 7 from the cache", uid, err)
+		if _, err := b.auth.FromToken(ctx, erikaToken); !errors.Is(err, auth.ErrUnauthenticated) {
+			t.Errorf("FromToken of a deleted token = %v, want ErrUnauthenticated at once", err)
+		}
+		if uid, err := b.auth.FromToken(ctx, robotToken); err != nil || uid != 8 {
+			t.Errorf("FromToken of another token = %d, %v, want 8", uid, err)
 		}
 		b.clk.Advance(61 * time.Second)
 		if _, err := b.auth.FromToken(ctx, erikaToken); !errors.Is(err, auth.ErrUnauthenticated) {
-			t.Errorf("FromToken after TTL of a deleted token = %v, want ErrUnauthenticated", err)
+			t.Errorf("FromToken of a deleted token after the TTL = %v, want ErrUnauthenticated", err)
 		}
 	})
 }

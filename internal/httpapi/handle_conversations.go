@@ -202,7 +202,10 @@ func (s *Server) handleConversationStream(w http.ResponseWriter, r *http.Request
 	tick := time.NewTicker(ssePoll)
 	defer tick.Stop()
 	var last []byte
-	for {
+	for first := true; ; first = false {
+		if !first && !s.stillAuthenticated(r) {
+			return nil // the token or session is gone or the user disabled
+		}
 		v, err := s.chat.Get(ctx, uid, id)
 		if err != nil {
 			return nil

@@ -12,6 +12,14 @@ import (
 // writer may be another process).
 const ssePoll = 200 * time.Millisecond
 
+// stillAuthenticated checks a streaming request's credential and user again,
+// as stored now: a stream ends within one poll once its token or session is
+// deleted or its user disabled (issue 12 item 4).
+func (s *Server) stillAuthenticated(r *http.Request) bool {
+	_, err := s.authenticate(r)
+	return err == nil
+}
+
 func wantsSSE(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }
@@ -42,6 +50,9 @@ func (s *Server) streamRunEvents(w http.ResponseWriter, r *http.Request, id stri
 	defer tick.Stop()
 	for first := true; ; first = false {
 		if !first {
+			if !s.stillAuthenticated(r) {
+				return nil
+			}
 			if evs, err = s.runtime.Events(ctx, uid, id, after, 500); err != nil {
 				return nil // the header is sent; the client sees the stream end
 			}

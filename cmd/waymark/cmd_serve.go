@@ -22,11 +22,15 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	workers := fs.Int("workers", 2, "in-process queue workers (0: none; run `waymark worker` elsewhere)")
 	dir := fs.String("data-dir", "", "folder of the secret key (default: WAYMARK_DATA_DIR, the SQLite file's folder, or .)")
+	maxOpen := maxOpenRunsFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := checkAddr(*addr); err != nil {
 		return err
+	}
+	if *maxOpen < 1 {
+		return fmt.Errorf("%w: --max-open-runs must be 1 or more", errUsage)
 	}
 	if *workers < 0 {
 		return fmt.Errorf("%w: --workers must be 0 or more", errUsage)
@@ -36,7 +40,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: *workers, Logger: e.log, Version: version})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: *workers, Logger: e.log, Version: version,
+		MaxOpenRuns: *maxOpen})
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
+	"waymark/internal/agent"
 	"waymark/internal/store"
 )
 
@@ -22,6 +24,16 @@ func newFlags(name string, out io.Writer) *flag.FlagSet {
 // dbFlag defines --db with the default from WAYMARK_DB.
 func dbFlag(fs *flag.FlagSet) *string {
 	return fs.String("db", cmp.Or(os.Getenv("WAYMARK_DB"), store.DefaultURL), "database: sqlite:PATH or postgres://…")
+}
+
+// maxOpenRunsFlag defines --max-open-runs with the default from
+// WAYMARK_MAX_OPEN_RUNS (issue 12 item 2).
+func maxOpenRunsFlag(fs *flag.FlagSet) *int {
+	def := agent.DefaultMaxOpenRuns
+	if v, err := strconv.Atoi(os.Getenv("WAYMARK_MAX_OPEN_RUNS")); err == nil {
+		def = v
+	}
+	return fs.Int("max-open-runs", def, "runs one user may have queued or waiting for a decision at once (env WAYMARK_MAX_OPEN_RUNS)")
 }
 
 // parse parses args and turns flag errors into usage errors.

@@ -29,6 +29,9 @@ var (
 	ErrConfiguration = errors.New("configuration not found")
 	// ErrBadInput: submitted input does not match the question's schema.
 	ErrBadInput = errors.New("input does not match the question")
+	// ErrTooManyRuns: the caller has Config.MaxOpenRuns runs queued or
+	// waiting already; no run was made (Run, Enqueue).
+	ErrTooManyRuns = errors.New("too many runs queued or waiting for a decision; finish or cancel some first")
 )
 
 func invalidf(format string, args ...any) error {

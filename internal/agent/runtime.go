@@ -26,6 +26,7 @@ import (
 const (
 	DefaultLease       = 15 * time.Minute
 	DefaultMaxRequeues = 3
+	DefaultMaxOpenRuns = 100
 )
 
 // ProviderFunc returns the model a configuration names. It is wired in cmd/waymark.
@@ -53,6 +54,10 @@ type Config struct {
 	// Preparer runs the start checks of guided processes; nil refuses every
 	// invocation and continuation (ADR-228 item 2).
 	Preparer Preparer
+	// MaxOpenRuns caps each user's runs that are queued or waiting for a
+	// decision at once: a new run beyond it is ErrTooManyRuns (issue 12
+	// item 2). Default DefaultMaxOpenRuns.
+	MaxOpenRuns int
 }
 
 // Runtime runs requests as runs. It is safe for concurrent use.
@@ -85,6 +90,7 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 	c.Clock = cmp.Or[clock.Clock](c.Clock, clock.Real{})
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	c.Lease = cmp.Or(c.Lease, DefaultLease)
+	c.MaxOpenRuns = cmp.Or(c.MaxOpenRuns, DefaultMaxOpenRuns)
 	if c.MaxRequeues == 0 {
 		c.MaxRequeues = DefaultMaxRequeues
 	}
@@ -100,6 +106,9 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 	}
 	if c.Lease < time.Second {
 		return nil, fmt.Errorf("agent.New: Lease %v is shorter than a second", c.Lease)
+	}
+	if c.MaxOpenRuns < 0 {
+		return nil, fmt.Errorf("agent.New: MaxOpenRuns %d is negative", c.MaxOpenRuns)
 	}
 	return &Runtime{db: db, runs: runs, configs: configs, tools: tools, providers: providers,
 		clk: c.Clock, log: c.Logger, cfg: c, skills: c.Skills, preparer: c.Preparer}, nil
@@ -180,7 +189,15 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
-	err = rt.db.InTx(ctx, func(tx *store.Tx) error { return rt.runs.CreateTx(ctx, tx, r, first) })
+	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := rt.checkOpenRuns(ctx, tx, actor); err != nil {
+			return err
+		}
+		return rt.runs.CreateTx(ctx, tx, r, first)
+	})
+	if errors.Is(err, ErrTooManyRuns) {
+		return Result{}, err
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("start run: %w", err)
 	}
@@ -299,11 +316,17 @@ func (rt *Runtime) Enqueue(ctx context.Context, actor int64, req Request) (strin
 		return "", err
 	}
 	err = rt.db.InSQLTx(ctx, func(tx *store.Tx) error {
+		if err := rt.checkOpenRuns(ctx, tx, actor); err != nil {
+			return err
+		}
 		if err := rt.runs.CreateTx(ctx, tx, r, first); err != nil {
 			return err
 		}
 		return rt.queue.InsertTx(ctx, tx, r.UUID, 0)
 	})
+	if errors.Is(err, ErrTooManyRuns) {
+		return "", err
+	}
 	if err != nil {
 		return "", fmt.Errorf("enqueue run: %w", err)
 	}
@@ -396,4 +419,19 @@ func requestPayload(req Request) map[string]any {
 		}
 	}
 	return p
+}
+
+// checkOpenRuns refuses a new run of actor, in the transaction that would
+// store it, when the actor has Config.MaxOpenRuns runs queued or waiting for
+// a decision already (ErrTooManyRuns).
+func (rt *Runtime) checkOpenRuns(ctx context.Context, tx *store.Tx, actor int64) error {
+	var n int
+	if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM runs WHERE initiator = ? AND status IN (?, ?, ?)", actor,
+		string(run.StatusQueued), string(run.StatusWaitingForApproval), string(run.StatusWaitingForInput)).Scan(&n); err != nil {
+		return fmt.Errorf("open runs of user %d: %w", actor, err)
+	}
+	if n >= rt.cfg.MaxOpenRuns {
+		return ErrTooManyRuns
+	}
+	return nil
 }

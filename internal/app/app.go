@@ -51,6 +51,9 @@ type Config struct {
 	Lease time.Duration
 	// PollInterval overrides how often idle workers look for jobs.
 	PollInterval time.Duration
+	// MaxOpenRuns caps each user's runs that are queued or waiting at once
+	// (0: agent.DefaultMaxOpenRuns).
+	MaxOpenRuns int
 }
 
 // App is the wired application.
@@ -104,7 +107,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	}
 	runs := run.NewStore(db, clk)
 	rt, err := agent.New(db, runs, configs, reg, agent.Providers(configs, cfg.Provider),
-		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease, Skills: skills,
+		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease, Skills: skills, MaxOpenRuns: cfg.MaxOpenRuns,
 			Preparer: process.NewPreparer(db, runs, skills, checker)})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"waymark/internal/agent"
 )
@@ -70,11 +71,20 @@ func (s *Server) handleRunCancelIfWaiting(w http.ResponseWriter, r *http.Request
 	return WriteJSON(w, http.StatusOK, map[string]any{"won": won, "status": st.Status})
 }
 
-// handleInbox answers GET /api/inbox: the runs waiting for a decision the caller may release.
+// handleInbox answers GET /api/inbox?after=&limit=: {runs, next}, newest
+// first, the runs waiting for a decision the caller may release.
 func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) error {
-	runs, err := s.runtime.Inbox(r.Context(), ActorFrom(r.Context()).UID)
+	limit := 0
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > agent.MaxInboxLimit {
+			return Errorf(http.StatusBadRequest, "bad_request", "limit: want an integer from 1 to %d", agent.MaxInboxLimit)
+		}
+		limit = n
+	}
+	page, err := s.runtime.Inbox(r.Context(), ActorFrom(r.Context()).UID, r.URL.Query().Get("after"), limit)
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	return WriteJSON(w, http.StatusOK, page)
 }

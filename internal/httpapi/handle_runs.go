@@ -115,6 +115,7 @@ func agentError(err error) *Error {
 		{agent.ErrCorruptState, http.StatusConflict, "corrupt_state"},
 		{agent.ErrSkillWithdrawn, http.StatusConflict, "skill_withdrawn"},
 		{agent.ErrProcessEnded, http.StatusConflict, "process_ended"},
+		{agent.ErrTooManyRuns, http.StatusTooManyRequests, "too_many_runs"},
 		{agent.ErrSelfApproval, http.StatusForbidden, "second_approver_required"},
 		{agent.ErrNotPermitted, http.StatusForbidden, "forbidden"},
 	} {

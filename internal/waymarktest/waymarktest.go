@@ -34,6 +34,8 @@ type Env struct {
 // Options tune New.
 type Options struct {
 	Workers int // in-process queue workers (0: none; call RunQueued yourself)
+	// MaxOpenRuns caps each user's queued or waiting runs (0: the default).
+	MaxOpenRuns int
 }
 
 // New starts the application on db with the fixture (YAML or JSON; the text
@@ -51,6 +53,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		Workers:      opts.Workers,
 		Provider:     openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }},
 		PollInterval: 20 * time.Millisecond,
+		MaxOpenRuns:  opts.MaxOpenRuns,
 	})
 	if err != nil {
 		t.Fatalf("app: %v", err)

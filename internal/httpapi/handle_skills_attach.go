@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 
 	"waymark/internal/skill"
@@ -65,6 +66,10 @@ func (s *Server) handleSkillCatalogue(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	entries, err := s.skills.Catalogue(r.Context(), ActorFrom(r.Context()).UID, cfg)
+	if errors.Is(err, skill.ErrNotFound) {
+		// The same bytes for every configuration the caller cannot use.
+		return Errorf(http.StatusNotFound, "not_found", "not found")
+	}
 	if err != nil {
 		return err
 	}

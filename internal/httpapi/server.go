@@ -60,6 +60,7 @@ type Server struct {
 	catalogue *process.Catalogue
 	chat      *chat.Service
 	points    *chat.OpenPoints
+	patterns  []string // every registered route, in order (Routes)
 }
 
 type metrics struct {
@@ -129,12 +130,21 @@ func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 // bearer token or session cookie (with CSRF header on state-changing methods)
 // names an active user, available through ActorFrom. Patterns are those of
 // http.ServeMux, e.g. "GET /api/runs/{uuid}".
-func (s *Server) Handle(pattern string, h HandlerFunc) { s.mux.Handle(pattern, s.adapt(h, true)) }
+func (s *Server) Handle(pattern string, h HandlerFunc) {
+	s.patterns = append(s.patterns, pattern)
+	s.mux.Handle(pattern, s.adapt(h, true))
+}
 
 // HandlePublic registers a route that needs no authentication.
 func (s *Server) HandlePublic(pattern string, h HandlerFunc) {
+	s.patterns = append(s.patterns, pattern)
 	s.mux.Handle(pattern, s.adapt(h, false))
 }
+
+// Routes returns the pattern of every route registered, in the order of
+// registration ("GET /api/runs/{uuid}"), e.g. for a test that must cover
+// them all. Register every route before serving.
+func (s *Server) Routes() []string { return append([]string(nil), s.patterns...) }
 
 // Registry returns the Prometheus registry /metrics serves, for other
 // packages to add their metrics to.

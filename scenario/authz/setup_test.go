@@ -20,7 +20,9 @@ import (
 // three holders of the approve grant — paula (erika's mounts and languages),
 // vera (bernd's mounts and language) and lena (erika's mounts, language 1
 // only). Configuration 1 "chat" and 2 "four-eyes" are open to groups 1-3;
-// configuration 3 "campaign" (four-eyes) to the campaign group only.
+// configuration 3 "campaign" (four-eyes) to the campaign group only,
+// configuration 4 "admins" to administrators. Skills 12 (source 2, attached
+// to configuration 1) and 13 (source 3, attached to 2) are approved.
 const site = `
 languages:
   - {uid: 0, title: English, locale: en}
@@ -52,14 +54,24 @@ records:
   - {table: tt_content, uid: 100, pid: 1, language: 0, fields: {CType: text, header: Welcome, bodytext: "Hello there"}}
 skillSources:
   - {uid: 2, type: backend, title: Site, trustLevel: first_party}
+  - {uid: 3, type: backend, title: Other, trustLevel: first_party}
 skills:
   - uid: 12
     source: 2
     identifier: tone
     enabled: true
     markdown: "---\nname: Tone\ndescription: Brand tone.\n---\nWrite warmly."
+  - uid: 13
+    source: 3
+    identifier: brief
+    enabled: true
+    markdown: "---\nname: Brief\ndescription: Be brief.\n---\nWrite briefly."
 approvals:
   - {skill: 12, digest: current, approvedBy: 1}
+  - {skill: 13, digest: current, approvedBy: 1}
+attachments:
+  - {configuration: 1, skill: 12, loadMode: on_demand}
+  - {configuration: 2, skill: 13, loadMode: on_demand}
 configurations:
   - {uid: 1, identifier: chat, name: Chat, active: true, groups: [1, 2, 3],
      provider: {type: openai, baseUrl: "{{LLM}}", apiKey: sk-scenario-secret, model: m},
@@ -70,6 +82,9 @@ configurations:
   - {uid: 3, identifier: campaign, name: Campaign, active: true, groups: [4],
      provider: {type: openai, baseUrl: "{{LLM}}", apiKey: sk-scenario-secret, model: m},
      contextWindow: 32000, maxOutputTokens: 1000, requireSecondApprover: true, privacy: full}
+  - {uid: 4, identifier: admins, name: Administrators, active: true, groups: [],
+     provider: {type: openai, baseUrl: "{{LLM}}", apiKey: sk-scenario-secret, model: m},
+     contextWindow: 32000, maxOutputTokens: 1000, requireSecondApprover: false, privacy: metadata}
 `
 
 // Tokens of the users of site.

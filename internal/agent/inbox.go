@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -46,8 +47,11 @@ func (rt *Runtime) Inbox(ctx context.Context, actor int64, after string, limit i
 	}
 	page := InboxPage{Runs: []Status{}}
 	a, err := access.LoadActor(ctx, rt.db, actor)
-	if err != nil || !a.Active() {
+	if errors.Is(err, access.ErrNoUser) || (err == nil && !a.Active()) {
 		return page, nil
+	}
+	if err != nil {
+		return InboxPage{}, err
 	}
 	// Only administrators and approvers decide others' runs: anyone else's
 	// inbox reads their own runs only.

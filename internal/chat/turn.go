@@ -276,8 +276,11 @@ func jsonOf(m map[string]any) *json.RawMessage {
 func (s *Service) fail(ctx context.Context, r row, cause error) {
 	s.log.Warn("chat turn failed", "conversation", r.ID, "err", cause)
 	code := "failed"
-	if errors.Is(cause, agent.ErrConfiguration) {
+	switch {
+	case errors.Is(cause, agent.ErrConfiguration):
 		code = "configuration_not_found"
+	case errors.Is(cause, agent.ErrTooManyRuns):
+		code = "too_many_runs" // the user's cap of open runs (issue 12 item 2)
 	}
 	_ = s.db.InTx(ctx, func(tx *store.Tx) error {
 		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Failed, err: &code}, s.now())

@@ -114,6 +114,16 @@ func TestOpenRunsPerUserAreCapped(t *testing.T) {
 		if n := count(); n != 2 {
 			t.Errorf("erika has %d runs stored, want the 2 within the cap", n)
 		}
+		conv := e.As(erika).Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated).Map(t)
+		cid := itoa(conv["id"].(float64))
+		e.As(erika).Must("POST", "/api/conversations/"+cid+"/messages", map[string]any{"content": "Hello"}, http.StatusAccepted)
+		e.App.Chat.Wait()
+		if got := e.As(erika).Must("GET", "/api/conversations/"+cid, nil, http.StatusOK).Map(t); got["error"] != "too_many_runs" {
+			t.Errorf("a chat turn beyond the cap: conversation %v, want error too_many_runs", got)
+		}
+		if n := count(); n != 2 {
+			t.Errorf("erika has %d runs stored after the chat turn, want 2", n)
+		}
 		waitingRun(t, e, e.As(bernd), 1, "50") // another user's cap is their own
 		e.As(erika).Must("POST", "/api/runs/"+first["uuid"].(string)+"/cancel", nil, http.StatusOK)
 		waitingRun(t, e, e.As(erika), 1, "1") // a cancelled run frees its place

@@ -27,14 +27,20 @@ type InboxPage struct {
 	Next string   `json:"next"`
 }
 
-// Inbox lists, newest first, the runs waiting for an approval that actor may
+// Inbox is the first page of InboxAfter with the default limit.
+func (rt *Runtime) Inbox(ctx context.Context, actor int64) ([]Status, error) {
+	page, err := rt.InboxAfter(ctx, actor, "", 0)
+	return page.Runs, err
+}
+
+// InboxAfter lists, newest first, the runs waiting for an approval that actor may
 // release: administrators and approvers in scope of the run (see
 // approverScope) any, an initiator its own — except on four-eyes
 // configurations, where a second person releases. It filters before it
 // limits (issue 12 item 2): the page holds up to limit runs the actor may
 // decide, however many others wait. after is the Next of the previous page
 // ("" for the first); limit 0 is DefaultInboxLimit.
-func (rt *Runtime) Inbox(ctx context.Context, actor int64, after string, limit int) (InboxPage, error) {
+func (rt *Runtime) InboxAfter(ctx context.Context, actor int64, after string, limit int) (InboxPage, error) {
 	if limit == 0 {
 		limit = DefaultInboxLimit
 	}

@@ -353,11 +353,11 @@ func TestFourEyesRefusesSelfApprovalAndAcceptsASecondApprover(t *testing.T) {
 		if _, err := e.rt.Approve(ctx, otto, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest}); !errors.Is(err, agent.ErrNotFound) {
 			t.Fatalf("approval by otto = %v, want ErrNotFound", err)
 		}
-		inbox, err := e.rt.Inbox(ctx, paula, "", 0)
-		if err != nil || len(inbox.Runs) != 1 || inbox.Runs[0].UUID != res.UUID {
+		inbox, err := e.rt.Inbox(ctx, paula)
+		if err != nil || len(inbox) != 1 || inbox[0].UUID != res.UUID {
 			t.Fatalf("paula's inbox = %+v, %v", inbox, err)
 		}
-		if inbox, _ := e.rt.Inbox(ctx, erika, "", 0); len(inbox.Runs) != 0 {
+		if inbox, _ := e.rt.Inbox(ctx, erika); len(inbox) != 0 {
 			t.Errorf("erika's inbox lists her own four-eyes run")
 		}
 		if _, err := e.rt.Approve(ctx, paula, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest}); err != nil {

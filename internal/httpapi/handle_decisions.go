@@ -82,7 +82,7 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	page, err := s.runtime.Inbox(r.Context(), ActorFrom(r.Context()).UID, r.URL.Query().Get("after"), limit)
+	page, err := s.runtime.InboxAfter(r.Context(), ActorFrom(r.Context()).UID, r.URL.Query().Get("after"), limit)
 	if err != nil {
 		return err
 	}

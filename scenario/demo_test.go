@@ -109,3 +109,40 @@ func TestDemoChatTourWithTheProcessSkill(t *testing.T) {
 		t.Fatalf("outcomes = %v", out)
 	}
 }
+
+// TestDemoLoginsDescribeEachEditorsRights holds the demo's logins to what
+// they say (issue 11 item 5): erika edits the website except the Services
+// branch, which she may only read — a proposal there never becomes a card —
+// and max edits the German pages of the Services branch.
+func TestDemoLoginsDescribeEachEditorsRights(t *testing.T) {
+	db := storetest.SQLite(t)
+	e := wt.New(t, db, string(demo.Fixture), nil)
+	tour := func(token string, page, language int) map[string]any {
+		t.Helper()
+		c := e.As(token)
+		conv := c.Must("POST", "/api/conversations", map[string]any{"page": page, "language": language, "skill": 1}, http.StatusCreated).Map(t)
+		id := fmt.Sprint(conv["id"])
+		c.Must("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Bitte SEO optimieren"}, http.StatusAccepted)
+		e.App.Chat.Wait()
+		return c.Must("GET", "/api/conversations/"+id, nil, 200).Map(t)
+	}
+	if conv := tour("demo-token-erika", 5, 0); conv["status"] != "idle" || conv["card"] != nil {
+		t.Errorf("erika on Consulting (Services branch, read only): %v", conv)
+	}
+	var n int
+	_ = db.QueryRow(context.Background(), "SELECT COUNT(*) FROM record_history").Scan(&n)
+	if n != 0 {
+		t.Errorf("%d history rows after erika's tour on a page she may only read", n)
+	}
+	if conv := tour("demo-token-max", 14, 1); conv["card"] == nil {
+		t.Errorf("max on Webentwicklung (German, Services branch) got no card: %v", conv)
+	}
+	if conv := tour("demo-token-erika", 2, 0); conv["card"] == nil {
+		t.Errorf("erika on About got no card: %v", conv)
+	}
+	for _, l := range demo.Logins() {
+		if l.Username == "erika" && !strings.Contains(l.Role, "Services") {
+			t.Errorf("erika's login says %q: it must say she may only read the Services branch", l.Role)
+		}
+	}
+}

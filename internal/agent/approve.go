@@ -414,10 +414,12 @@ func (rt *Runtime) currentCalls(ctx context.Context, seg *segment, st *state, s 
 }
 
 // previewsDiffer compares what the approver saw with the previews now. A
-// call that had no preview does not bind; one whose preview fails now refuses.
+// call that had no preview does not bind; one whose preview fails now refuses
+// — except a write the acting user lost the right to since: it is released
+// and the write refuses itself, so the model and the outcome say so.
 func previewsDiffer(shown, now []pendingCall) bool {
 	for i := range shown {
-		if shown[i].Preview == nil {
+		if shown[i].Preview == nil || now[i].denied {
 			continue
 		}
 		if now[i].Preview == nil || !tool.SameItems(*shown[i].Preview, *now[i].Preview) {

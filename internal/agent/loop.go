@@ -161,7 +161,7 @@ func (rt *Runtime) gate(ctx context.Context, seg *segment, st *state, calls []ll
 	}
 	switch {
 	case approval:
-		return true, rt.suspendForApproval(ctx, seg, st, calls)
+		return rt.suspendForApproval(ctx, seg, st, calls)
 	case input && len(calls) == 1:
 		schema, err := tool.InputSchema(json.RawMessage(calls[0].Arguments))
 		if err == nil {

@@ -93,7 +93,8 @@ func (rt *Runtime) processGate(ctx context.Context, seg *segment, st *state, cal
 	if pending < 0 {
 		return false, false, nil
 	}
-	return true, false, rt.suspendForApproval(ctx, seg, st, calls[pending:pending+1])
+	suspended, err = rt.suspendForApproval(ctx, seg, st, calls[pending:pending+1])
+	return suspended, false, err
 }
 
 // complete lets the process go after the run reported its completion (issue

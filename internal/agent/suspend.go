@@ -35,6 +35,9 @@ type pendingCall struct {
 	Target        *tool.Target    `json:"target,omitempty"`
 	Preview       *tool.Preview   `json:"preview,omitempty"`
 	PreviewError  string          `json:"previewError,omitempty"`
+	// denied: the acting user may not perform this write (tool.ErrWriteDenied);
+	// it is answered to the model, never shown on a card.
+	denied bool
 }
 
 // inputPause is a question waiting for the user's answer.
@@ -132,6 +135,7 @@ func (rt *Runtime) pendingCalls(ctx context.Context, seg *segment, st *state, ca
 				pv, err := rt.tools.Preview(ctx, c.Name, rt.toolCall(seg, st, c), lang)
 				if err != nil {
 					p.PreviewError = previewError(err)
+					p.denied = errors.Is(err, tool.ErrWriteDenied)
 				} else {
 					p.Preview = &pv
 				}
@@ -154,16 +158,43 @@ func previewError(err error) string {
 	return "no preview"
 }
 
-// suspendForApproval stores the turn with its previews and waits for a decision.
-func (rt *Runtime) suspendForApproval(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall) error {
+// suspendForApproval stores the turn with its previews and waits for a
+// decision; it reports whether the run suspended. A write the acting user may
+// not perform never becomes a card (issue 11 item 5): the model gets the
+// preview's refusal ("permission_denied: …") as the call's error result, and
+// when no call of the turn needs an approval then, the rest of the turn runs
+// as reads and the run goes on.
+func (rt *Runtime) suspendForApproval(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall) (bool, error) {
 	rctx, end := rt.db.ReadScope(ctx) // the previews read one snapshot
 	lang := rt.previewLang(rctx, seg.run.Initiator)
-	s := suspended{V: suspendedVersion, State: *st, Calls: rt.pendingCalls(rctx, seg, st, calls, lang), Lang: lang}
+	pending := rt.pendingCalls(rctx, seg, st, calls, lang)
 	end()
+	var kept []pendingCall
+	var keptCalls []llm.ToolCall
+	approval := false
+	for i, p := range pending {
+		if p.denied {
+			rt.answer(seg, st, calls[i], tool.ErrorResult(p.PreviewError))
+			continue
+		}
+		kept, keptCalls = append(kept, p), append(keptCalls, calls[i])
+		if d, ok := rt.tools.Def(p.Tool); ok && st.offers(p.Tool) && d.NeedsApproval() {
+			approval = true
+		}
+	}
+	if !approval {
+		for _, c := range keptCalls {
+			if err := rt.runRead(ctx, seg, st, c); err != nil {
+				return false, err
+			}
+		}
+		return false, nil
+	}
+	s := suspended{V: suspendedVersion, State: *st, Calls: kept, Lang: lang}
 	s.Digest = turnDigest(seg.run.UUID, s.Calls, nil)
 	body, err := json.Marshal(s)
 	if err != nil {
-		return err
+		return false, err
 	}
 	names := make([]string, len(s.Calls))
 	for i, c := range s.Calls {
@@ -171,7 +202,7 @@ func (rt *Runtime) suspendForApproval(ctx context.Context, seg *segment, st *sta
 	}
 	seg.emit(run.EventApproval, map[string]any{"status": run.StatusWaitingForApproval, "turnDigest": s.Digest, "tools": names, "callCount": len(names)})
 	seg.emit(run.EventStatus, map[string]any{"status": run.StatusWaitingForApproval})
-	return seg.suspend(ctx, run.StatusWaitingForApproval, body)
+	return true, seg.suspend(ctx, run.StatusWaitingForApproval, body)
 }
 
 // suspendForInput stores a question and waits for the answer.

@@ -20,9 +20,9 @@ type Login struct {
 func Logins() []Login {
 	return []Login{
 		{"admin", "admin-demo-pass", "demo-token-admin", "administrator"},
-		{"erika", "erika-demo-pass", "demo-token-erika", "editor: whole website, English and German"},
+		{"erika", "erika-demo-pass", "demo-token-erika", "editor: the website in English and German; the Services branch read only"},
 		{"max", "max-demo-pass", "demo-token-max", "editor: only the Services branch, German only"},
-		{"paula", "paula-demo-pass", "demo-token-paula", "second approver (approve grant)"},
+		{"paula", "paula-demo-pass", "demo-token-paula", "editor like erika and second approver (approve grant)"},
 		{"importer", "", "demo-token-importer", "service account (token only)"},
 	}
 }

@@ -2,16 +2,19 @@ package tool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
+	"waymark/internal/access"
 	"waymark/internal/content"
 	"waymark/internal/store"
 )
 
 // Preview shows each proposed field with its label in lang, the value now, the
 // value proposed and, where the schema recommends a length, the measure. A
-// record the user may not read is refused like a missing one (*ResultError).
+// record the user may not read is refused like a missing one (*ResultError);
+// a write the user may not perform is a *ResultError matching ErrWriteDenied.
 func (t *updateTool) Preview(ctx context.Context, call Call, lang string) (Preview, error) {
 	a, err := t.args(call.Args)
 	if err != nil {
@@ -23,6 +26,19 @@ func (t *updateTool) Preview(ctx context.Context, call Call, lang string) (Previ
 	}
 	if rec == nil {
 		return Preview{}, &ResultError{Message: t.spec.notFound}
+	}
+	var q store.Querier = t.b.db
+	if call.Tx != nil {
+		q = call.Tx
+	}
+	// The write's own check, as the acting user is stored now: a write the
+	// user may not perform is refused here, before it could become a card.
+	if err := t.b.checker.AuthorizeWrite(ctx, q, call.User, *rec, a.names); err != nil {
+		var denied *access.DeniedError
+		if errors.As(err, &denied) {
+			return Preview{}, &ResultError{Message: "permission_denied: " + denied.Reason, Denied: true}
+		}
+		return Preview{}, err
 	}
 	return t.preview(ctx, call, *rec, a, lang)
 }

@@ -150,9 +150,24 @@ func ErrorResult(msg string) Result {
 
 // ResultError is an error whose message is meant for the model: callers turn
 // it into an error result instead of failing.
-type ResultError struct{ Message string }
+type ResultError struct {
+	Message string
+	// Denied marks a preview refused because the acting user may not perform
+	// the write at all (errors.Is(err, ErrWriteDenied)).
+	Denied bool
+}
 
 func (e *ResultError) Error() string { return e.Message }
+
+// Is makes a denied preview match ErrWriteDenied.
+func (e *ResultError) Is(target error) bool { return e.Denied && target == ErrWriteDenied }
+
+// ErrWriteDenied is matched by the *ResultError a write tool's Preview
+// returns when the acting user may not perform the proposed write — the
+// table, a field, the page permission, the language or the mount refuses it.
+// The runtime answers such a call to the model with the error's message
+// ("permission_denied: …") as an error result and makes no card of it.
+var ErrWriteDenied = errors.New("permission_denied")
 
 // AsResult turns a *ResultError in err's chain into an error result.
 func AsResult(err error) (Result, bool) {

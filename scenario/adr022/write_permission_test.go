@@ -1,0 +1,77 @@
+package adr022_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"waymark/internal/llm"
+	"waymark/internal/llm/llmtest"
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
+)
+
+// Issue 11 item 5: a write the initiator may not perform never becomes a
+// card. The preview reads the record as the acting user; when she may not
+// write the target — the table, a field, the page permission, the language —
+// the call is answered to the model as an error result "permission_denied: …"
+// and the turn goes on without a card; nothing is written.
+func TestWriteTheEditorMayNotPerformNeverBecomesACard(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup string // SQL that takes erika's right away
+		call  string // a write proposed on page 1 (or its translation 11)
+	}{
+		{"page permission", `UPDATE records SET owner_uid = 1, perms_group = 1 WHERE tbl = 'pages' AND uid = 1`,
+			`{"page": 1, "fields": {"description": "x"}}`},
+		{"table", `UPDATE be_groups SET tables_modify = '["tt_content"]' WHERE uid = 1`,
+			`{"page": 1, "fields": {"description": "x"}}`},
+		{"field", `UPDATE be_groups SET non_exclude_fields = '["pages:seoTitle"]' WHERE uid = 1`,
+			`{"page": 1, "fields": {"description": "x"}}`},
+		{"language", `UPDATE be_groups SET languages = '[0]' WHERE uid = 1`,
+			`{"page": 11, "fields": {"description": "x"}}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newEnv(t, db)
+				if _, err := db.Exec(context.Background(), c.setup); err != nil {
+					t.Fatal(err)
+				}
+				e.LLM.Add(writeArgs("c1", c.call), answer("Das darf ich nicht ändern."))
+				erika := e.As(wt.Erika)
+				conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+				if conv["status"] != "idle" || conv["card"] != nil {
+					t.Fatalf("a write erika may not perform became a card: %v", conv)
+				}
+				reqs := e.LLM.Requests()
+				if len(reqs) != 2 {
+					t.Fatalf("%d model requests, want 2", len(reqs))
+				}
+				var result string
+				for _, m := range reqs[1].Messages {
+					if m.Role == llm.RoleTool && m.ToolCallID == "c1" {
+						result = m.Content
+					}
+				}
+				if !strings.Contains(result, `"error":"permission_denied: `) {
+					t.Errorf("the model got %q, want an error result permission_denied: …", result)
+				}
+				msgs := conv["messages"].([]any)
+				if last := msgs[len(msgs)-1].(map[string]any); last["content"] != "Das darf ich nicht ändern." {
+					t.Errorf("last message = %v", last)
+				}
+				var n int
+				_ = db.QueryRow(context.Background(), "SELECT COUNT(*) FROM record_history").Scan(&n)
+				if n != 0 {
+					t.Errorf("%d history rows: something was written", n)
+				}
+			})
+		})
+	}
+}
+
+func writeArgs(id, args string) llmtest.Reply {
+	return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: id, Name: "update_page_metadata", Arguments: args}}}
+}

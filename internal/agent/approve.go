@@ -92,6 +92,9 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	if subtle.ConstantTimeCompare([]byte(d.TurnDigest), []byte(s.Digest)) != 1 {
 		return Result{}, ErrStaleTurn
 	}
+	if !d.Approve && !offersReasons(s) {
+		d.Reason = "" // a reason the card does not offer is a plain denial (P.R5)
+	}
 	owner := rt.owner("resume")
 	seg := rt.newSegment(r, owner, cfg, len(r.Request) > 0)
 	seg.resumed = true

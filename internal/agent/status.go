@@ -51,11 +51,20 @@ type UsageView struct {
 	CompletionTokens int64 `json:"completionTokens"`
 }
 
+// offersReasons reports whether a waiting turn's card offers the denial
+// reasons (variant, skip, keep): a process run's one pending call that
+// declares a write. Every other card is approve or deny, and a reason sent
+// for it is a plain denial (P.R5).
+func offersReasons(s suspended) bool {
+	return s.State.Process != nil && s.Input == nil && len(s.Calls) == 1 && s.Calls[0].DeclaresWrite
+}
+
 // Pending is the decision a waiting run asks for.
 type Pending struct {
 	Kind       string `json:"kind"` // approval | input
 	TurnDigest string `json:"turnDigest"`
-	// Answers names the answer set of the card: "approval" (approve or deny).
+	// Answers names the answer set of the card: "approval" (approve or deny),
+	// "process" (approve, or deny with a reason: variant, skip, keep) or "input".
 	Answers string `json:"answers"`
 	// ApproveBlocked is "second_approver" when this viewer cannot release the run.
 	ApproveBlocked string     `json:"approveBlocked"`
@@ -104,7 +113,7 @@ func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run, v viewe
 	if r.Status.Waiting() {
 		if sus, err := decodeSuspendedView(r.Suspended); err == nil {
 			s.Pending = rt.pendingView(ctx, a, r, sus)
-			if sus.State.Process != nil {
+			if offersReasons(sus) {
 				s.Pending.Answers = "process"
 			}
 		}

@@ -292,8 +292,8 @@ func (s *Service) fail(ctx context.Context, r row, cause error) {
 }
 
 // cardOf builds the card the server offers for a waiting run: the process
-// answers for a process-run write card with exactly one pending call,
-// approve/cancel for every other card.
+// answers where the runtime offers the reasons (a process run's one pending
+// write call), approve/cancel for every other card.
 func (s *Service) cardOf(r row, st agent.Status) *Card {
 	p := st.Pending
 	c := &Card{RunUUID: st.UUID, TurnDigest: p.TurnDigest, ApproveBlocked: p.ApproveBlocked, Calls: []CardCall{}}
@@ -301,7 +301,7 @@ func (s *Service) cardOf(r row, st agent.Status) *Card {
 		c.Calls = append(c.Calls, CardCall{ID: call.ID, Tool: call.Tool, DeclaresWrite: call.DeclaresWrite, Target: call.Target,
 			Heading: call.Heading, Preview: call.Preview})
 	}
-	if r.Process && len(c.Calls) == 1 && c.Calls[0].DeclaresWrite {
+	if p.Answers == "process" { // the runtime's answer set: a reason it does not offer is a plain denial
 		c.Answers = []string{AnswerApply, AnswerVariant, AnswerSkip, AnswerKeep}
 	} else {
 		c.Answers = []string{AnswerApprove, AnswerCancel}

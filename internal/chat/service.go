@@ -43,6 +43,11 @@ var (
 	ErrFourEyes    = errors.New("a process cannot run on a configuration that needs a second approver")
 	ErrNotOffered  = errors.New("a second person must release this change")
 	ErrUnavailable = errors.New("skill not available")
+	// ErrConfigNotFound answers an unknown, inactive and not usable
+	// configuration alike (as the catalogue does, L8.4).
+	ErrConfigNotFound = errors.New("configuration not found")
+	// ErrServiceAccount refuses a process skill to a service account (ADR-228 item 2).
+	ErrServiceAccount = errors.New("a service account cannot run a guided process")
 )
 
 // Service runs guided conversations. Turns and decisions execute on the
@@ -140,13 +145,20 @@ func (s *Service) chatConfig(ctx context.Context, a *access.Actor) (llmconfig.Co
 }
 
 // Start opens a conversation about a page in a language, optionally with a
-// skill. It checks the page (showable), the language (editable) and the skill
-// (in the catalogue; a process skill on a four-eyes configuration is
-// refused); a refused start creates nothing.
-func (s *Service) Start(ctx context.Context, actor, page, language, skillUID int64) (View, error) {
+// skill, on the configuration named (0: the chat's default, chatConfig). It
+// refuses, creating nothing, what could never start (issue 11 item 12): a
+// page that is 0, unknown or not showable by the actor (ErrNotFound alike),
+// a language the actor may not edit, a configuration the actor may not use
+// (ErrConfigNotFound alike for unknown, inactive and not usable), and a skill
+// not in the actor's catalogue — a process skill also for a service account
+// and on a four-eyes configuration.
+func (s *Service) Start(ctx context.Context, actor, page, language, skillUID, configUID int64) (View, error) {
 	a, err := access.LoadActor(ctx, s.db, actor)
 	if err != nil || !a.Active() {
 		return View{}, ErrNotFound
+	}
+	if page <= 0 {
+		return View{}, ErrNotFound // a conversation is about a page; uid 0 is none
 	}
 	if ok, err := s.checker.ActorMayShowPage(ctx, a, page); err != nil || !ok {
 		if err != nil {
@@ -157,13 +169,13 @@ func (s *Service) Start(ctx context.Context, actor, page, language, skillUID int
 	if !a.MayEditLanguage(language) || language < 0 {
 		return View{}, fmt.Errorf("%w: language %d may not be edited", ErrInvalid, language)
 	}
-	cfg, err := s.chatConfig(ctx, a)
+	cfg, err := s.startConfig(ctx, a, configUID)
 	if err != nil {
 		return View{}, err
 	}
 	process := false
 	if skillUID != 0 {
-		if process, err = s.skillFor(ctx, actor, cfg, skillUID); err != nil {
+		if process, err = s.skillFor(ctx, a, cfg, skillUID); err != nil {
 			return View{}, err
 		}
 	}
@@ -178,11 +190,28 @@ func (s *Service) Start(ctx context.Context, actor, page, language, skillUID int
 	return s.Get(ctx, actor, id)
 }
 
+// startConfig is the configuration a new conversation runs on: the one
+// named, when the actor may use it, else chatConfig's choice.
+func (s *Service) startConfig(ctx context.Context, a *access.Actor, uid int64) (llmconfig.Configuration, error) {
+	if uid == 0 {
+		return s.chatConfig(ctx, a)
+	}
+	cfg, err := s.configs.Get(ctx, uid)
+	if errors.Is(err, llmconfig.ErrNotFound) || (err == nil && !llmconfig.MayUse(a, cfg)) {
+		return llmconfig.Configuration{}, ErrConfigNotFound
+	}
+	if err != nil {
+		return llmconfig.Configuration{}, err
+	}
+	return cfg, nil
+}
+
 // skillFor checks that the skill is in the actor's catalogue of the
 // configuration and reports whether it runs a guided process (P.X1: a skill
-// runs a process unless it is plain).
-func (s *Service) skillFor(ctx context.Context, actor int64, cfg llmconfig.Configuration, uid int64) (bool, error) {
-	entries, err := s.skills.Catalogue(ctx, actor, cfg.UID)
+// runs a process unless it is plain). A process is refused to a service
+// account and on a four-eyes configuration, as its start checks would.
+func (s *Service) skillFor(ctx context.Context, a *access.Actor, cfg llmconfig.Configuration, uid int64) (bool, error) {
+	entries, err := s.skills.Catalogue(ctx, a.UID, cfg.UID)
 	if err != nil {
 		return false, ErrUnavailable
 	}
@@ -190,7 +219,10 @@ func (s *Service) skillFor(ctx context.Context, actor int64, cfg llmconfig.Confi
 		if e.UID != uid {
 			continue
 		}
-		if e.Process && cfg.RequireSecondApprover {
+		switch {
+		case e.Process && a.ServiceAccount:
+			return false, ErrServiceAccount
+		case e.Process && cfg.RequireSecondApprover:
 			return false, ErrFourEyes
 		}
 		return e.Process, nil

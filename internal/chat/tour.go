@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"waymark/internal/access"
 	"waymark/internal/process"
 	"waymark/internal/run"
 )
@@ -91,7 +92,11 @@ func (s *Service) SetSkill(ctx context.Context, actor, id, skillUID int64) (View
 		if err != nil {
 			return View{}, err
 		}
-		if isProcess, err = s.skillFor(ctx, actor, cfg, skillUID); err != nil {
+		a, err := access.LoadActor(ctx, s.db, actor)
+		if err != nil || !a.Active() {
+			return View{}, ErrNotFound
+		}
+		if isProcess, err = s.skillFor(ctx, a, cfg, skillUID); err != nil {
 			return View{}, err
 		}
 	}

@@ -27,6 +27,8 @@ func chatError(err error) *Error {
 		{chat.ErrFourEyes, http.StatusConflict, "second_approver_required"},
 		{chat.ErrNotOffered, http.StatusConflict, "second_approver"},
 		{chat.ErrUnavailable, http.StatusConflict, "skill_unavailable"},
+		{chat.ErrConfigNotFound, http.StatusNotFound, "configuration_not_found"},
+		{chat.ErrServiceAccount, http.StatusConflict, "service_account"},
 	} {
 		if errors.Is(err, c.target) {
 			msg := c.target.Error()
@@ -47,17 +49,18 @@ func conversationID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
-// handleConversationStart answers POST /api/conversations {page, language, skill?} → 201.
+// handleConversationStart answers POST /api/conversations {page, language, skill?, configuration?} → 201.
 func (s *Server) handleConversationStart(w http.ResponseWriter, r *http.Request) error {
 	var body struct {
-		Page     int64 `json:"page"`
-		Language int64 `json:"language"`
-		Skill    int64 `json:"skill"`
+		Page          int64 `json:"page"`
+		Language      int64 `json:"language"`
+		Skill         int64 `json:"skill"`
+		Configuration int64 `json:"configuration"`
 	}
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	v, err := s.chat.Start(r.Context(), ActorFrom(r.Context()).UID, body.Page, body.Language, body.Skill)
+	v, err := s.chat.Start(r.Context(), ActorFrom(r.Context()).UID, body.Page, body.Language, body.Skill, body.Configuration)
 	if err != nil {
 		return err
 	}

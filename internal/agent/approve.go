@@ -148,7 +148,10 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 		for _, c := range calls {
 			rt.answer(seg, &st, llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}, denial(decidedBy, d.Reason))
 		}
-		return rt.withStatus(ctx, a, v, rt.drive(ctx, seg, &st)), nil
+		done := decided(seg, s.Calls)
+		res := rt.drive(ctx, seg, &st)
+		res.Calls = done
+		return rt.withStatus(ctx, a, v, res), nil
 	}
 	wrote := fieldsWritten{}
 	if written {
@@ -160,11 +163,28 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 			released = nil // this turn's own earlier write changed what the card showed
 		}
 		if err := rt.execute(ctx, seg, &st, c, i == 0 && fence != nil, released); err != nil {
-			return rt.withStatus(ctx, a, v, rt.fault(ctx, seg, err, Result{UUID: id})), nil
+			res := rt.fault(ctx, seg, err, Result{UUID: id})
+			res.Calls = decided(seg, s.Calls)
+			return rt.withStatus(ctx, a, v, res), nil
 		}
 		wrote.add(c.Target)
 	}
-	return rt.withStatus(ctx, a, v, rt.drive(ctx, seg, &st)), nil
+	done := decided(seg, s.Calls)
+	res := rt.drive(ctx, seg, &st)
+	res.Calls = done
+	return rt.withStatus(ctx, a, v, res), nil
+}
+
+// decided is how the runtime answered the calls of the decided turn, in
+// the card's order.
+func decided(seg *segment, calls []pendingCall) []CallResult {
+	out := []CallResult{}
+	for _, c := range calls {
+		if r, ok := seg.answered[c.ID]; ok {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // withStatus adds the run's status as the decider sees it now.
@@ -318,6 +338,8 @@ func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, lc ll
 	})
 	if err == nil {
 		seg.flushed()
+	} else {
+		delete(seg.answered, lc.ID) // rolled back: the call wrote nothing
 	}
 	return err
 }

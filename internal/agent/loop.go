@@ -20,6 +20,20 @@ type Result struct {
 	// Status is the run after a decision, as the decider sees it (a second
 	// approver may no longer see the run once it left waiting).
 	Status *Status
+	// Calls are the calls of the decided turn as the runtime answered them,
+	// in the card's order (after Approve; a call not run is absent). The
+	// chat reads a write's result from them, not from the run's events,
+	// which a privacy level may have emptied (issue 11 item 8).
+	Calls []CallResult
+}
+
+// CallResult is how the runtime answered one call: whether it was an error
+// result, and the write step of a call that wrote.
+type CallResult struct {
+	ID      string          `json:"id"`
+	Tool    string          `json:"tool"`
+	IsError bool            `json:"isError"`
+	Write   *tool.WriteStep `json:"write,omitempty"`
 }
 
 // state is the part of a run that travels through suspensions.
@@ -221,6 +235,10 @@ func (rt *Runtime) answer(seg *segment, st *state, c llm.ToolCall, res tool.Resu
 		body = []byte(`{"error":"unrepresentable result"}`)
 	}
 	st.Messages = append(st.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: string(body)})
+	if seg.answered == nil {
+		seg.answered = map[string]CallResult{}
+	}
+	seg.answered[c.ID] = CallResult{ID: c.ID, Tool: c.Name, IsError: res.IsError, Write: res.Write}
 	p := map[string]any{"callId": c.ID, "tool": c.Name, "isError": res.IsError, "arguments": c.Arguments, "result": json.RawMessage(body)}
 	if res.Write != nil {
 		p["completeness"] = res.Write.Completeness

@@ -26,6 +26,10 @@ type segment struct {
 	events  []run.NewEvent
 	usage   run.Usage // not yet added to the row
 	fence   []byte    // a fence to set in the next flush (the claim of a resume)
+	// answered is what the runtime answered each call of this segment, by
+	// call id (the latest answer counts; a rolled-back write is removed):
+	// the result of a decision, whatever the privacy level stores.
+	answered map[string]CallResult
 }
 
 func (rt *Runtime) newSegment(r run.Run, owner string, cfg llmconfig.Configuration, queued bool) *segment {

@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -107,16 +106,18 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 	}
 	// A continuation that failed records nothing (P.R4).
 	failed := res.Status != nil && res.Status.Status == run.StatusFailed
-	if err := s.settleCard(ctx, r, card, answer, !failed); err != nil {
+	if err := s.settleCard(ctx, r, card, answer, res.Calls, !failed); err != nil {
 		s.log.Error("open points", "conversation", r.ID, "err", err)
 	}
 	s.apply(ctx, r.ID, card.RunUUID, res.Answer)
 }
 
 // settleCard records the outcome of a decided card and what it does to open
-// points (P.R2, P.C1, P.K1): only a process card with exactly one call and a
-// target, in a conversation with a skill and a page, touches open points.
-func (s *Service) settleCard(ctx context.Context, r row, card Card, answer string, mayRecord bool) error {
+// points (P.R2, P.C1, P.K1), from how the runtime answered the decided calls.
+// Only a card with exactly one call and a target touches open points: an
+// applied write closes them in any conversation, whatever its skill (P.C1);
+// a skip records them only in a process conversation with a skill and a page.
+func (s *Service) settleCard(ctx context.Context, r row, card Card, answer string, calls []agent.CallResult, mayRecord bool) error {
 	var target *tool.Target
 	if len(card.Calls) == 1 {
 		target = card.Calls[0].Target
@@ -125,15 +126,13 @@ func (s *Service) settleCard(ctx context.Context, r row, card Card, answer strin
 	if target != nil {
 		o.Table, o.UID, o.Fields = target.Table, target.UID, append([]string{}, target.Fields...)
 	}
-	eligible := r.Process && r.Skill != 0 && r.Page != 0 && target != nil && len(card.Calls) == 1 && s.points != nil
+	touches := target != nil && len(card.Calls) == 1 && s.points != nil
+	eligible := touches && r.Process && r.Skill != 0 && r.Page != 0
 	switch answer {
 	case AnswerApply, AnswerApprove:
-		step, firstOK, err := s.appliedWrite(ctx, r, card)
-		if err != nil {
-			return err
-		}
+		step, firstOK := appliedWrite(card, calls)
 		o.Outcome = outcomeOf(step, firstOK)
-		if eligible && step != nil {
+		if touches && step != nil {
 			if _, err := s.points.CloseApplied(ctx, *target, *step, firstOK); err != nil {
 				return err
 			}
@@ -177,36 +176,14 @@ func outcomeOf(step *tool.WriteStep, firstOK bool) string {
 	return OutcomeApplied
 }
 
-// appliedWrite reads the run's steps after the approval: the first tool step
-// must be the approved call and must have succeeded; the write step that
-// follows it states the completeness (P.C1).
-func (s *Service) appliedWrite(ctx context.Context, r row, card Card) (*tool.WriteStep, bool, error) {
-	evs, err := s.rt.Events(ctx, r.Owner, card.RunUUID, 0, 0)
-	if err != nil {
-		return nil, false, err
+// appliedWrite reads the approved write from how the runtime answered the
+// decided calls (P.C1): the first call must be the approved one and must
+// have succeeded; its write step states the completeness.
+func appliedWrite(card Card, calls []agent.CallResult) (*tool.WriteStep, bool) {
+	if len(card.Calls) == 0 || len(calls) == 0 || calls[0].ID != card.Calls[0].ID {
+		return nil, false
 	}
-	var approved bool
-	var step *tool.WriteStep
-	firstOK := false
-	for _, e := range evs {
-		var p map[string]any
-		if json.Unmarshal(e.Payload, &p) != nil {
-			continue
-		}
-		switch {
-		case e.Kind == "approval" && p["turnDigest"] == card.TurnDigest && p["approved"] == true:
-			approved = true
-		case approved && e.Kind == "tool_write" && step == nil:
-			var w tool.WriteStep
-			if json.Unmarshal(e.Payload, &w) == nil {
-				step = &w
-			}
-		case approved && e.Kind == "tool":
-			firstOK = p["callId"] == card.Calls[0].ID && p["isError"] == false
-			return step, firstOK, nil
-		}
-	}
-	return step, firstOK, nil
+	return calls[0].Write, !calls[0].IsError
 }
 
 // handBack returns the decision r waited for to the editor after the runtime

@@ -104,9 +104,12 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 		s.handBack(ctx, r, err)
 		return
 	}
-	// A continuation that failed records nothing (P.R4).
-	failed := res.Status != nil && res.Status.Status == run.StatusFailed
-	if err := s.settleCard(ctx, r, card, answer, res.Calls, !failed); err != nil {
+	// A continuation that failed, and a run cancelled before or while it
+	// continued after the decision, record nothing (P.R4); so does a run
+	// whose state cannot be read (fail closed). Approve returns once the
+	// continuation paused or ended, so a later cancel concerns a later card.
+	mayRecord := res.Status != nil && res.Status.Status != run.StatusFailed && res.Status.Status != run.StatusCancelled
+	if err := s.settleCard(ctx, r, card, answer, res.Calls, mayRecord); err != nil {
 		s.log.Error("open points", "conversation", r.ID, "err", err)
 	}
 	s.apply(ctx, r.ID, card.RunUUID, res.Answer)

@@ -40,6 +40,10 @@ type Reply struct {
 	RawBody string
 	// Delay waits this long before answering, or until the client goes away.
 	Delay time.Duration
+	// Before, when set, runs once the request arrived and before it is
+	// answered: where a test lands a concurrent change while the model
+	// "thinks", without sleeping.
+	Before func()
 }
 
 // RecordedRequest is one request the server received, decoded.
@@ -141,6 +145,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if reply.Before != nil {
+		reply.Before()
+	}
 	if reply.Delay > 0 {
 		timer := time.NewTimer(reply.Delay)
 		select {

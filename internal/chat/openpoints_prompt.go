@@ -24,34 +24,32 @@ func scanPoint(sc interface{ Scan(...any) error }) (Point, error) {
 	return p, nil
 }
 
-// ForPrompt returns the open points of skill on page, newest first and at
-// most PromptLimit (P.O1): record identities and field names, nothing else.
-// A skill or page of 0 has none.
-func (o *OpenPoints) ForPrompt(ctx context.Context, skill, page int64) ([]Point, error) {
+// ForPrompt returns the open points of skill on page that reader may see,
+// newest first and at most PromptLimit counted after the visibility rule
+// (P.O1): record identities and field names, nothing else. The rule is the
+// one of ForPage, the dashboard and list_open_points (Visible): no points on
+// a page the reader may not show, a table she may not read, a field she may
+// not edit, or a target record that is deleted or gone. A skill or page of
+// 0, and a missing or disabled reader, have none.
+func (o *OpenPoints) ForPrompt(ctx context.Context, reader, skill, page int64) ([]Point, error) {
 	if skill <= 0 || page <= 0 {
 		return nil, nil
 	}
-	rows, err := o.db.Query(ctx, "SELECT "+pointColumns+` FROM open_points
-		WHERE skill_uid = ? AND page_uid = ? ORDER BY created_at DESC, id DESC LIMIT ?`, skill, page, PromptLimit)
+	v, err := o.viewOf(ctx, reader)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	points, err := v.scan(ctx, "skill_uid = ? AND page_uid = ?", []any{skill, page}, PromptLimit)
 	if err != nil {
 		return nil, fmt.Errorf("open points of skill %d on page %d: %w", skill, page, err)
 	}
-	defer rows.Close()
-	var out []Point
-	for rows.Next() {
-		p, err := scanPoint(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return points, nil
 }
 
-// PromptFor is PromptText of ForPrompt: the block the system prompt of a
-// conversation with skill on page carries, "" when nothing is open.
-func (o *OpenPoints) PromptFor(ctx context.Context, skill, page int64) (string, error) {
-	points, err := o.ForPrompt(ctx, skill, page)
+// PromptFor is PromptText of ForPrompt: the block the system prompt of
+// reader's conversation with skill on page carries, "" when nothing is open.
+func (o *OpenPoints) PromptFor(ctx context.Context, reader, skill, page int64) (string, error) {
+	points, err := o.ForPrompt(ctx, reader, skill, page)
 	if err != nil {
 		return "", err
 	}

@@ -201,19 +201,20 @@ func TestForPromptOffersAtMostTwentyIdentitiesWithoutValues(t *testing.T) {
 		o, clk := opSetup(t, db)
 		ctx := context.Background()
 		for uid := int64(1000); uid < 1025; uid++ {
+			opExec(t, db, `INSERT INTO records (tbl, uid, pid, fields) VALUES ('tt_content', ?, ?, '{"bodytext":"Hello"}')`, uid, opHome)
 			opRecord(t, o, opSEO, opHome, "tt_content", uid, "bodytext")
 			clk.Advance(time.Second)
 		}
 		opRecord(t, o, opSEO, opHome, "pages", opHome, "description")
 		opRecord(t, o, opAlt, opHome, "pages", opHome, "seoTitle") // another skill: not offered
-		points, err := o.ForPrompt(ctx, opSEO, opHome)
+		points, err := o.ForPrompt(ctx, opAdmin, opSEO, opHome)
 		if err != nil || len(points) != PromptLimit {
 			t.Fatalf("ForPrompt = %d points, %v; want %d", len(points), err, PromptLimit)
 		}
 		if p := points[0]; p.Table != "pages" || p.UID != opHome || p.Field != "description" || p.Skill != opSEO {
 			t.Errorf("ForPrompt[0] = %+v, want the newest point pages:1 description", p)
 		}
-		text, err := o.PromptFor(ctx, opSEO, opHome)
+		text, err := o.PromptFor(ctx, opAdmin, opSEO, opHome)
 		if err != nil || !strings.Contains(text, "- pages:1 description\n") || !strings.Contains(text, "- tt_content:1024 bodytext\n") {
 			t.Errorf("PromptFor = %q, %v; want lines of identities", text, err)
 		}
@@ -225,7 +226,7 @@ func TestForPromptOffersAtMostTwentyIdentitiesWithoutValues(t *testing.T) {
 		if got := strings.Count(text, "\n- "); got != PromptLimit {
 			t.Errorf("PromptFor lists %d points, want %d", got, PromptLimit)
 		}
-		if text, _ := o.PromptFor(ctx, 0, opHome); text != "" {
+		if text, _ := o.PromptFor(ctx, opAdmin, 0, opHome); text != "" {
 			t.Errorf("PromptFor without skill = %q, want empty", text)
 		}
 		if got := PromptText([]Point{{Table: "tt_content", UID: 5}}); !strings.Contains(got, "- tt_content:5 (the record as a whole)") {

@@ -178,16 +178,17 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 }
 
 // pointsPrompt offers the open points of the conversation's skill on its page
-// again (P.O1) — through the keeper when it can list them.
+// again (P.O1) — through the keeper when it can list them, under the
+// visibility rule for the conversation's owner.
 func (s *Service) pointsPrompt(ctx context.Context, r row) string {
 	type lister interface {
-		PromptFor(ctx context.Context, skill, page int64) (string, error)
+		PromptFor(ctx context.Context, reader, skill, page int64) (string, error)
 	}
 	l, ok := s.points.(lister)
 	if !ok || r.Skill == 0 || r.Page == 0 {
 		return ""
 	}
-	text, err := l.PromptFor(ctx, r.Skill, r.Page)
+	text, err := l.PromptFor(ctx, r.Owner, r.Skill, r.Page)
 	if err != nil {
 		return ""
 	}

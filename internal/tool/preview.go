@@ -13,8 +13,9 @@ import (
 
 // Preview shows each proposed field with its label in lang, the value now, the
 // value proposed and, where the schema recommends a length, the measure. A
-// record the user may not read is refused like a missing one (*ResultError);
-// a write the user may not perform is a *ResultError matching ErrWriteDenied.
+// record the user may not read is refused like a missing one, and a write the
+// user may not perform as permission_denied: both are a *ResultError matching
+// ErrWriteDenied.
 func (t *updateTool) Preview(ctx context.Context, call Call, lang string) (Preview, error) {
 	a, err := t.args(call.Args)
 	if err != nil {
@@ -24,8 +25,8 @@ func (t *updateTool) Preview(ctx context.Context, call Call, lang string) (Previ
 	if err != nil {
 		return Preview{}, err
 	}
-	if rec == nil {
-		return Preview{}, &ResultError{Message: t.spec.notFound}
+	if rec == nil { // missing, or outside what the user may see (a mount): no write to offer either
+		return Preview{}, &ResultError{Message: t.spec.notFound, Denied: true}
 	}
 	var q store.Querier = t.b.db
 	if call.Tx != nil {

@@ -152,7 +152,7 @@ func ErrorResult(msg string) Result {
 // it into an error result instead of failing.
 type ResultError struct {
 	Message string
-	// Denied marks a preview refused because the acting user may not perform
+	// Denied marks a preview refused because the acting user cannot perform
 	// the write at all (errors.Is(err, ErrWriteDenied)).
 	Denied bool
 }
@@ -164,9 +164,11 @@ func (e *ResultError) Is(target error) bool { return e.Denied && target == ErrWr
 
 // ErrWriteDenied is matched by the *ResultError a write tool's Preview
 // returns when the acting user may not perform the proposed write — the
-// table, a field, the page permission, the language or the mount refuses it.
-// The runtime answers such a call to the model with the error's message
-// ("permission_denied: …") as an error result and makes no card of it.
+// table, a field, the page permission or the language refuses it
+// ("permission_denied: …"), or the record is missing or one the user cannot
+// see, outside her mounts (answered like a missing one, "page not found").
+// The runtime answers such a call to the model with the error's message as
+// an error result and makes no card of it.
 var ErrWriteDenied = errors.New("permission_denied")
 
 // AsResult turns a *ResultError in err's chain into an error result.

@@ -16,7 +16,8 @@ import (
 // card. The preview reads the record as the acting user; when she may not
 // write the target — the table, a field, the page permission, the language —
 // the call is answered to the model as an error result "permission_denied: …"
-// and the turn goes on without a card; nothing is written.
+// (a page outside her mounts like a missing one) and the turn goes on
+// without a card; nothing is written.
 func TestWriteTheEditorMayNotPerformNeverBecomesACard(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -31,6 +32,9 @@ func TestWriteTheEditorMayNotPerformNeverBecomesACard(t *testing.T) {
 			`{"page": 1, "fields": {"description": "x"}}`},
 		{"language", `UPDATE be_groups SET languages = '[0]' WHERE uid = 1`,
 			`{"page": 11, "fields": {"description": "x"}}`},
+		{"mount", `INSERT INTO records (tbl, uid, pid, owner_uid, group_uid, perms_user, perms_group, perms_everybody, fields)
+			VALUES ('pages', 30, 0, 2, 1, 31, 27, 1, '{"title":"Outside"}')`,
+			`{"page": 30, "fields": {"description": "x"}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -55,8 +59,12 @@ func TestWriteTheEditorMayNotPerformNeverBecomesACard(t *testing.T) {
 						result = m.Content
 					}
 				}
-				if !strings.Contains(result, `"error":"permission_denied: `) {
-					t.Errorf("the model got %q, want an error result permission_denied: …", result)
+				want := `"error":"permission_denied: `
+				if c.name == "mount" {
+					want = `"error":"page not found"` // outside the mounts: answered like a missing page
+				}
+				if !strings.Contains(result, want) {
+					t.Errorf("the model got %q, want an error result %s…", result, want)
 				}
 				msgs := conv["messages"].([]any)
 				if last := msgs[len(msgs)-1].(map[string]any); last["content"] != "Das darf ich nicht ändern." {

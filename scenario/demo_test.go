@@ -146,3 +146,30 @@ func TestDemoLoginsDescribeEachEditorsRights(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoFourEyesConfigurationIsReachableFromTheChat: the demo's four-eyes
+// configuration can be chosen for a conversation (issue 11 item 12); its
+// card waits for a second person: it is in paula's inbox, and erika cannot
+// release it herself.
+func TestDemoFourEyesConfigurationIsReachableFromTheChat(t *testing.T) {
+	db := storetest.SQLite(t)
+	e := wt.New(t, db, string(demo.Fixture), nil)
+	erika, paula := e.As("demo-token-erika"), e.As("demo-token-paula")
+	conv := erika.Must("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "configuration": 2}, http.StatusCreated).Map(t)
+	id := fmt.Sprint(conv["id"])
+	erika.Must("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "SEO optimieren für Seite 2"}, http.StatusAccepted)
+	e.App.Chat.Wait()
+	conv = erika.Must("GET", "/api/conversations/"+id, nil, 200).Map(t)
+	card, _ := conv["card"].(map[string]any)
+	if card == nil || card["approveBlocked"] != "second_approver" {
+		t.Fatalf("the four-eyes card = %v", conv)
+	}
+	inbox := paula.Must("GET", "/api/inbox", nil, 200).Map(t)
+	runs, _ := inbox["runs"].([]any)
+	if len(runs) != 1 {
+		t.Fatalf("paula's inbox = %v", inbox)
+	}
+	if r := erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "approve"}); r.Status != http.StatusConflict {
+		t.Errorf("erika releasing her own four-eyes card = %d %s, want 409", r.Status, r.Body)
+	}
+}

@@ -2,6 +2,7 @@ package adr022_test
 
 import (
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"waymark/internal/store"
@@ -16,12 +17,13 @@ func TestPR4_ASkipWhoseRunIsCancelledRecordsNothing(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		erika := e.As(wt.Erika)
-		var runUUID string
-		cancelled := 0
+		// The hook runs on the model server's goroutine: it shares these through atomics.
+		var runUUID atomic.Value
+		var cancelled atomic.Int32
 		next := answer("weiter")
 		next.Before = func() { // the skip was accepted; the run continues
-			if r := erika.Do("POST", "/api/runs/"+runUUID+"/cancel", nil); r.Status == http.StatusOK {
-				cancelled++
+			if r := erika.Do("POST", "/api/runs/"+runUUID.Load().(string)+"/cancel", nil); r.Status == http.StatusOK {
+				cancelled.Add(1)
 			}
 		}
 		e.LLM.Add(write("c1", `{"description": "x"}`), next)
@@ -29,12 +31,13 @@ func TestPR4_ASkipWhoseRunIsCancelledRecordsNothing(t *testing.T) {
 		if conv["status"] != "awaiting_approval" {
 			t.Fatalf("conv = %v", conv)
 		}
-		runUUID = waitingRun(t, db)
-		conv = decide(t, e, erika, conv, "skip")
-		if cancelled != 1 {
-			t.Fatalf("the cancel did not land (%d)", cancelled)
+		id := waitingRun(t, db)
+		runUUID.Store(id)
+		decide(t, e, erika, conv, "skip")
+		if n := cancelled.Load(); n != 1 {
+			t.Fatalf("the cancel did not land (%d)", n)
 		}
-		if run := erika.Must("GET", "/api/runs/"+runUUID, nil, 200).Map(t); run["status"] != "cancelled" {
+		if run := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t); run["status"] != "cancelled" {
 			t.Fatalf("run = %v, want cancelled", run)
 		}
 		if n := countPoints(t, db); n != 0 {

@@ -188,6 +188,9 @@ func (f *fixtureObjects) newRun(token string) string {
 		cfg = 2 // four-eyes, page 1: in the approver's scope
 	}
 	page, _ := ownerPage(token)
+	if token == bernd {
+		page = 51 // his page in his language: a write he may not perform would be no card
+	}
 	return waitingRun(t, f.e, f.e.As(token), cfg, strconv.Itoa(page))["uuid"].(string)
 }
 

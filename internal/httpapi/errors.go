@@ -53,6 +53,8 @@ func classify(err error, requestID string) (status int, code, msg string) {
 		he = ce
 	} else if se := skillError(err); se != nil {
 		he = se
+	} else if ae := adminError(err); ae != nil {
+		he = ae
 	}
 	switch {
 	case he != nil || errors.As(err, &he):

@@ -64,4 +64,27 @@ func (s *Server) routes() {
 		s.Handle("GET /api/pages/{uid}/open-points", s.handlePageOpenPoints)
 		s.Handle("GET /api/open-points", s.handleOpenPoints)
 	}
+
+	// Administration (issue 14): administrators only, 403 before any lookup.
+	s.HandleAdmin("GET /api/admin/users", s.handleAdminUserList)
+	s.HandleAdmin("POST /api/admin/users", s.handleAdminUserCreate)
+	s.HandleAdmin("GET /api/admin/users/{uid}", s.handleAdminUserGet)
+	s.HandleAdmin("PUT /api/admin/users/{uid}", s.handleAdminUserUpdate)
+	s.HandleAdmin("POST /api/admin/users/{uid}/tokens", s.handleAdminTokenCreate)
+	s.HandleAdmin("GET /api/admin/groups", s.handleAdminGroupList)
+	s.HandleAdmin("POST /api/admin/groups", s.handleAdminGroupCreate)
+	s.HandleAdmin("GET /api/admin/groups/{uid}", s.handleAdminGroupGet)
+	s.HandleAdmin("PUT /api/admin/groups/{uid}", s.handleAdminGroupUpdate)
+	if s.configs != nil {
+		s.HandleAdmin("GET /api/admin/configurations", s.handleAdminConfigurationList)
+		s.HandleAdmin("POST /api/admin/configurations", s.handleAdminConfigurationCreate)
+		s.HandleAdmin("GET /api/admin/configurations/{uid}", s.handleAdminConfigurationGet)
+		s.HandleAdmin("PUT /api/admin/configurations/{uid}", s.handleAdminConfigurationUpdate)
+	}
+	if s.runtime != nil {
+		s.HandleAdmin("GET /api/admin/runs", s.handleAdminRunList)
+		if s.configs != nil {
+			s.HandleAdmin("POST /api/admin/configurations/{uid}/test", s.handleAdminConfigurationTest)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"waymark/internal/auth"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
+	"waymark/internal/llmconfig"
 	"waymark/internal/process"
 	"waymark/internal/skill"
 	"waymark/internal/store"
@@ -37,6 +38,8 @@ type Config struct {
 	Chat *chat.Service
 	// OpenPoints serves the open points of a page and the site-wide dashboard.
 	OpenPoints *chat.OpenPoints
+	// Configs serves the administration of configurations (/api/admin/configurations…).
+	Configs *llmconfig.Store
 }
 
 // HandlerFunc is a route handler. It returns an error instead of writing
@@ -61,6 +64,7 @@ type Server struct {
 	chat      *chat.Service
 	points    *chat.OpenPoints
 	patterns  []string // every registered route, in order (Routes)
+	configs   *llmconfig.Store
 }
 
 type metrics struct {
@@ -84,6 +88,7 @@ func New(cfg Config) (*Server, error) {
 		catalogue: cfg.Catalogue,
 		chat:      cfg.Chat,
 		points:    cfg.OpenPoints,
+		configs:   cfg.Configs,
 		mux:       http.NewServeMux(),
 	}
 	s.registry = cfg.Registry

@@ -134,14 +134,19 @@ func (s *Store) PutTx(ctx context.Context, q store.Querier, c Configuration) err
 	if err := Validate(c); err != nil {
 		return err
 	}
-	c = withDefaults(c)
 	sealed, err := s.seal(c.APIKey)
 	if err != nil {
 		return fmt.Errorf("configuration %d: %w", c.UID, err)
 	}
+	return s.putSealedTx(ctx, q, withDefaults(c), sealed)
+}
+
+// putSealedTx writes a validated configuration with defaults filled and the
+// sealed API key to store ("" for none).
+func (s *Store) putSealedTx(ctx context.Context, q store.Querier, c Configuration, sealed string) error {
 	groups, _ := json.Marshal(c.AllowedGroups)
 	tools, _ := json.Marshal(c.ToolGroups)
-	_, err = q.Exec(ctx, `INSERT INTO configurations (`+columns+`)
+	_, err := q.Exec(ctx, `INSERT INTO configurations (`+columns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET identifier = excluded.identifier, name = excluded.name,
 			active = excluded.active, provider_type = excluded.provider_type, base_url = excluded.base_url,

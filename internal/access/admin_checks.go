@@ -1,0 +1,132 @@
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"waymark/internal/content"
+	"waymark/internal/store"
+)
+
+// ErrInvalid is matched (errors.Is) by every *FieldError.
+var ErrInvalid = errors.New("invalid")
+
+// Errors of the administration of users and groups (issue 14).
+var (
+	// ErrUsernameTaken: another user has the username.
+	ErrUsernameTaken = errors.New("username is taken")
+	// ErrLastAdmin: the change would leave no active administrator.
+	ErrLastAdmin = errors.New("the change would leave no active administrator")
+	// ErrNoGroup: no group has the uid.
+	ErrNoGroup = errors.New("no such group")
+)
+
+// FieldError is a refused user or group: Field is the JSON name of the
+// offending field.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+
+// Unwrap lets errors.Is(err, ErrInvalid) match.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+func invalid(field, format string, args ...any) error {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// knownGrants is the closed set of grants a group or user may hold.
+var knownGrants = map[string]bool{GrantApprove: true, GrantSkillApprove: true}
+
+// checker validates the references of users and groups against the store.
+type refChecker struct {
+	ctx context.Context
+	q   store.Querier
+}
+
+func (c refChecker) exists(field, what, query string, ids []int64) error {
+	for _, id := range ids {
+		var n int
+		if err := c.q.QueryRow(c.ctx, query, id).Scan(&n); err != nil {
+			return fmt.Errorf("check %s %d: %w", what, id, err)
+		}
+		if n == 0 {
+			return invalid(field, "no %s %d", what, id)
+		}
+	}
+	return nil
+}
+
+func (c refChecker) groups(field string, ids []int64) error {
+	return c.exists(field, "group", "SELECT COUNT(*) FROM be_groups WHERE uid = ?", ids)
+}
+
+func (c refChecker) languages(ids []int64) error {
+	return c.exists("languages", "language", "SELECT COUNT(*) FROM languages WHERE uid = ?", ids)
+}
+
+func (c refChecker) mounts(ids []int64) error {
+	for _, id := range ids {
+		var n int
+		if err := c.q.QueryRow(c.ctx, "SELECT COUNT(*) FROM records WHERE tbl = 'pages' AND uid = ? AND deleted = ?", id, false).Scan(&n); err != nil {
+			return fmt.Errorf("check page %d: %w", id, err)
+		}
+		if n == 0 {
+			return invalid("mounts", "no page %d", id)
+		}
+	}
+	return nil
+}
+
+func grants(gs []string) error {
+	for _, g := range gs {
+		if !knownGrants[g] {
+			return invalid("grants", "unknown grant %q (want approve or skill_approve)", g)
+		}
+	}
+	return nil
+}
+
+func (c refChecker) tables(field string, ts []string) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	schemas, err := content.LoadSchemas(c.ctx, c.q)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if _, ok := schemas.Table(t); !ok {
+			return invalid(field, "unknown table %q (want one of %s)", t, strings.Join(schemas.Names(), ", "))
+		}
+	}
+	return nil
+}
+
+func (c refChecker) tableFields(field string, tfs []string) error {
+	if len(tfs) == 0 {
+		return nil
+	}
+	schemas, err := content.LoadSchemas(c.ctx, c.q)
+	if err != nil {
+		return err
+	}
+	for _, tf := range tfs {
+		table, name, ok := strings.Cut(tf, ":")
+		if !ok {
+			return invalid(field, "want table:field, got %q", tf)
+		}
+		t, ok := schemas.Table(table)
+		if !ok {
+			return invalid(field, "unknown table %q", table)
+		}
+		if _, ok := t.Field(name); !ok {
+			return invalid(field, "no field %q in table %s", name, table)
+		}
+	}
+	return nil
+}

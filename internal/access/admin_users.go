@@ -1,0 +1,230 @@
+package access
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"waymark/internal/auth"
+	"waymark/internal/store"
+)
+
+// Account is a user as an administrator sees it (issue 14): never the
+// password or its hash, only whether one is set, and how many API tokens
+// the user has.
+type Account struct {
+	UID             int64    `json:"uid"`
+	Username        string   `json:"username"`
+	Active          bool     `json:"active"`
+	Admin           bool     `json:"admin"`
+	ServiceAccount  bool     `json:"serviceAccount"`
+	BackendLanguage string   `json:"backendLanguage"`
+	Groups          []int64  `json:"groups"`
+	Languages       []int64  `json:"languages"`
+	Mounts          []int64  `json:"mounts"`
+	Grants          []string `json:"grants"`
+	HasPassword     bool     `json:"hasPassword"`
+	Tokens          int      `json:"tokens"`
+}
+
+// AccountChange is what an administrator sets on a user. Every field
+// replaces the stored one, except Password (nil keeps it; set-only, there is
+// no way to read it) and Active (nil: true for a new user, unchanged for an
+// existing one).
+type AccountChange struct {
+	UID             int64
+	Username        string
+	Password        *string
+	Active          *bool
+	Admin           bool
+	ServiceAccount  bool
+	BackendLanguage string // "" = en
+	Groups          []int64
+	Languages       []int64
+	Mounts          []int64
+	Grants          []string
+}
+
+// ListAccounts reads every user, ordered by uid.
+func ListAccounts(ctx context.Context, q store.Querier) ([]Account, error) {
+	rows, err := q.Query(ctx, "SELECT uid FROM be_users ORDER BY uid")
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	var uids []int64
+	for rows.Next() {
+		var uid int64
+		if err := rows.Scan(&uid); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list users: %w", err)
+		}
+		uids = append(uids, uid)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	out := make([]Account, 0, len(uids))
+	for _, uid := range uids {
+		a, err := GetAccount(ctx, q, uid)
+		if errors.Is(err, ErrNoUser) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// GetAccount reads one user; ErrNoUser when none has the uid.
+func GetAccount(ctx context.Context, q store.Querier, uid int64) (Account, error) {
+	u, err := LoadUser(ctx, q, uid)
+	if err != nil {
+		return Account{}, err
+	}
+	a := Account{UID: u.UID, Username: u.Username, Active: !u.Disabled, Admin: u.Admin, ServiceAccount: u.ServiceAccount,
+		BackendLanguage: u.BackendLanguage, Groups: nonNil(u.Groups), Languages: nonNil(u.Languages),
+		Mounts: nonNil(u.Mounts), Grants: nonNil(u.Grants)}
+	hash, err := PasswordHash(ctx, q, uid)
+	if err != nil {
+		return Account{}, err
+	}
+	a.HasPassword = hash != ""
+	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM api_tokens WHERE user_uid = ?", uid).Scan(&a.Tokens); err != nil {
+		return Account{}, fmt.Errorf("tokens of user %d: %w", uid, err)
+	}
+	return a, nil
+}
+
+// CreateAccount stores a new user (a zero UID takes the next free one). It
+// refuses bad input with a *FieldError and a taken username with
+// ErrUsernameTaken, writing nothing.
+func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account, error) {
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		if ch.UID == 0 {
+			if err := tx.QueryRow(ctx, "SELECT COALESCE(MAX(uid), 0) + 1 FROM be_users").Scan(&ch.UID); err != nil {
+				return fmt.Errorf("next user uid: %w", err)
+			}
+		} else if _, err := LoadUser(ctx, tx, ch.UID); err == nil {
+			return invalid("uid", "user %d exists", ch.UID)
+		} else if !errors.Is(err, ErrNoUser) {
+			return err
+		}
+		return writeAccount(ctx, tx, ch, "", true)
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	return GetAccount(ctx, db, ch.UID)
+}
+
+// UpdateAccount replaces the user ch.UID as AccountChange says. Disabling a
+// user ends their sessions in the same transaction; their tokens are
+// refused while they are disabled (the authenticator loads the user on
+// every request). It returns ErrNoUser for an unknown uid, ErrLastAdmin
+// when no active administrator would remain, and refuses what
+// CreateAccount refuses, writing nothing.
+func UpdateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account, error) {
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		old, err := LoadUser(ctx, tx, ch.UID)
+		if err != nil {
+			return err
+		}
+		hash, err := PasswordHash(ctx, tx, ch.UID)
+		if err != nil {
+			return err
+		}
+		return writeAccount(ctx, tx, ch, hash, !old.Disabled)
+	})
+	if err != nil {
+		return Account{}, err
+	}
+	return GetAccount(ctx, db, ch.UID)
+}
+
+// writeAccount validates ch and writes it; hash is the stored password hash
+// kept when ch sets none, active the state kept when ch sets none.
+func writeAccount(ctx context.Context, tx *store.Tx, ch AccountChange, hash string, active bool) error {
+	if err := checkAccount(ctx, tx, ch); err != nil {
+		return err
+	}
+	if ch.Password != nil {
+		h, err := auth.HashPassword(*ch.Password)
+		if err != nil {
+			return invalid("password", "%s", err.Error())
+		}
+		hash = h
+	}
+	if ch.Active != nil {
+		active = *ch.Active
+	}
+	u := User{UID: ch.UID, Username: ch.Username, Admin: ch.Admin, Disabled: !active, ServiceAccount: ch.ServiceAccount,
+		BackendLanguage: cmp.Or(ch.BackendLanguage, "en"), Groups: ch.Groups, Languages: ch.Languages,
+		Mounts: ch.Mounts, Grants: ch.Grants}
+	if err := PutUserTx(ctx, tx, u, hash); err != nil {
+		return err
+	}
+	if !active {
+		if err := auth.EndSessionsTx(ctx, tx, ch.UID); err != nil {
+			return err
+		}
+	}
+	var admins int
+	if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM be_users WHERE admin = ? AND disabled = ?", true, false).Scan(&admins); err != nil {
+		return fmt.Errorf("count administrators: %w", err)
+	}
+	if admins == 0 {
+		return fmt.Errorf("user %d: %w", ch.UID, ErrLastAdmin)
+	}
+	return nil
+}
+
+func checkAccount(ctx context.Context, q store.Querier, ch AccountChange) error {
+	name := ch.Username
+	switch {
+	case strings.TrimSpace(name) == "":
+		return invalid("username", "must not be empty")
+	case name != strings.TrimSpace(name):
+		return invalid("username", "must not start or end with spaces")
+	case len(name) > 100:
+		return invalid("username", "at most 100 bytes, got %d", len(name))
+	}
+	if ch.Password != nil && (len(*ch.Password) < 8 || len(*ch.Password) > 72) {
+		return invalid("password", "want 8 to 72 bytes, got %d", len(*ch.Password))
+	}
+	if l := ch.BackendLanguage; l != "" && l != "en" && l != "de" {
+		return invalid("backendLanguage", "want en or de, got %q", l)
+	}
+	c := refChecker{ctx, q}
+	if err := c.groups("groups", ch.Groups); err != nil {
+		return err
+	}
+	if err := c.languages(ch.Languages); err != nil {
+		return err
+	}
+	if err := c.mounts(ch.Mounts); err != nil {
+		return err
+	}
+	if err := grants(ch.Grants); err != nil {
+		return err
+	}
+	other, err := LoadUserByName(ctx, q, name)
+	switch {
+	case err == nil && other.UID != ch.UID:
+		return fmt.Errorf("username %q: %w", name, ErrUsernameTaken)
+	case err != nil && !errors.Is(err, ErrNoUser):
+		return err
+	}
+	return nil
+}
+
+func nonNil[T any](l []T) []T {
+	if l == nil {
+		return []T{}
+	}
+	return l
+}

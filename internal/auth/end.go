@@ -1,0 +1,17 @@
+package auth
+
+import (
+	"context"
+	"fmt"
+
+	"waymark/internal/store"
+)
+
+// EndSessionsTx deletes every session of user, so that a disabled user's
+// browser is logged out for good (its cookie names nothing any more).
+func EndSessionsTx(ctx context.Context, q store.Querier, user int64) error {
+	if _, err := q.Exec(ctx, "DELETE FROM sessions WHERE user_uid = ?", user); err != nil {
+		return fmt.Errorf("end sessions of user %d: %w", user, err)
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"waymark/internal/access"
+	"waymark/internal/auth"
+)
+
+type tokenBody struct {
+	Label string `json:"label"`
+}
+
+type tokenAnswer struct {
+	Token     string    `json:"token"`
+	User      int64     `json:"user"`
+	Label     string    `json:"label"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// handleAdminTokenCreate answers POST /api/admin/users/{uid}/tokens: a new
+// API token for the user, shown in this answer only (the store keeps its
+// hash).
+func (s *Server) handleAdminTokenCreate(w http.ResponseWriter, r *http.Request) error {
+	uid, err := adminUID(r)
+	if err != nil {
+		return err
+	}
+	var body tokenBody
+	if err := DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	if len(body.Label) > 200 {
+		return Errorf(http.StatusBadRequest, "invalid", "label: at most 200 bytes, got %d", len(body.Label))
+	}
+	if _, err := access.LoadUser(r.Context(), s.db, uid); err != nil {
+		return err
+	}
+	now := s.clock.Now()
+	token, err := auth.IssueToken(r.Context(), s.db, uid, body.Label, now)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusCreated, tokenAnswer{Token: token, User: uid, Label: body.Label, CreatedAt: now})
+}

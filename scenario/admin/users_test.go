@@ -1,0 +1,275 @@
+package admin_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
+)
+
+// login opens a session of username and returns its cookie header ("" when refused).
+func login(t *testing.T, e *wt.Env, username, password string) string {
+	t.Helper()
+	body := `{"username": "` + username + `", "password": "` + password + `"}`
+	resp, err := http.Post(e.URL+"/api/login", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == "waymark_session" {
+			return c.Name + "=" + c.Value
+		}
+	}
+	t.Fatalf("login of %s set no session cookie", username)
+	return ""
+}
+
+// meWithCookie answers the status of GET /api/me with a session cookie.
+func meWithCookie(t *testing.T, e *wt.Env, cookie string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", e.URL+"/api/me", nil)
+	req.Header.Set("Cookie", cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func newUser() map[string]any {
+	return map[string]any{"username": "hans", "password": "geheim-123", "groups": []int{1}, "grants": []string{"approve"},
+		"backendLanguage": "de", "languages": []int{0}, "mounts": []int{1}}
+}
+
+func TestAdministratorCreatesAUserWhoCanLogIn(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		admin := e.As(wt.Admin)
+		r := admin.Must("POST", "/api/admin/users", newUser(), http.StatusCreated)
+		u := r.Map(t)
+		if u["uid"].(float64) <= 5 || u["username"] != "hans" || u["active"] != true || u["admin"] != false ||
+			u["hasPassword"] != true || u["backendLanguage"] != "de" {
+			t.Fatalf("created = %v, want active hans with a password", u)
+		}
+		if strings.Contains(string(r.Body), "geheim-123") || strings.Contains(string(r.Body), "$2a$") {
+			t.Errorf("answer shows the password or its hash: %s", r.Body)
+		}
+		if login(t, e, "hans", "geheim-123") == "" {
+			t.Fatalf("hans cannot log in with the password the administrator set")
+		}
+		path := "/api/admin/users/" + itoa(u["uid"].(float64))
+		// PUT without a password keeps it; with one replaces it.
+		upd := newUser()
+		delete(upd, "password")
+		upd["grants"], upd["admin"] = []string{}, true
+		got := admin.Must("PUT", path, upd, http.StatusOK).Map(t)
+		if got["admin"] != true || len(got["grants"].([]any)) != 0 || got["hasPassword"] != true {
+			t.Errorf("PUT = %v, want admin without grants, password kept", got)
+		}
+		if login(t, e, "hans", "geheim-123") == "" {
+			t.Errorf("a PUT without password removed the password")
+		}
+		upd["password"] = "anders-456"
+		admin.Must("PUT", path, upd, http.StatusOK)
+		if login(t, e, "hans", "geheim-123") != "" || login(t, e, "hans", "anders-456") == "" {
+			t.Errorf("after setting a new password the old one works or the new one does not")
+		}
+		list := admin.Must("GET", "/api/admin/users", nil, http.StatusOK)
+		if n := len(list.Map(t)["users"].([]any)); n != 6 || strings.Contains(string(list.Body), "$2a$") {
+			t.Errorf("list = %s, want 6 users without hashes", list.Body)
+		}
+	})
+}
+
+// The issue: "create a user's API token (shown once)".
+func TestUserTokenIsShownOnceAndWorks(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		admin := e.As(wt.Admin)
+		tok := admin.Must("POST", "/api/admin/users/4/tokens", map[string]any{"label": "ci"}, http.StatusCreated).Map(t)
+		token, _ := tok["token"].(string)
+		if !strings.HasPrefix(token, "wm_") || tok["label"] != "ci" || tok["user"] != float64(4) {
+			t.Fatalf("token answer = %v, want a wm_ token for user 4 labelled ci", tok)
+		}
+		me := e.As(token).Must("GET", "/api/me", nil, http.StatusOK).Map(t)
+		if me["username"] != "otto" {
+			t.Errorf("the new token acts as %v, want otto", me["username"])
+		}
+		for _, p := range []string{"/api/admin/users/4", "/api/admin/users"} {
+			if b := admin.Must("GET", p, nil, 200).Body; strings.Contains(string(b), token) {
+				t.Errorf("GET %s shows the token again", p)
+			}
+		}
+		if got := admin.Must("GET", "/api/admin/users/4", nil, 200).Map(t); got["tokens"] != float64(2) {
+			t.Errorf("user 4 tokens = %v, want 2", got["tokens"])
+		}
+		refused(t, admin.Do("POST", "/api/admin/users/4/tokens", map[string]any{"label": strings.Repeat("x", 201)}), 400, "label", "long label")
+	})
+}
+
+// The issue: "disable a user (their sessions and tokens stop at once)".
+func TestDisabledUserSessionsAndTokensStopAtOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		admin := e.As(wt.Admin)
+		admin.Must("PUT", "/api/admin/users/4", map[string]any{"username": "otto", "password": "otto-pass-1", "groups": []int{1}}, http.StatusOK)
+		cookie := login(t, e, "otto", "otto-pass-1")
+		issued := admin.Must("POST", "/api/admin/users/4/tokens", map[string]any{}, http.StatusCreated).Map(t)["token"].(string)
+		for _, tok := range []string{wt.Otto, issued} {
+			e.As(tok).Must("GET", "/api/me", nil, http.StatusOK) // the token is verified and remembered
+		}
+		if meWithCookie(t, e, cookie) != http.StatusOK {
+			t.Fatal("otto's session does not work before")
+		}
+
+		got := admin.Must("PUT", "/api/admin/users/4", map[string]any{"username": "otto", "groups": []int{1}, "active": false}, http.StatusOK).Map(t)
+		if got["active"] != false {
+			t.Fatalf("PUT active false = %v", got)
+		}
+		for _, tok := range []string{wt.Otto, issued} {
+			if r := e.As(tok).Do("GET", "/api/me", nil); r.Status != http.StatusUnauthorized {
+				t.Errorf("token of a disabled user: GET /api/me = %d, want 401", r.Status)
+			}
+		}
+		if s := meWithCookie(t, e, cookie); s != http.StatusUnauthorized {
+			t.Errorf("session of a disabled user: GET /api/me = %d, want 401", s)
+		}
+		if login(t, e, "otto", "otto-pass-1") != "" {
+			t.Errorf("a disabled user can log in")
+		}
+		var sessions int
+		if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM sessions WHERE user_uid = 4").Scan(&sessions); err != nil || sessions != 0 {
+			t.Errorf("disabled user keeps %d sessions (%v), want 0", sessions, err)
+		}
+
+		// Enabled again, the tokens work; the ended session does not come back.
+		admin.Must("PUT", "/api/admin/users/4", map[string]any{"username": "otto", "groups": []int{1}, "active": true}, http.StatusOK)
+		e.As(issued).Must("GET", "/api/me", nil, http.StatusOK)
+		if s := meWithCookie(t, e, cookie); s != http.StatusUnauthorized {
+			t.Errorf("ended session after re-enabling: GET /api/me = %d, want 401", s)
+		}
+	})
+}
+
+func TestTheLastActiveAdministratorCannotBeDisabledOrDemoted(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		admin := e.As(wt.Admin)
+		before := admin.Must("GET", "/api/admin/users/1", nil, 200).Map(t)
+		refused(t, admin.Do("PUT", "/api/admin/users/1", map[string]any{"username": "admin", "admin": true, "active": false}), 409, "administrator", "disable last admin")
+		refused(t, admin.Do("PUT", "/api/admin/users/1", map[string]any{"username": "admin", "admin": false}), 409, "administrator", "demote last admin")
+		unchanged(t, admin, "/api/admin/users/1", before, "refused demotion")
+		// With a second administrator the first may step down.
+		admin.Must("PUT", "/api/admin/users/3", map[string]any{"username": "paula", "admin": true, "groups": []int{1}}, 200)
+		admin.Must("PUT", "/api/admin/users/1", map[string]any{"username": "admin", "admin": false}, 200)
+	})
+}
+
+func TestUserBadInputIsRefusedNamingTheFieldAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		admin := e.As(wt.Admin)
+		before := admin.Must("GET", "/api/admin/users/4", nil, 200).Map(t)
+		list := admin.Must("GET", "/api/admin/users", nil, 200).Map(t)
+		for _, tc := range []struct {
+			field  string
+			value  any
+			status int
+		}{
+			{"username", "  ", 400},
+			{"username", "erika", 409},
+			{"password", "short", 400},
+			{"password", strings.Repeat("p", 73), 400},
+			{"backendLanguage", "fr", 400},
+			{"groups", []int{99}, 400},
+			{"languages", []int{7}, 400},
+			{"mounts", []int{999}, 400},
+			{"grants", []string{"root"}, 400},
+		} {
+			body := newUser()
+			body[tc.field] = tc.value
+			refused(t, admin.Do("POST", "/api/admin/users", body), tc.status, tc.field, "POST with "+tc.field)
+			if tc.field == "username" && tc.status == 409 {
+				body["username"] = "erika" // otto renamed to erika
+			}
+			refused(t, admin.Do("PUT", "/api/admin/users/4", body), tc.status, tc.field, "PUT with "+tc.field)
+		}
+		admin.Must("PUT", "/api/admin/users/999", newUser(), http.StatusNotFound)
+		admin.Must("GET", "/api/admin/users/999", nil, http.StatusNotFound)
+		admin.Must("POST", "/api/admin/users/999/tokens", map[string]any{}, http.StatusNotFound)
+		unchanged(t, admin, "/api/admin/users/4", before, "bad input")
+		unchanged(t, admin, "/api/admin/users", list, "bad input")
+	})
+}
+
+func TestAdministratorEditsGroupsAndMembersGetTheirRights(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		admin := e.As(wt.Admin)
+		g := admin.Must("POST", "/api/admin/groups", map[string]any{"title": "Reviewers", "grants": []string{"approve"},
+			"subgroups": []int{1}, "tablesSelect": []string{"pages"}}, http.StatusCreated).Map(t)
+		uid := g["uid"].(float64)
+		if uid <= 1 || g["title"] != "Reviewers" || len(g["subgroups"].([]any)) != 1 || len(g["tablesModify"].([]any)) != 0 {
+			t.Fatalf("created group = %v", g)
+		}
+		// otto joins the new group and holds its grant at once.
+		admin.Must("PUT", "/api/admin/users/4", map[string]any{"username": "otto", "groups": []int{int(uid)}}, http.StatusOK)
+		me := e.As(wt.Otto).Must("GET", "/api/me", nil, 200).Map(t)
+		if !strings.Contains(string(e.As(wt.Otto).Must("GET", "/api/me", nil, 200).Body), `"approve"`) {
+			t.Errorf("me of a member of Reviewers = %v, want the approve grant", me)
+		}
+		path := "/api/admin/groups/" + strconv.Itoa(int(uid))
+		got := admin.Must("PUT", path, map[string]any{"title": "Reviewers", "subgroups": []int{1}}, http.StatusOK).Map(t)
+		if len(got["grants"].([]any)) != 0 {
+			t.Errorf("PUT = %v, want no grants", got)
+		}
+		if strings.Contains(string(e.As(wt.Otto).Must("GET", "/api/me", nil, 200).Body), `"approve"`) {
+			t.Errorf("otto keeps the approve grant after the group lost it")
+		}
+		if n := len(admin.Must("GET", "/api/admin/groups", nil, 200).Map(t)["groups"].([]any)); n != 2 {
+			t.Errorf("groups listed = %d, want 2", n)
+		}
+
+		before := admin.Must("GET", "/api/admin/groups/1", nil, 200).Map(t)
+		for _, tc := range []struct {
+			field string
+			value any
+		}{
+			{"title", ""},
+			{"tablesSelect", []string{"be_users"}},
+			{"tablesModify", []string{"nope"}},
+			{"nonExcludeFields", []string{"pages:nofield"}},
+			{"nonExcludeFields", []string{"pagesdescription"}},
+			{"languages", []int{7}},
+			{"mounts", []int{999}},
+			{"subgroups", []int{99}},
+			{"subgroups", []int{1}}, // itself
+			{"grants", []string{"root"}},
+		} {
+			body := map[string]any{"title": "Editors", tc.field: tc.value}
+			refused(t, admin.Do("PUT", "/api/admin/groups/1", body), 400, tc.field, "PUT group with "+tc.field)
+			if tc.field != "subgroups" {
+				refused(t, admin.Do("POST", "/api/admin/groups", body), 400, tc.field, "POST group with "+tc.field)
+			}
+		}
+		admin.Must("PUT", "/api/admin/groups/999", map[string]any{"title": "x"}, http.StatusNotFound)
+		admin.Must("GET", "/api/admin/groups/999", nil, http.StatusNotFound)
+		unchanged(t, admin, "/api/admin/groups/1", before, "bad input")
+	})
+}

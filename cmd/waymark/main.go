@@ -45,6 +45,7 @@ func commands() []command {
 		{"purge", "[--db URL] [--older-than 720h]", "delete finished runs and their events past retention", cmdPurge},
 		{"reap", "[--db URL]", "requeue or dead-letter runs whose lease expired", cmdReap},
 		{"token", "[--db URL] USERNAME", "print a new API token for a user", cmdToken},
+		{"user", "disable|enable [--db URL] USERNAME", "disable a user (sessions end, tokens refused) or enable again", cmdUser},
 		{"skill", skillArgs, "skills: sync a directory source, list, approve or revoke a version", cmdSkill},
 	}
 }

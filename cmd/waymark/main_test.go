@@ -100,6 +100,40 @@ func TestImportIsIdempotentAndTokenWorks(t *testing.T) {
 	}
 }
 
+// The CLI twin of disabling a user in the administration API (issue 14).
+func TestUserDisableAndEnable(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "w.db")
+	fx := filepath.Join(dir, "site.yaml")
+	doc := "users: [{uid: 1, username: root, admin: true}, {uid: 7, username: erika}]\n"
+	if err := os.WriteFile(fx, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := cli(t, "import", "--db", db, fx); code != 0 {
+		t.Fatalf("import = %d, %q", code, stderr)
+	}
+	if code, out, stderr := cli(t, "user", "disable", "--db", db, "erika"); code != 0 || out != "user erika disabled\n" {
+		t.Fatalf("user disable = %d, %q, %q", code, out, stderr)
+	}
+	if code, _, stderr := cli(t, "token", "--db", db, "erika"); code == 0 || !strings.Contains(stderr, "disabled") {
+		t.Errorf("token for a disabled user = %d, %q, want refused as disabled", code, stderr)
+	}
+	if code, _, stderr := cli(t, "user", "disable", "--db", db, "root"); code == 0 || !strings.Contains(stderr, "last active administrator") {
+		t.Errorf("disabling the last admin = %d, %q, want refused", code, stderr)
+	}
+	if code, out, _ := cli(t, "user", "enable", "--db", db, "erika"); code != 0 || out != "user erika enabled\n" {
+		t.Errorf("user enable = %d, %q", code, out)
+	}
+	if code, _, stderr := cli(t, "token", "--db", db, "erika"); code != 0 {
+		t.Errorf("token after enabling = %d, %q", code, stderr)
+	}
+	for _, args := range [][]string{{"user"}, {"user", "delete", "erika"}, {"user", "disable", "--db", db}, {"user", "disable", "--db", db, "nobody"}} {
+		if code, _, _ := cli(t, args...); code == 0 {
+			t.Errorf("%v exited 0, want non-zero", args)
+		}
+	}
+}
+
 // TestDemoServesHealthAndMe is the issue's "done means": the demo serves,
 // /healthz answers, a demo token reaches /api/me, a wrong token gets 401.
 func TestPurgeAndReapOnAnEmptyDatabase(t *testing.T) {

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"waymark/internal/access"
+)
+
+// cmdUser is "waymark user disable|enable USERNAME": the CLI twin of
+// PUT /api/admin/users/{uid} with active false or true. Disabling ends the
+// user's sessions; their tokens are refused until the user is enabled again.
+func cmdUser(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || (args[0] != "disable" && args[0] != "enable") {
+		return fmt.Errorf("%w: want user disable|enable [--db URL] USERNAME", errUsage)
+	}
+	action := args[0]
+	fs := newFlags("user "+action, e.stderr)
+	dbURL := dbFlag(fs)
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: want exactly one USERNAME", errUsage)
+	}
+	db, err := openDB(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	u, err := access.LoadUserByName(ctx, db, fs.Arg(0))
+	if errors.Is(err, access.ErrNoUser) {
+		return fmt.Errorf("no user %q", fs.Arg(0))
+	}
+	if err != nil {
+		return err
+	}
+	active := action == "enable"
+	_, err = access.UpdateAccount(ctx, db, access.AccountChange{UID: u.UID, Username: u.Username, Active: &active,
+		Admin: u.Admin, ServiceAccount: u.ServiceAccount, BackendLanguage: u.BackendLanguage, Groups: u.Groups,
+		Languages: u.Languages, Mounts: u.Mounts, Grants: u.Grants})
+	if errors.Is(err, access.ErrLastAdmin) {
+		return fmt.Errorf("user %q is the last active administrator; make another user administrator first", u.Username)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "user %s %sd\n", u.Username, action)
+	return nil
+}

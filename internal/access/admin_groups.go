@@ -41,6 +41,9 @@ func GetGroup(ctx context.Context, q store.Querier, uid int64) (Group, error) {
 // refusing bad input with a *FieldError and writing nothing.
 func CreateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
 	err := db.InTx(ctx, func(tx *store.Tx) error {
+		if err := store.LockSettingsTx(ctx, tx); err != nil {
+			return err
+		}
 		if g.UID == 0 {
 			if err := tx.QueryRow(ctx, "SELECT COALESCE(MAX(uid), 0) + 1 FROM be_groups").Scan(&g.UID); err != nil {
 				return fmt.Errorf("next group uid: %w", err)
@@ -63,6 +66,9 @@ func CreateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
 // an unknown uid and refuses what CreateGroup refuses, writing nothing.
 func UpdateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
 	err := db.InTx(ctx, func(tx *store.Tx) error {
+		if err := store.LockSettingsTx(ctx, tx); err != nil {
+			return err
+		}
 		if _, err := GetGroup(ctx, tx, g.UID); err != nil {
 			return err
 		}

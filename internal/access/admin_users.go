@@ -105,6 +105,9 @@ func GetAccount(ctx context.Context, q store.Querier, uid int64) (Account, error
 // ErrUsernameTaken, writing nothing.
 func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account, error) {
 	err := db.InTx(ctx, func(tx *store.Tx) error {
+		if err := store.LockSettingsTx(ctx, tx); err != nil {
+			return err
+		}
 		if ch.UID == 0 {
 			if err := tx.QueryRow(ctx, "SELECT COALESCE(MAX(uid), 0) + 1 FROM be_users").Scan(&ch.UID); err != nil {
 				return fmt.Errorf("next user uid: %w", err)
@@ -130,6 +133,9 @@ func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account
 // CreateAccount refuses, writing nothing.
 func UpdateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account, error) {
 	err := db.InTx(ctx, func(tx *store.Tx) error {
+		if err := store.LockSettingsTx(ctx, tx); err != nil {
+			return err
+		}
 		old, err := LoadUser(ctx, tx, ch.UID)
 		if err != nil {
 			return err

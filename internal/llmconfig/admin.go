@@ -21,6 +21,9 @@ var ErrTaken = errors.New("already taken")
 // It returns the configuration as stored, without its key.
 func (s *Store) Create(ctx context.Context, c Configuration) (Configuration, error) {
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := store.LockSettingsTx(ctx, tx); err != nil {
+			return err
+		}
 		if c.UID == 0 {
 			if err := tx.QueryRow(ctx, "SELECT COALESCE(MAX(uid), 0) + 1 FROM configurations").Scan(&c.UID); err != nil {
 				return fmt.Errorf("next configuration uid: %w", err)
@@ -52,6 +55,9 @@ func (s *Store) Create(ctx context.Context, c Configuration) (Configuration, err
 // nothing.
 func (s *Store) Update(ctx context.Context, c Configuration, key *string) (Configuration, error) {
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		if err := store.LockSettingsTx(ctx, tx); err != nil {
+			return err
+		}
 		sealed, err := s.sealedKey(ctx, tx, c.UID)
 		if err != nil {
 			return err

@@ -49,6 +49,8 @@ const (
 	sourceObj  kind = "source"
 	pageObj    kind = "page"
 	attachment kind = "attachment"
+	userObj    kind = "user"
+	groupObj   kind = "group"
 )
 
 // matrixRow is the expected answer of one route to every caller. want holds
@@ -128,6 +130,47 @@ var matrix = map[string]matrixRow{
 	"GET /api/conversations/{id}/stream": {kind: convObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/404/404"},
 	"GET /api/pages/{uid}/open-points":   {kind: pageObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404"},
 	"GET /api/open-points":               {want: "401 401 200 200 200 200 200"},
+
+	// Administration (issue 14): 403 to every non-admin before any lookup.
+	"GET /api/admin/configurations": {want: "401 401 403 403 403 403 200"},
+	"POST /api/admin/configurations": {want: "401 401 403 403 403 403 201",
+		body: fixed(map[string]any{"identifier": "matrix", "providerType": "demo", "contextWindow": 8000})},
+	"GET /api/admin/configurations/{uid}": {kind: configObj, want: "401 401 403 403 403 403 200/200/404"},
+	"PUT /api/admin/configurations/{uid}": {kind: configObj, want: "401 401 403 403 403 403 200/200/404",
+		body: func(ids map[string]string) any { return closedProvider(ids["uid"]) }},
+	"POST /api/admin/configurations/{uid}/test": {kind: configObj, want: "401 401 403 403 403 403 200/200/404",
+		prepare: pointAtClosedPort},
+	"GET /api/admin/users":       {want: "401 401 403 403 403 403 200"},
+	"POST /api/admin/users":      {want: "401 401 403 403 403 403 201", body: fixed(map[string]any{"username": "matrix"})},
+	"GET /api/admin/users/{uid}": {kind: userObj, want: "401 401 403 403 403 403 200/200/404"},
+	"PUT /api/admin/users/{uid}": {kind: userObj, want: "401 401 403 403 403 403 200/200/404",
+		body: func(ids map[string]string) any {
+			return map[string]any{"username": ids["name"], "groups": json.RawMessage(ids["groups"])}
+		}},
+	"POST /api/admin/users/{uid}/tokens": {kind: userObj, want: "401 401 403 403 403 403 201/201/404", body: fixed(map[string]any{"label": "matrix"})},
+	"GET /api/admin/groups":              {want: "401 401 403 403 403 403 200"},
+	"POST /api/admin/groups":             {want: "401 401 403 403 403 403 201", body: fixed(map[string]any{"title": "Matrix"})},
+	"GET /api/admin/groups/{uid}":        {kind: groupObj, want: "401 401 403 403 403 403 200/200/404"},
+	"PUT /api/admin/groups/{uid}": {kind: groupObj, want: "401 401 403 403 403 403 200/200/404",
+		body: fixed(map[string]any{"title": "Matrix", "tablesSelect": []string{"pages", "tt_content"}, "tablesModify": []string{"pages", "tt_content"}})},
+	"GET /api/admin/runs": {want: "401 401 403 403 403 403 200"},
+}
+
+// closedProvider is a configuration body whose provider listens nowhere, so
+// that a connection test answers without the scripted server.
+func closedProvider(uid string) map[string]any {
+	return map[string]any{"identifier": "matrix-" + uid, "name": "Matrix", "active": true, "providerType": "openai",
+		"baseUrl": "http://127.0.0.1:9/v1", "model": "m", "contextWindow": 32000}
+}
+
+// pointAtClosedPort, before the administrator's connection tests, points
+// configurations 1 and 4 at a port nothing listens on.
+func pointAtClosedPort(e *wt.Env, caller int) {
+	if callers[caller].token == admin {
+		for _, uid := range []string{"1", "4"} {
+			e.As(admin).Must("PUT", "/api/admin/configurations/"+uid, closedProvider(uid), http.StatusOK)
+		}
+	}
 }
 
 const skillMD = "---\nname: Matrix\ndescription: A skill of the matrix.\n---\nWrite plainly."
@@ -248,6 +291,11 @@ func (f *fixtureObjects) objects(k kind, token string, fresh bool) [3]map[string
 			p, q = q, p
 		}
 		return [3]map[string]string{one("uid", p), one("uid", q), one("uid", "999")}
+	case userObj: // erika and bernd, with their names and groups kept
+		return [3]map[string]string{{"uid": "2", "name": "erika", "groups": "[1, 4]"}, {"uid": "4", "name": "bernd", "groups": "[2]"},
+			{"uid": "999", "name": "ghost", "groups": "[]"}}
+	case groupObj:
+		return [3]map[string]string{one("uid", "1"), one("uid", "2"), one("uid", "999")}
 	case attachment:
 		return [3]map[string]string{{"cfg": "1", "skill": "12"}, {"cfg": "2", "skill": "13"}, {"cfg": "1", "skill": "999"}}
 	}

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +21,7 @@ func ListGroups(ctx context.Context, q store.Querier) ([]Group, error) {
 	for _, g := range all {
 		out = append(out, groupView(g))
 	}
-	slices.SortFunc(out, func(a, b Group) int { return int(a.UID - b.UID) })
+	slices.SortFunc(out, func(a, b Group) int { return cmp.Compare(a.UID, b.UID) })
 	return out, nil
 }
 

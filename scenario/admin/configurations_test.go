@@ -119,6 +119,12 @@ func TestTestConnectionAnswersTheReplyOrTheClassifiedError(t *testing.T) {
 			!strings.Contains(errObj["message"].(string), "invalid api key") {
 			t.Errorf("test against a 401 = %v, want ok false with kind not_retryable, status 401 and the message", got)
 		}
+		// A server that echoes the key in its error does not get it shown.
+		e.LLM.Add(llmtest.Reply{Status: 401, ErrorMessage: "Incorrect API key provided: sk-scenario-secret"})
+		echoed := admin.Must("POST", "/api/admin/configurations/1/test", nil, http.StatusOK)
+		if strings.Contains(string(echoed.Body), "sk-scenario-secret") || !strings.Contains(string(echoed.Body), "Incorrect API key provided") {
+			t.Errorf("test against a server echoing the key = %s, want the message without the key", echoed.Body)
+		}
 		e.LLM.Add(llmtest.Reply{Content: "pong"})
 		if strings.Contains(string(admin.Must("POST", "/api/admin/configurations/1/test", nil, 200).Body), "sk-scenario-secret") {
 			t.Errorf("a test answer shows the key")

@@ -71,6 +71,8 @@ func (s *Server) routes() {
 	s.HandleAdmin("GET /api/admin/users/{uid}", s.handleAdminUserGet)
 	s.HandleAdmin("PUT /api/admin/users/{uid}", s.handleAdminUserUpdate)
 	s.HandleAdmin("POST /api/admin/users/{uid}/tokens", s.handleAdminTokenCreate)
+	s.HandleAdmin("GET /api/admin/users/{uid}/tokens", s.handleAdminTokenList)
+	s.HandleAdmin("DELETE /api/admin/users/{uid}/tokens/{id}", s.handleAdminTokenDelete)
 	s.HandleAdmin("GET /api/admin/groups", s.handleAdminGroupList)
 	s.HandleAdmin("POST /api/admin/groups", s.handleAdminGroupCreate)
 	s.HandleAdmin("GET /api/admin/groups/{uid}", s.handleAdminGroupGet)

@@ -273,3 +273,38 @@ func TestAdministratorEditsGroupsAndMembersGetTheirRights(t *testing.T) {
 		unchanged(t, admin, "/api/admin/groups/1", before, "bad input")
 	})
 }
+
+func TestAdministratorListsAndRevokesAUsersTokens(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		admin := e.As(wt.Admin)
+		issued := admin.Must("POST", "/api/admin/users/4/tokens", map[string]any{"label": "ci"}, http.StatusCreated).Map(t)["token"].(string)
+		e.As(issued).Must("GET", "/api/me", nil, http.StatusOK) // verified and remembered
+		r := admin.Must("GET", "/api/admin/users/4/tokens", nil, http.StatusOK)
+		if strings.Contains(string(r.Body), issued) || strings.Contains(string(r.Body), "$2a$") {
+			t.Fatalf("token list shows a token or its hash: %s", r.Body)
+		}
+		var list struct {
+			Tokens []struct {
+				ID    int64  `json:"id"`
+				Label string `json:"label"`
+			} `json:"tokens"`
+		}
+		r.JSON(t, &list)
+		if len(list.Tokens) != 2 || list.Tokens[1].Label != "ci" {
+			t.Fatalf("tokens of otto = %+v, want the fixture's and ci", list.Tokens)
+		}
+		ci := strconv.FormatInt(list.Tokens[1].ID, 10)
+		admin.Must("DELETE", "/api/admin/users/3/tokens/"+ci, nil, http.StatusNotFound) // not paula's
+		admin.Must("DELETE", "/api/admin/users/4/tokens/999999", nil, http.StatusNotFound)
+		e.As(issued).Must("GET", "/api/me", nil, http.StatusOK)
+		admin.Must("DELETE", "/api/admin/users/4/tokens/"+ci, nil, http.StatusNoContent)
+		if r := e.As(issued).Do("GET", "/api/me", nil); r.Status != http.StatusUnauthorized {
+			t.Errorf("a revoked token: GET /api/me = %d, want 401 at once", r.Status)
+		}
+		e.As(wt.Otto).Must("GET", "/api/me", nil, http.StatusOK) // the other token still works
+		admin.Must("DELETE", "/api/admin/users/4/tokens/"+ci, nil, http.StatusNotFound)
+		admin.Must("GET", "/api/admin/users/999/tokens", nil, http.StatusNotFound)
+	})
+}

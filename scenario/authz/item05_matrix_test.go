@@ -148,9 +148,12 @@ var matrix = map[string]matrixRow{
 			return map[string]any{"username": ids["name"], "groups": json.RawMessage(ids["groups"])}
 		}},
 	"POST /api/admin/users/{uid}/tokens": {kind: userObj, want: "401 401 403 403 403 403 201/201/404", body: fixed(map[string]any{"label": "matrix"})},
-	"GET /api/admin/groups":              {want: "401 401 403 403 403 403 200"},
-	"POST /api/admin/groups":             {want: "401 401 403 403 403 403 201", body: fixed(map[string]any{"title": "Matrix"})},
-	"GET /api/admin/groups/{uid}":        {kind: groupObj, want: "401 401 403 403 403 403 200/200/404"},
+	"GET /api/admin/users/{uid}/tokens":  {kind: userObj, want: "401 401 403 403 403 403 200/200/404"},
+	// No fixture token is deleted (its user calls later rows): the id names none.
+	"DELETE /api/admin/users/{uid}/tokens/{id}": {kind: userObj, want: "401 401 403 403 403 403 404/404/404"},
+	"GET /api/admin/groups":                     {want: "401 401 403 403 403 403 200"},
+	"POST /api/admin/groups":                    {want: "401 401 403 403 403 403 201", body: fixed(map[string]any{"title": "Matrix"})},
+	"GET /api/admin/groups/{uid}":               {kind: groupObj, want: "401 401 403 403 403 403 200/200/404"},
 	"PUT /api/admin/groups/{uid}": {kind: groupObj, want: "401 401 403 403 403 403 200/200/404",
 		body: fixed(map[string]any{"title": "Matrix", "tablesSelect": []string{"pages", "tt_content"}, "tablesModify": []string{"pages", "tt_content"}})},
 	"GET /api/admin/runs": {want: "401 401 403 403 403 403 200"},
@@ -292,8 +295,8 @@ func (f *fixtureObjects) objects(k kind, token string, fresh bool) [3]map[string
 		}
 		return [3]map[string]string{one("uid", p), one("uid", q), one("uid", "999")}
 	case userObj: // erika and bernd, with their names and groups kept
-		return [3]map[string]string{{"uid": "2", "name": "erika", "groups": "[1, 4]"}, {"uid": "4", "name": "bernd", "groups": "[2]"},
-			{"uid": "999", "name": "ghost", "groups": "[]"}}
+		return [3]map[string]string{{"uid": "2", "name": "erika", "groups": "[1, 4]", "id": "999999"},
+			{"uid": "4", "name": "bernd", "groups": "[2]", "id": "999999"}, {"uid": "999", "name": "ghost", "groups": "[]", "id": "999999"}}
 	case groupObj:
 		return [3]map[string]string{one("uid", "1"), one("uid", "2"), one("uid", "999")}
 	case attachment:

@@ -4,4 +4,9 @@
 // acting user and its groups as stored now (DESIGN.md §6 invariant 5), never a
 // copy frozen earlier; administrators pass everything; a disabled or missing
 // user passes nothing.
+//
+// The administration of users and groups (issue 14) lives here too:
+// CreateAccount, UpdateAccount, CreateGroup and UpdateGroup validate every
+// reference against the store, never leave the site without an active
+// administrator, and end a disabled user's sessions in the same transaction.
 package access

@@ -19,6 +19,8 @@ var (
 	ErrUsernameTaken = errors.New("username is taken")
 	// ErrLastAdmin: the change would leave no active administrator.
 	ErrLastAdmin = errors.New("the change would leave no active administrator")
+	// ErrExists: a create names a uid that exists.
+	ErrExists = errors.New("uid exists")
 	// ErrNoGroup: no group has the uid.
 	ErrNoGroup = errors.New("no such group")
 )

@@ -50,7 +50,7 @@ func CreateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
 				return fmt.Errorf("next group uid: %w", err)
 			}
 		} else if _, err := GetGroup(ctx, tx, g.UID); err == nil {
-			return invalid("uid", "group %d exists", g.UID)
+			return fmt.Errorf("uid: group %d: %w", g.UID, ErrExists)
 		} else if !errors.Is(err, ErrNoGroup) {
 			return err
 		}

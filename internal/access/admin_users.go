@@ -113,7 +113,7 @@ func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account
 				return fmt.Errorf("next user uid: %w", err)
 			}
 		} else if _, err := LoadUser(ctx, tx, ch.UID); err == nil {
-			return invalid("uid", "user %d exists", ch.UID)
+			return fmt.Errorf("uid: user %d: %w", ch.UID, ErrExists)
 		} else if !errors.Is(err, ErrNoUser) {
 			return err
 		}

@@ -41,7 +41,7 @@ func adminError(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: cfe.Field + ": " + cfe.Reason, Err: err}
 	case errors.As(err, &afe):
 		return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: afe.Error(), Err: err}
-	case errors.Is(err, llmconfig.ErrTaken), errors.Is(err, access.ErrUsernameTaken):
+	case errors.Is(err, llmconfig.ErrTaken), errors.Is(err, access.ErrUsernameTaken), errors.Is(err, access.ErrExists):
 		return &Error{Status: http.StatusConflict, Code: "conflict", Message: err.Error(), Err: err}
 	case errors.Is(err, access.ErrLastAdmin):
 		return &Error{Status: http.StatusConflict, Code: "last_admin",

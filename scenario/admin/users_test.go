@@ -209,6 +209,11 @@ func TestUserBadInputIsRefusedNamingTheFieldAndChangesNothing(t *testing.T) {
 			}
 			refused(t, admin.Do("PUT", "/api/admin/users/4", body), tc.status, tc.field, "PUT with "+tc.field)
 		}
+		taken := newUser()
+		taken["uid"], taken["username"] = 4, "otto2"
+		refused(t, admin.Do("POST", "/api/admin/users", taken), 409, "uid", "POST with an existing uid")
+		taken["uid"] = 3
+		refused(t, admin.Do("PUT", "/api/admin/users/4", taken), 400, "uid", "PUT naming another uid")
 		admin.Must("PUT", "/api/admin/users/999", newUser(), http.StatusNotFound)
 		admin.Must("GET", "/api/admin/users/999", nil, http.StatusNotFound)
 		admin.Must("POST", "/api/admin/users/999/tokens", map[string]any{}, http.StatusNotFound)
@@ -268,6 +273,7 @@ func TestAdministratorEditsGroupsAndMembersGetTheirRights(t *testing.T) {
 				refused(t, admin.Do("POST", "/api/admin/groups", body), 400, tc.field, "POST group with "+tc.field)
 			}
 		}
+		refused(t, admin.Do("POST", "/api/admin/groups", map[string]any{"uid": 1, "title": "Again"}), 409, "uid", "POST group with an existing uid")
 		admin.Must("PUT", "/api/admin/groups/999", map[string]any{"title": "x"}, http.StatusNotFound)
 		admin.Must("GET", "/api/admin/groups/999", nil, http.StatusNotFound)
 		unchanged(t, admin, "/api/admin/groups/1", before, "bad input")

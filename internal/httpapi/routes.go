@@ -82,6 +82,9 @@ func (s *Server) routes() {
 		s.HandleAdmin("POST /api/admin/configurations", s.handleAdminConfigurationCreate)
 		s.HandleAdmin("GET /api/admin/configurations/{uid}", s.handleAdminConfigurationGet)
 		s.HandleAdmin("PUT /api/admin/configurations/{uid}", s.handleAdminConfigurationUpdate)
+		if s.catalogue != nil {
+			s.HandleAdmin("GET /api/admin/configurations/{uid}/process-skills", s.handleAdminProcessSkills)
+		}
 	}
 	if s.runtime != nil {
 		s.HandleAdmin("GET /api/admin/runs", s.handleAdminRunList)

@@ -22,6 +22,8 @@ var adminRoutes = []struct {
 	{"PUT", "/api/admin/configurations/1", map[string]any{"identifier": "chat", "providerType": "demo", "contextWindow": 1000}},
 	{"PUT", "/api/admin/configurations/999", map[string]any{"identifier": "x", "providerType": "demo", "contextWindow": 1000}},
 	{"POST", "/api/admin/configurations/1/test", nil},
+	{"GET", "/api/admin/configurations/1/process-skills?user=2", nil},
+	{"GET", "/api/admin/configurations/999/process-skills?user=2", nil},
 	{"POST", "/api/admin/configurations/999/test", nil},
 	{"GET", "/api/admin/users", nil},
 	{"POST", "/api/admin/users", map[string]any{"username": "mallory", "admin": true}},

@@ -138,6 +138,7 @@ var matrix = map[string]matrixRow{
 	"GET /api/admin/configurations/{uid}": {kind: configObj, want: "401 401 403 403 403 403 200/200/404"},
 	"PUT /api/admin/configurations/{uid}": {kind: configObj, want: "401 401 403 403 403 403 200/200/404",
 		body: func(ids map[string]string) any { return closedProvider(ids["uid"]) }},
+	"GET /api/admin/configurations/{uid}/process-skills": {kind: configObj, want: "401 401 403 403 403 403 400/400/404"},
 	"POST /api/admin/configurations/{uid}/test": {kind: configObj, want: "401 401 403 403 403 403 200/200/404",
 		prepare: pointAtClosedPort},
 	"GET /api/admin/users":       {want: "401 401 403 403 403 403 200"},

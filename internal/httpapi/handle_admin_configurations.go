@@ -29,6 +29,10 @@ type configurationBody struct {
 	ToolGroups            []string               `json:"toolGroups"`
 	MaxIterations         int                    `json:"maxIterations"`
 	TokenBudget           int64                  `json:"tokenBudget"`
+	// Read-only fields of the answer, accepted and ignored so that a GET
+	// answer can be edited and sent back.
+	HasAPIKey any `json:"hasApiKey"`
+	UpdatedAt any `json:"updatedAt"`
 }
 
 func (b configurationBody) configuration() llmconfig.Configuration {

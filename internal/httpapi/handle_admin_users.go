@@ -21,6 +21,10 @@ type userBody struct {
 	Languages       []int64  `json:"languages"`
 	Mounts          []int64  `json:"mounts"`
 	Grants          []string `json:"grants"`
+	// Read-only fields of the answer, accepted and ignored so that a GET
+	// answer can be edited and sent back.
+	HasPassword any `json:"hasPassword"`
+	Tokens      any `json:"tokens"`
 }
 
 func (b userBody) change() access.AccountChange {

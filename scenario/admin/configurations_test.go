@@ -54,6 +54,11 @@ func TestAdministratorCreatesAndEditsAConfiguration(t *testing.T) {
 		if got["name"] != "Review 2" || got["active"] != false || got["hasApiKey"] != true || len(got["allowedGroups"].([]any)) != 0 {
 			t.Errorf("PUT = %v, want Review 2, inactive, key kept, no groups", got)
 		}
+		// A GET answer sent back as it is changes nothing and keeps the key.
+		again := admin.Must("PUT", path, admin.Must("GET", path, nil, 200).Map(t), http.StatusOK).Map(t)
+		if again["hasApiKey"] != true || again["name"] != "Review 2" {
+			t.Errorf("PUT of the GET answer = %v, want it unchanged with the key kept", again)
+		}
 		// An empty key removes it.
 		upd["apiKey"] = ""
 		if got = admin.Must("PUT", path, upd, http.StatusOK).Map(t); got["hasApiKey"] != false {

@@ -80,6 +80,11 @@ func TestAdministratorCreatesAUserWhoCanLogIn(t *testing.T) {
 		if login(t, e, "hans", "geheim-123") == "" {
 			t.Errorf("a PUT without password removed the password")
 		}
+		// A GET answer sent back as it is changes nothing.
+		back := admin.Must("GET", path, nil, 200).Map(t)
+		if again := admin.Must("PUT", path, back, http.StatusOK).Map(t); again["hasPassword"] != true || again["admin"] != true {
+			t.Errorf("PUT of the GET answer = %v, want it unchanged", again)
+		}
 		upd["password"] = "anders-456"
 		admin.Must("PUT", path, upd, http.StatusOK)
 		if login(t, e, "hans", "geheim-123") != "" || login(t, e, "hans", "anders-456") == "" {

@@ -9,6 +9,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/auth"
+	"waymark/internal/store"
 )
 
 // Error is an error a handler returns to answer with a given status, code
@@ -59,6 +60,8 @@ func classify(err error, requestID string) (status int, code, msg string) {
 	switch {
 	case he != nil || errors.As(err, &he):
 		return he.Status, he.Code, he.Message
+	case errors.Is(err, store.ErrInvalidText):
+		return http.StatusBadRequest, "invalid_text", store.ErrInvalidText.Error()
 	case errors.Is(err, auth.ErrUnauthenticated):
 		return http.StatusUnauthorized, "unauthenticated", "authentication required"
 	case errors.Is(err, access.ErrDenied):

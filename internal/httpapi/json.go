@@ -33,8 +33,8 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 
 // DecodeJSON reads the request body, which must be one JSON value of
 // Content-Type application/json, at most MaxBodyBytes, with no fields v does
-// not have and nothing after it. Every violation is a 400 *Error with a
-// one-line message.
+// not have and nothing after it, and no string a database cannot store
+// (invalid_text). Every violation is a 400 *Error with a one-line message.
 func DecodeJSON(r *http.Request, v any) error {
 	ct := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
@@ -53,6 +53,9 @@ func DecodeJSON(r *http.Request, v any) error {
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Errorf(http.StatusBadRequest, "bad_request", "request body is empty")
+	}
+	if err := checkJSONText(body); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

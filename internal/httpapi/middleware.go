@@ -54,6 +54,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.observe(r, info, time.Since(start))
 	}()
+	if err := checkURLText(r); err != nil {
+		s.writeError(rw, r, err)
+		return
+	}
 	s.mux.ServeHTTP(rw, r)
 }
 

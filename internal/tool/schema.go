@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"waymark/internal/store"
 )
 
 // compileSchema compiles a JSON Schema document (draft 2020-12 unless it says otherwise).
@@ -53,6 +56,10 @@ func validateAs(s *jsonschema.Schema, raw []byte, what string) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return &ArgsError{What: what, Problems: []string{what + ": not a JSON value"}}
+	}
+	if probs := unstorable(v, what, nil); len(probs) > 0 {
+		sort.Strings(probs)
+		return &ArgsError{What: what, Problems: compact(probs)}
 	}
 	err = s.Validate(v)
 	if err == nil {
@@ -109,4 +116,30 @@ func compact(s []string) []string {
 		}
 	}
 	return out
+}
+
+// unstorable lists the strings (values and keys) of a decoded JSON value that
+// no database stores alike — a NUL byte, bytes that are not UTF-8 — as
+// "location: problem" (issue 12 item 6): the model reads an error result
+// instead of a run failing at its write.
+func unstorable(v any, at string, probs []string) []string {
+	switch x := v.(type) {
+	case string:
+		if err := store.CheckText(x); err != nil {
+			probs = append(probs, at+": text cannot be stored ("+strings.TrimPrefix(err.Error(), store.ErrInvalidText.Error()+": ")+")")
+		}
+	case map[string]any:
+		for k, e := range x {
+			if err := store.CheckText(k); err != nil {
+				probs = append(probs, at+": a key whose text cannot be stored")
+				continue
+			}
+			probs = unstorable(e, at+"/"+k, probs)
+		}
+	case []any:
+		for i, e := range x {
+			probs = unstorable(e, at+"/"+strconv.Itoa(i), probs)
+		}
+	}
+	return probs
 }

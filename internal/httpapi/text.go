@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"waymark/internal/store"
+)
+
+// invalidText is the answer to text a database cannot store (issue 12 item 6).
+func invalidText(where string, err error) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "invalid_text", Message: where + ": " + err.Error(), Err: err}
+}
+
+// checkURLText refuses a request whose decoded path or query holds text the
+// database cannot store, before any route sees it.
+func checkURLText(r *http.Request) error {
+	if err := store.CheckText(r.URL.Path); err != nil {
+		return invalidText("path", err)
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil // routes that read the query report it
+	}
+	for k, vs := range q {
+		if err := store.CheckText(k); err != nil {
+			return invalidText("query", err)
+		}
+		for _, v := range vs {
+			if err := store.CheckText(v); err != nil {
+				return invalidText(fmt.Sprintf("query parameter %q", k), err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkJSONText refuses a JSON body with a string (value or key) that the
+// database cannot store. JSON carries a NUL only as the escape \u0000, which
+// decodes to a NUL byte; invalid UTF-8 decodes to U+FFFD and is storable. A
+// body that does not parse is left to the decoder to report.
+func checkJSONText(body []byte) error {
+	type frame struct {
+		object  bool
+		wantKey bool   // in an object: the next string is a key
+		key     string // in an object: the key of the value being read
+	}
+	var stack []frame
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].wantKey = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil { // io.EOF at the end; a syntax error is the decoder's to report
+			return nil
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, frame{object: true, wantKey: true})
+			case '[':
+				stack = append(stack, frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+		case string:
+			n := len(stack)
+			key := n > 0 && stack[n-1].object && stack[n-1].wantKey
+			if err := store.CheckText(v); err != nil {
+				switch {
+				case key:
+					return invalidText("object key", err)
+				case n > 0 && stack[n-1].object:
+					return invalidText(fmt.Sprintf("field %q", stack[n-1].key), err)
+				}
+				return invalidText("request body", err)
+			}
+			if key {
+				stack[n-1].wantKey, stack[n-1].key = false, v
+				continue
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// ErrInvalidText is returned by CheckText for text a database of either
+// dialect cannot store alike: PostgreSQL refuses a NUL byte and bytes that
+// are not UTF-8 in text columns, while SQLite would keep them. Refusing such
+// text before it reaches either database keeps one rule on both (issue 12
+// item 6).
+var ErrInvalidText = errors.New("text contains a NUL byte or is not UTF-8")
+
+// CheckText returns an error wrapping ErrInvalidText when s contains a NUL
+// byte or is not valid UTF-8; the message says which and at which byte, never
+// repeating s.
+func CheckText(s string) error {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return fmt.Errorf("%w: NUL byte at byte %d", ErrInvalidText, i)
+	}
+	if !utf8.ValidString(s) {
+		for i, r := range s {
+			if r == utf8.RuneError {
+				if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+					return fmt.Errorf("%w: not UTF-8 at byte %d", ErrInvalidText, i)
+				}
+			}
+		}
+		return fmt.Errorf("%w: not UTF-8", ErrInvalidText)
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package hostile_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
+)
+
+// Issue 12 item 6: text PostgreSQL cannot store — a NUL byte, bytes that are
+// not UTF-8 — in a request field, a path segment, a query value or a
+// username answers 400 invalid_text on both databases and changes nothing.
+func TestTextPostgreSQLCannotStoreIsInvalidTextOnBothDatabases(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := wt.New(t, db, wt.Site, nil)
+		erika := e.As(wt.Erika)
+		conv := erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated).Map(t)
+		convPath := fmt.Sprintf("/api/conversations/%d", int64(conv["id"].(float64)))
+		before := map[string]int{}
+		tables := []string{"runs", "conversation_messages", "skills", "skill_sources", "sessions"}
+		for _, tb := range tables {
+			before[tb] = count(t, e, tb)
+		}
+		cases := []struct {
+			name, method, path, body string
+			as                       string // token; "" anonymous
+		}{
+			{"username with NUL", "POST", "/api/login", `{"username": "erika\u0000", "password": "x"}`, ""},
+			{"password with NUL", "POST", "/api/login", `{"username": "erika", "password": "pw\u0000"}`, ""},
+			{"run message with NUL", "POST", "/api/runs", `{"configuration": 1, "messages": [{"role": "user", "content": "hi\u0000there"}]}`, wt.Erika},
+			{"tool name with NUL", "POST", "/api/runs", `{"configuration": 1, "allowedTools": ["read_page\u0000"], "messages": [{"role": "user", "content": "hi"}]}`, wt.Erika},
+			{"chat message with NUL", "POST", convPath + "/messages", `{"content": "\u0000"}`, wt.Erika},
+			{"skill markdown with NUL", "POST", "/api/skills", `{"source": 1, "identifier": "x", "markdown": "---\nname: X\u0000\n---\n"}`, wt.Admin},
+			{"object key with NUL", "POST", "/api/runs", `{"configuration": 1, "messages": [{"role": "user", "content": "hi", "x\u0000": 1}]}`, wt.Erika},
+			{"path segment with NUL", "GET", "/api/runs/abc%00def", "", wt.Erika},
+			{"path segment not UTF-8", "GET", "/api/runs/%ff%fe", "", wt.Erika},
+			{"query value with NUL", "GET", "/api/inbox?after=%00", "", wt.Erika},
+		}
+		for _, c := range cases {
+			client := e.As(c.as)
+			var body any
+			if c.body != "" {
+				body = c.body
+			}
+			r := client.Do(c.method, c.path, body)
+			if r.Status != http.StatusBadRequest || r.ErrorCode() != "invalid_text" {
+				t.Errorf("%s: %s %s = %d %s, want 400 invalid_text", c.name, c.method, c.path, r.Status, r.Body)
+			}
+		}
+		for _, tb := range tables {
+			if n := count(t, e, tb); n != before[tb] {
+				t.Errorf("rows of %s = %d after the refused requests, want %d", tb, n, before[tb])
+			}
+		}
+		// Escaped text that is storable stays allowed: a backslash followed by "u0000".
+		r := e.As("").Do("POST", "/api/login", `{"username": "erika\\u0000", "password": "x"}`)
+		if r.Status != http.StatusUnauthorized {
+			t.Errorf(`login with the storable username "erika\\u0000" = %d %s, want 401`, r.Status, r.Body)
+		}
+	})
+}
+
+// Issue 12 item 6: a value the model proposes that cannot be stored is an
+// error result the model reads, never a failed run; nothing is written.
+func TestModelProposedNULIsAnErrorResultNotAFailedRun(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := wt.New(t, db, wt.Site, nil)
+		e.LLM.Add(
+			toolCall("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "Bad\u0000text"}}`),
+			answer("I could not store that."),
+		)
+		was := fields(t, e, "pages", 1)
+		erika := e.As(wt.Erika)
+		st := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1,
+			"messages": []map[string]string{{"role": "user", "content": "Improve the description"}}}, http.StatusCreated).Map(t)
+		pending, _ := st["pending"].(map[string]any)
+		if st["status"] != "waiting_for_approval" || pending == nil {
+			t.Fatalf("run = %v, want waiting_for_approval", st)
+		}
+		call := pending["calls"].([]any)[0].(map[string]any)
+		if pe, _ := call["previewError"].(string); !strings.Contains(pe, "cannot be stored") {
+			t.Errorf("card call = %v, want a previewError saying the text cannot be stored", call)
+		}
+		st = erika.Must("POST", "/api/runs/"+st["uuid"].(string)+"/approval",
+			map[string]any{"approve": true, "turnDigest": pending["turnDigest"]}, http.StatusOK).Map(t)
+		if st["status"] != "completed" {
+			t.Fatalf("run after the approval = %v, want completed", st)
+		}
+		if got := fields(t, e, "pages", 1); got != was {
+			t.Errorf("page 1 fields = %s, want unchanged %s", got, was)
+		}
+		reqs := e.LLM.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("model requests = %d, want 2", len(reqs))
+		}
+		last := reqs[1].Messages[len(reqs[1].Messages)-1]
+		if last.Role != "tool" || !strings.Contains(last.Content, "cannot be stored") {
+			t.Errorf("tool result to the model = %+v, want an error saying the text cannot be stored", last)
+		}
+	})
+}

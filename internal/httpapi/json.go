@@ -32,7 +32,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 }
 
 // DecodeJSON reads the request body, which must be one JSON value of
-// Content-Type application/json, at most MaxBodyBytes, with no fields v does
+// Content-Type application/json, at most MaxBodyBytes (413 body_too_large beyond), with no fields v does
 // not have and nothing after it, and no string a database cannot store
 // (invalid_text). Every violation is a 400 *Error with a one-line message.
 func DecodeJSON(r *http.Request, v any) error {
@@ -44,12 +44,16 @@ func DecodeJSON(r *http.Request, v any) error {
 	if r.Body == nil {
 		return Errorf(http.StatusBadRequest, "bad_request", "request body is empty")
 	}
+	tooLarge := Errorf(http.StatusRequestEntityTooLarge, "body_too_large", "request body larger than 1 MiB")
+	if r.ContentLength > MaxBodyBytes {
+		return tooLarge // refused before reading a byte of it
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
 		return &Error{Status: http.StatusBadRequest, Code: "bad_request", Message: "cannot read request body", Err: err}
 	}
 	if len(body) > MaxBodyBytes {
-		return Errorf(http.StatusBadRequest, "bad_request", "request body larger than 1 MiB")
+		return tooLarge
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Errorf(http.StatusBadRequest, "bad_request", "request body is empty")

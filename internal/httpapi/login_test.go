@@ -149,7 +149,6 @@ func TestLoginWithBadRequestIs400AndCreatesNoSession(t *testing.T) {
 			{"wrong type", `{"username":7,"password":"erika-pw"}`, "", `field "username"`},
 			{"form content type", `username=erika&password=erika-pw`, "application/x-www-form-urlencoded", "Content-Type"},
 			{"missing password", `{"username":"erika"}`, "", "required"},
-			{"over 1 MiB", `{"username":"erika","password":"` + strings.Repeat("x", 1<<20) + `"}`, "", "1 MiB"},
 		}
 		for _, c := range cases {
 			a := b.do(t, call{method: "POST", path: "/api/login", body: c.body, contentType: c.contentType})
@@ -157,6 +156,10 @@ func TestLoginWithBadRequestIs400AndCreatesNoSession(t *testing.T) {
 			if !strings.Contains(msg, c.wantMsg) || strings.Contains(msg, "\n") {
 				t.Errorf("login with %s: message %q, want one line containing %q", c.name, msg, c.wantMsg)
 			}
+		}
+		big := b.do(t, call{method: "POST", path: "/api/login", body: `{"username":"erika","password":"` + strings.Repeat("x", 1<<20) + `"}`})
+		if msg := wantError(t, "login over 1 MiB", big, http.StatusRequestEntityTooLarge, "body_too_large"); !strings.Contains(msg, "1 MiB") {
+			t.Errorf("login over 1 MiB: message %q, want it to name the limit", msg)
 		}
 		a := b.do(t, call{method: "POST", path: "/api/login"})
 		wantError(t, "login without body", a, http.StatusBadRequest, "bad_request")

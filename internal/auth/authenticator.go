@@ -40,6 +40,9 @@ type Authenticator struct {
 
 	dummyOnce sync.Once // guards dummyHash
 	dummyHash string    // compared against when a username is unknown, to even out timing
+
+	throttle *throttle     // failed logins per username and client
+	checks   chan struct{} // one slot per password check running
 }
 
 type cachedToken struct {
@@ -48,9 +51,15 @@ type cachedToken struct {
 	expires time.Time
 }
 
-// New returns an Authenticator reading db and deciding expiry by clk.
-func New(db *store.DB, clk clock.Clock) *Authenticator {
-	return &Authenticator{db: db, clk: clk, cache: map[[32]byte]cachedToken{}}
+// New returns an Authenticator reading db and deciding expiry and login
+// windows by clk, with DefaultLimits.
+func New(db *store.DB, clk clock.Clock) *Authenticator { return NewLimited(db, clk, Limits{}) }
+
+// NewLimited is New with the login limits l (zero fields: the defaults).
+func NewLimited(db *store.DB, clk clock.Clock, l Limits) *Authenticator {
+	t := newThrottle(l)
+	return &Authenticator{db: db, clk: clk, cache: map[[32]byte]cachedToken{},
+		throttle: t, checks: make(chan struct{}, t.limits.MaxChecks)}
 }
 
 // FromToken returns the uid of the user an API token belongs to. It returns

@@ -26,10 +26,42 @@ type Session struct {
 	Expires time.Time
 }
 
-// Login checks a username and password and creates a session. A wrong
-// password, an unknown username, a disabled user and a service account all
-// yield ErrUnauthenticated; other errors are failures of the store.
+// Login is LoginFrom without a client address: only the username is throttled.
 func (a *Authenticator) Login(ctx context.Context, username, password string) (Session, error) {
+	return a.LoginFrom(ctx, "", username, password)
+}
+
+// LoginFrom checks a username and password tried from client (an address;
+// "" when unknown) and creates a session. A wrong password, an unknown
+// username, a disabled user and a service account all yield
+// ErrUnauthenticated and count as a failure of the username and the client;
+// once either has failed too often within the window, LoginFrom returns a
+// *ThrottledError without checking the password, whatever it is. At most
+// Limits.MaxChecks password checks run at once; the others wait for a turn
+// or the end of ctx. Other errors are failures of the store.
+func (a *Authenticator) LoginFrom(ctx context.Context, client, username, password string) (Session, error) {
+	if wait := a.throttle.attempt(a.clk.Now(), username, client); wait > 0 {
+		return Session{}, &ThrottledError{RetryAfter: wait}
+	}
+	s, err := a.login(ctx, username, password)
+	if !errors.Is(err, ErrUnauthenticated) { // a success, or a fault that proved nothing wrong
+		a.throttle.succeeded(a.clk.Now(), username, client)
+	}
+	return s, err
+}
+
+// checkPassword is CheckPassword within the bound of concurrent checks.
+func (a *Authenticator) checkPassword(ctx context.Context, hash, password string) (bool, error) {
+	select {
+	case a.checks <- struct{}{}:
+	case <-ctx.Done():
+		return false, fmt.Errorf("login: waiting for a password check: %w", ctx.Err())
+	}
+	defer func() { <-a.checks }()
+	return CheckPassword(hash, password), nil
+}
+
+func (a *Authenticator) login(ctx context.Context, username, password string) (Session, error) {
 	var (
 		uid             int64
 		hash            string
@@ -38,13 +70,19 @@ func (a *Authenticator) Login(ctx context.Context, username, password string) (S
 	err := a.db.QueryRow(ctx, "SELECT uid, password_hash, disabled, service_account FROM be_users WHERE username = ?", username).
 		Scan(&uid, &hash, &disabled, &robot)
 	if errors.Is(err, sql.ErrNoRows) {
-		CheckPassword(a.dummy(), password) // the same work as for a known user
+		if _, err := a.checkPassword(ctx, a.dummy(), password); err != nil { // the same work as for a known user
+			return Session{}, err
+		}
 		return Session{}, ErrUnauthenticated
 	}
 	if err != nil {
 		return Session{}, fmt.Errorf("login: %w", err)
 	}
-	if !CheckPassword(hash, password) || disabled || robot {
+	ok, err := a.checkPassword(ctx, hash, password)
+	if err != nil {
+		return Session{}, err
+	}
+	if !ok || disabled || robot {
 		return Session{}, ErrUnauthenticated
 	}
 	now := a.clk.Now()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"waymark/internal/app"
+	"waymark/internal/clock"
 	"waymark/internal/fixture"
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/llm/openai"
@@ -33,7 +34,8 @@ type Env struct {
 
 // Options tune New.
 type Options struct {
-	Workers int // in-process queue workers (0: none; call RunQueued yourself)
+	Workers int         // in-process queue workers (0: none; call RunQueued yourself)
+	Clock   clock.Clock // nil: the wall clock
 	// MaxOpenRuns caps each user's queued or waiting runs (0: the default).
 	MaxOpenRuns int
 }
@@ -54,6 +56,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		Provider:     openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }},
 		PollInterval: 20 * time.Millisecond,
 		MaxOpenRuns:  opts.MaxOpenRuns,
+		Clock:        opts.Clock,
 	})
 	if err != nil {
 		t.Fatalf("app: %v", err)
@@ -90,6 +93,7 @@ func (e *Env) As(token string) *Client { return &Client{env: e, token: token} }
 // Response is an answer of the API.
 type Response struct {
 	Status int
+	Header http.Header
 	Body   []byte
 }
 
@@ -165,7 +169,7 @@ func (c *Client) DoHeaders(method, path string, body any, headers map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Response{Status: resp.StatusCode, Body: data}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: data}
 }
 
 // Must sends a request and fails the test unless the answer has status want.

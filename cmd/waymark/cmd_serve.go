@@ -23,6 +23,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	workers := fs.Int("workers", 2, "in-process queue workers (0: none; run `waymark worker` elsewhere)")
 	dir := fs.String("data-dir", "", "folder of the secret key (default: WAYMARK_DATA_DIR, the SQLite file's folder, or .)")
 	maxOpen := maxOpenRunsFlag(fs)
+	hf := defineHTTPFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -31,6 +32,10 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	}
 	if *maxOpen < 1 {
 		return fmt.Errorf("%w: --max-open-runs must be 1 or more", errUsage)
+	}
+	ho, err := hf.resolve()
+	if err != nil {
+		return err
 	}
 	if *workers < 0 {
 		return fmt.Errorf("%w: --workers must be 0 or more", errUsage)
@@ -41,11 +46,11 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: *workers, Logger: e.log, Version: version,
-		MaxOpenRuns: *maxOpen})
+		MaxOpenRuns: *maxOpen, SecureCookies: ho.secure})
 	if err != nil {
 		return err
 	}
-	return serve(ctx, e, a, *addr, func(url string) {
+	return serve(ctx, e, a, *addr, ho, func(url string) {
 		fmt.Fprintf(e.stdout, "waymark serving %s on %s (%d workers)\n", db.Addr, url, *workers)
 	})
 }
@@ -82,7 +87,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("demo site: %w", err)
 	}
-	return serve(ctx, e, a, *addr, func(url string) {
+	return serve(ctx, e, a, *addr, httpOptions{}, func(url string) {
 		w := e.stdout
 		fmt.Fprintf(w, "Waymark demo: %s (database %s)\n", url, path)
 		fmt.Fprintf(w, "Demo site imported: %s\n\nLogins (password / API token):\n", sum)
@@ -99,14 +104,17 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 }
 
 // serve runs the HTTP server and the workers until ctx ends; ready gets the base URL.
-func serve(ctx context.Context, e *env, a *app.App, addr string, ready func(url string)) error {
+func serve(ctx context.Context, e *env, a *app.App, addr string, ho httpOptions, ready func(url string)) error {
 	stop, err := a.StartWorkers(ctx)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	defer a.Close()
-	return httpapi.Serve(ctx, addr, a.Handler(), e.log, func(bound string) { ready("http://" + bound) })
+	cfg := ho.serve
+	cfg.Logger = e.log
+	cfg.Ready = func(bound string) { ready(ho.scheme() + "://" + bound) }
+	return httpapi.ServeWith(ctx, addr, a.Handler(), &cfg)
 }
 
 func checkAddr(addr string) error {

@@ -54,6 +54,8 @@ type Config struct {
 	// MaxOpenRuns caps each user's runs that are queued or waiting at once
 	// (0: agent.DefaultMaxOpenRuns).
 	MaxOpenRuns int
+	// SecureCookies marks the session cookie Secure (--secure-cookies).
+	SecureCookies bool
 }
 
 // App is the wired application.
@@ -124,7 +126,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	points := chat.NewOpenPoints(db, clk)
 	conversations := chat.New(db, rt, configs, skills, checker, points, clk, log)
 	conversations.SetEnder(ender)
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, Runtime: rt, Skills: skills,
+	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: process.NewCatalogue(db, configs, skills), Chat: conversations, OpenPoints: points,
 		Configs: configs})
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package auth turns credentials into a backend user uid: API tokens (bearer),
 // UI sessions (cookie + CSRF token), passwords. Secrets are stored only as
-// hashes: passwords and tokens with bcrypt, session ids with sha256.
+// hashes: passwords and tokens with bcrypt, session ids and CSRF tokens with sha256.
 //
 // The Authenticator answers "which uid do these credentials name?" and
 // nothing more. Every failure of a credential is ErrUnauthenticated, whatever

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
@@ -17,8 +18,9 @@ import (
 // SessionTTL is the lifetime of a UI session from login; it is not extended by use.
 const SessionTTL = 12 * time.Hour
 
-// Session is a UI login. ID goes into the session cookie and is stored only as
-// its sha256; CSRF must accompany every state-changing request of the session.
+// Session is a UI login. ID goes into the session cookie; CSRF must accompany
+// every state-changing request of the session. The store keeps only the
+// sha256 of each (issue 12 item 10).
 type Session struct {
 	ID      string
 	CSRF    string
@@ -86,9 +88,10 @@ func (a *Authenticator) login(ctx context.Context, username, password string) (S
 		return Session{}, ErrUnauthenticated
 	}
 	now := a.clk.Now()
-	s := Session{ID: randomString(), CSRF: randomString(), UID: uid, Expires: now.Add(SessionTTL)}
+	id := randomString()
+	s := Session{ID: id, CSRF: csrfOf(id), UID: uid, Expires: now.Add(SessionTTL)}
 	if _, err := a.db.Exec(ctx, "INSERT INTO sessions (id_hash, user_uid, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-		sessionKey(s.ID), uid, s.CSRF, store.Micros(now), store.Micros(s.Expires)); err != nil {
+		sessionKey(s.ID), uid, sessionKey(s.CSRF), store.Micros(now), store.Micros(s.Expires)); err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
 	}
 	return s, nil
@@ -102,9 +105,12 @@ func (a *Authenticator) FromSession(ctx context.Context, sessionID string) (uid 
 	if sessionID == "" {
 		return 0, "", ErrUnauthenticated
 	}
-	var expires int64
+	var (
+		expires  int64
+		csrfHash string
+	)
 	err = a.db.QueryRow(ctx, "SELECT user_uid, csrf, expires_at FROM sessions WHERE id_hash = ?", sessionKey(sessionID)).
-		Scan(&uid, &csrf, &expires)
+		Scan(&uid, &csrfHash, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, "", ErrUnauthenticated
 	}
@@ -113,6 +119,10 @@ func (a *Authenticator) FromSession(ctx context.Context, sessionID string) (uid 
 	}
 	if !a.clk.Now().Before(store.Time(expires)) {
 		return 0, "", ErrUnauthenticated
+	}
+	csrf = csrfOf(sessionID)
+	if subtle.ConstantTimeCompare([]byte(sessionKey(csrf)), []byte(csrfHash)) != 1 {
+		return 0, "", ErrUnauthenticated // a session stored before CSRF tokens were hashed: log in again
 	}
 	return uid, csrf, nil
 }
@@ -141,7 +151,15 @@ func (a *Authenticator) dummy() string {
 	return a.dummyHash
 }
 
-// sessionKey is what the store keeps of a session id.
+// csrfOf is the CSRF token of a session: derived from the session id (which
+// only the session's browser and this server know), so that the store keeps
+// nothing but its hash and the token can still be handed out again.
+func csrfOf(sessionID string) string {
+	sum := sha256.Sum256([]byte("waymark csrf\x00" + sessionID))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// sessionKey is what the store keeps of a session id (and of its CSRF token).
 func sessionKey(id string) string {
 	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:])

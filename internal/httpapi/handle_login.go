@@ -56,15 +56,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("load user %d after login: %w", sess.UID, err)
 	}
 	infoFrom(r.Context()).uid = sess.UID
-	http.SetCookie(w, &http.Cookie{
-		Name:     SessionCookie,
-		Value:    sess.ID,
-		Path:     "/",
-		Expires:  sess.Expires,
-		HttpOnly: true,
-		Secure:   r.TLS != nil,
-		SameSite: http.SameSiteLaxMode,
-	})
+	s.SetSessionCookie(w, r, sess)
 	return WriteJSON(w, http.StatusOK, loginAnswer{CSRFToken: sess.CSRF, User: MeOf(actor)})
 }
 

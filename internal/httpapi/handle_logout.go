@@ -11,15 +11,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) error {
 		if err := s.auth.Logout(r.Context(), id); err != nil {
 			return err
 		}
-		http.SetCookie(w, &http.Cookie{
-			Name:     SessionCookie,
-			Value:    "",
-			Path:     "/",
-			MaxAge:   -1,
-			HttpOnly: true,
-			Secure:   r.TLS != nil,
-			SameSite: http.SameSiteLaxMode,
-		})
+		s.ClearSessionCookie(w, r)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

@@ -27,6 +27,9 @@ type Config struct {
 	Clock    clock.Clock          // nil: the wall clock
 	Registry *prometheus.Registry // nil: a new registry with Go and process collectors
 	Version  string               // reported by /healthz
+	// SecureCookies marks the session cookie Secure even when the request
+	// came over plain HTTP (behind a TLS-terminating proxy; issue 12 item 10).
+	SecureCookies bool
 	// Runtime serves the runs API (/api/runs…, /api/inbox); nil leaves those routes out.
 	Runtime *agent.Runtime
 	// Skills serves the skills API (/api/skills…); nil leaves those routes out.
@@ -54,6 +57,7 @@ type Server struct {
 	clock     clock.Clock
 	registry  *prometheus.Registry
 	version   string
+	secure    bool // SecureCookies
 	auth      *auth.Authenticator
 	mux       *http.ServeMux
 	metrics   metrics
@@ -82,6 +86,7 @@ func New(cfg Config) (*Server, error) {
 		logger:    cmp.Or(cfg.Logger, slog.Default()),
 		clock:     cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
 		version:   cfg.Version,
+		secure:    cfg.SecureCookies,
 		runtime:   cfg.Runtime,
 		skills:    cfg.Skills,
 		ender:     cfg.Ender,

@@ -38,6 +38,8 @@ type Options struct {
 	Clock   clock.Clock // nil: the wall clock
 	// MaxOpenRuns caps each user's queued or waiting runs (0: the default).
 	MaxOpenRuns int
+	// SecureCookies marks the session cookie Secure (as behind a TLS proxy).
+	SecureCookies bool
 }
 
 // New starts the application on db with the fixture (YAML or JSON; the text
@@ -51,12 +53,13 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 	ctx := context.Background()
 	srv := llmtest.NewServer(t)
 	a, err := app.New(ctx, db, app.Config{
-		Key:          bytes.Repeat([]byte{7}, 32),
-		Workers:      opts.Workers,
-		Provider:     openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }},
-		PollInterval: 20 * time.Millisecond,
-		MaxOpenRuns:  opts.MaxOpenRuns,
-		Clock:        opts.Clock,
+		Key:           bytes.Repeat([]byte{7}, 32),
+		Workers:       opts.Workers,
+		Provider:      openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }},
+		PollInterval:  20 * time.Millisecond,
+		MaxOpenRuns:   opts.MaxOpenRuns,
+		Clock:         opts.Clock,
+		SecureCookies: opts.SecureCookies,
 	})
 	if err != nil {
 		t.Fatalf("app: %v", err)

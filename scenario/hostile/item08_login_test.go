@@ -25,7 +25,13 @@ users:
 // newLoginEnv is wt.Site plus passwordUsers on clk.
 func newLoginEnv(t *testing.T, db *store.DB, clk clock.Clock) *wt.Env {
 	t.Helper()
-	e := wt.New(t, db, wt.Site, &wt.Options{Clock: clk})
+	return newLoginEnvWith(t, db, &wt.Options{Clock: clk})
+}
+
+// newLoginEnvWith is wt.Site plus passwordUsers with opts.
+func newLoginEnvWith(t *testing.T, db *store.DB, opts *wt.Options) *wt.Env {
+	t.Helper()
+	e := wt.New(t, db, wt.Site, opts)
 	if _, err := fixture.Import(context.Background(), db, []byte(passwordUsers), "users.yaml", e.App.FixtureOptions()); err != nil {
 		t.Fatal(err)
 	}

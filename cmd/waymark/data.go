@@ -7,14 +7,22 @@ import (
 	"strings"
 )
 
-// dataDir is where the secret key lives: --data-dir, WAYMARK_DATA_DIR, the
-// SQLite file's folder, or the working directory.
+// dataDir is where the secret key lives: --data-dir, WAYMARK_DATA_DIR, or
+// the SQLite file's folder, made absolute so that it does not depend on the
+// working directory of later commands (issue 12 item 11). On PostgreSQL
+// without either it is "": the key must then come from WAYMARK_SECRET_KEY
+// (app.New refuses otherwise, naming the three).
 func dataDir(flagValue, dbURL string) string {
-	if d := cmp.Or(flagValue, os.Getenv("WAYMARK_DATA_DIR")); d != "" {
-		return d
+	d := cmp.Or(flagValue, os.Getenv("WAYMARK_DATA_DIR"))
+	if d == "" {
+		path, ok := strings.CutPrefix(dbURL, "sqlite:")
+		if !ok {
+			return ""
+		}
+		d = filepath.Dir(strings.TrimPrefix(path, "//"))
 	}
-	if path, ok := strings.CutPrefix(dbURL, "sqlite:"); ok {
-		return filepath.Dir(path)
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
 	}
-	return "."
+	return d
 }

@@ -57,8 +57,15 @@ func TestBadInputExitsNonZeroWithOneLineReason(t *testing.T) {
 			if !strings.Contains(stderr, c.want) {
 				t.Errorf("stderr %q does not contain %q", stderr, c.want)
 			}
-			if first := strings.SplitN(strings.TrimSpace(stderr), "\n", 2)[0]; !strings.HasPrefix(first, "waymark") {
-				t.Errorf("first line %q is not the reason", first)
+			// Log lines (JSON, e.g. a generated secret key) may come first; the reason is one line.
+			var reasons []string
+			for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+				if !strings.HasPrefix(l, `{"time":`) && !strings.HasPrefix(l, "usage: ") {
+					reasons = append(reasons, l)
+				}
+			}
+			if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "waymark") {
+				t.Errorf("stderr %q: want one reason line starting with waymark", stderr)
 			}
 		})
 	}

@@ -80,15 +80,22 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	}
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	clk := cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
-	key := cfg.Key
+	key, source := cfg.Key, "the configuration"
 	if key == nil {
-		var err error
-		if key, err = secret.LoadKey(cfg.DataDir, os.Getenv(secret.EnvKey)); err != nil {
+		k, err := secret.Load(cfg.DataDir, os.Getenv(secret.EnvKey))
+		if err != nil {
 			return nil, err
 		}
+		if k.Generated {
+			log.Warn("generated a new secret key", "path", k.Source)
+		}
+		key, source = k.Bytes, k.Source
 	}
 	box, err := secret.New(key)
 	if err != nil {
+		return nil, err
+	}
+	if err := secret.CheckKey(ctx, db, box, source); err != nil {
 		return nil, err
 	}
 	checker := access.NewChecker(db)

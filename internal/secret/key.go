@@ -18,42 +18,61 @@ const EnvKey = "WAYMARK_SECRET_KEY"
 // KeyFile is the name of the generated key file inside the data directory.
 const KeyFile = "secret.key"
 
-// LoadKey finds the key. env is the value of WAYMARK_SECRET_KEY: when it is
+// Key is a loaded key and where it came from.
+type Key struct {
+	Bytes     []byte
+	Source    string // EnvKey, or the absolute path of the key file
+	Generated bool   // the file did not exist and was created now
+}
+
+// LoadKey is Load returning only the key's bytes.
+func LoadKey(dataDir string, env string) ([]byte, error) {
+	k, err := Load(dataDir, env)
+	return k.Bytes, err
+}
+
+// Load finds the key. env is the value of WAYMARK_SECRET_KEY: when it is
 // set it must be 32 bytes as base64 or hex, and the data directory is not
 // touched. Otherwise the key is read from dataDir/secret.key; when that file
 // does not exist, a random key is generated and written there with mode 0600
 // (the directory is created with mode 0700), so every later start reads the
-// same key. Two processes starting at once agree on one file.
-func LoadKey(dataDir string, env string) ([]byte, error) {
+// same key. Two processes starting at once agree on one file. The data
+// directory is made absolute, so Source never depends on the working
+// directory of a later reader of the message.
+func Load(dataDir string, env string) (Key, error) {
 	if env = strings.TrimSpace(env); env != "" {
 		key, err := parseKey(env)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", EnvKey, err)
+			return Key{}, fmt.Errorf("%s: %w", EnvKey, err)
 		}
-		return key, nil
+		return Key{Bytes: key, Source: EnvKey}, nil
 	}
 	if dataDir == "" {
-		return nil, fmt.Errorf("secret key: %s is not set and no data directory was given", EnvKey)
+		return Key{}, fmt.Errorf("secret key: set %s or give --data-dir (WAYMARK_DATA_DIR) for its file: on PostgreSQL there is no database file to keep it beside", EnvKey)
+	}
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
 	}
 	path := filepath.Join(dataDir, KeyFile)
 	key, err := readKeyFile(path)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return key, err
+		return Key{Bytes: key, Source: path}, err
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("secret key: create data directory: %w", err)
+		return Key{}, fmt.Errorf("secret key: create data directory: %w", err)
 	}
 	key = make([]byte, KeySize)
 	if _, err := rand.Read(key); err != nil {
-		return nil, fmt.Errorf("secret key: generate: %w", err)
+		return Key{}, fmt.Errorf("secret key: generate: %w", err)
 	}
 	if err := writeKeyFile(path, key); err != nil {
 		if errors.Is(err, fs.ErrExist) { // another process was first: use its key
-			return readKeyFile(path)
+			key, err := readKeyFile(path)
+			return Key{Bytes: key, Source: path}, err
 		}
-		return nil, err
+		return Key{}, err
 	}
-	return key, nil
+	return Key{Bytes: key, Source: path, Generated: true}, nil
 }
 
 func readKeyFile(path string) ([]byte, error) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -211,6 +212,7 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 			return nil, fmt.Errorf("open %s: %w", t.Addr, err)
 		}
 	} else {
+		createPrivate(t.Addr)
 		sqldb = sql.OpenDB(&serialConnector{dsn: t.DSN}) // keeps statements of unprepared queries
 	}
 	conns := 16
@@ -236,6 +238,21 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 		db.ckpt = startCheckpointer(t.DSN)
 	}
 	return db, nil
+}
+
+// createPrivate creates a missing SQLite file with mode 0600 before SQLite
+// does (with 0644 less the umask): the database holds password hashes and
+// sealed keys, and SQLite gives its -wal and -shm files the mode of the
+// database file (issue 12 item 12). An existing file is left as it is;
+// failures are left to SQLite to report.
+func createPrivate(path string) {
+	if path == "" || strings.HasPrefix(path, ":memory:") || strings.HasPrefix(path, "file:") {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		f.Close()
+	}
 }
 
 // QueuePool returns the pool for the job queue. On PostgreSQL it is SQL. On

@@ -36,7 +36,8 @@ type skillAPI struct {
 
 func newSkillAPI(t *testing.T, db *store.DB) *skillAPI {
 	t.Helper()
-	e := wt.New(t, db, wt.Site, nil)
+	// The tests' directory sources are temporary folders: the skills root is their parent.
+	e := wt.New(t, db, wt.Site, &wt.Options{SkillsRoot: os.TempDir()})
 	ctx := context.Background()
 	if err := access.PutUserTx(ctx, db, access.User{UID: 6, Username: "sven", Groups: []int64{1}, Grants: []string{access.GrantSkillApprove}}, ""); err != nil {
 		t.Fatal(err)

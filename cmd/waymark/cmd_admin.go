@@ -44,6 +44,7 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("import", e.stderr)
 	dbURL := dbFlag(fs)
 	dir := fs.String("data-dir", "", "folder of the secret key that seals provider keys")
+	skillsRoot := skillsRootFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: 0, Logger: e.log, Version: version})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: 0, Logger: e.log, Version: version})
 	if err != nil {
 		return err
 	}
@@ -105,6 +106,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	dbURL := dbFlag(fs)
 	workers := fs.Int("workers", 2, "concurrent runs")
 	dir := fs.String("data-dir", "", "folder of the secret key")
+	skillsRoot := skillsRootFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -116,7 +118,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: *workers, Logger: e.log, Version: version})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Logger: e.log, Version: version})
 	if err != nil {
 		return err
 	}
@@ -163,6 +165,7 @@ func cmdReap(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("reap", e.stderr)
 	dbURL := dbFlag(fs)
 	dir := fs.String("data-dir", "", "folder of the secret key")
+	skillsRoot := skillsRootFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -171,7 +174,7 @@ func cmdReap(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: 0, Logger: e.log, Version: version})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: 0, Logger: e.log, Version: version})
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	dbURL := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	workers := fs.Int("workers", 2, "in-process queue workers (0: none; run `waymark worker` elsewhere)")
-	dir := fs.String("data-dir", "", "folder of the secret key (default: WAYMARK_DATA_DIR, the SQLite file's folder, or .)")
+	dir := fs.String("data-dir", "", "folder of the secret key (default: WAYMARK_DATA_DIR, else the SQLite file's folder; required on PostgreSQL without WAYMARK_SECRET_KEY)")
+	skillsRoot := skillsRootFlag(fs)
 	maxOpen := maxOpenRunsFlag(fs)
 	hf := defineHTTPFlags(fs)
 	if err := parse(fs, args); err != nil {
@@ -45,7 +46,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Workers: *workers, Logger: e.log, Version: version,
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Logger: e.log, Version: version,
 		MaxOpenRuns: *maxOpen, SecureCookies: ho.secure})
 	if err != nil {
 		return err

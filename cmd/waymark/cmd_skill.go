@@ -31,6 +31,7 @@ func cmdSkill(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("skill "+sub, e.stderr)
 	dbURL := dbFlag(fs)
 	dir := fs.String("data-dir", "", "folder of the secret key")
+	skillsRoot := skillsRootFlag(fs)
 	as := fs.String("as", "", "the user who approves or revokes (approve, revoke)")
 	want := map[string]int{"sync": 1, "list": 0, "approve": 2, "revoke": 2}
 	n, ok := want[sub]
@@ -58,7 +59,7 @@ func cmdSkill(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), Logger: e.log, Version: version})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Logger: e.log, Version: version})
 	if err != nil {
 		return err
 	}

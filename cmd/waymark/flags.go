@@ -36,6 +36,11 @@ func maxOpenRunsFlag(fs *flag.FlagSet) *int {
 	return fs.Int("max-open-runs", def, "runs one user may have queued or waiting for a decision at once (env WAYMARK_MAX_OPEN_RUNS)")
 }
 
+// skillsRootFlag defines --skills-root with the default from WAYMARK_SKILLS_ROOT.
+func skillsRootFlag(fs *flag.FlagSet) *string {
+	return fs.String("skills-root", os.Getenv("WAYMARK_SKILLS_ROOT"), "folder every directory skill source must lie in (none: directory sources are refused)")
+}
+
 // parse parses args and turns flag errors into usage errors.
 func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)

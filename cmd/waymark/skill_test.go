@@ -24,7 +24,7 @@ func skillStore(t *testing.T, url string) (*store.DB, *skill.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	st, err := skill.NewStore(db, func(string) bool { return true }, allConfigs{}, nil)
+	st, err := skill.NewStore(db, func(string) bool { return true }, allConfigs{}, &skill.Config{Root: os.Getenv("WAYMARK_SKILLS_ROOT")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +36,7 @@ func skillStore(t *testing.T, url string) (*store.DB, *skill.Store) {
 func skillCLISetup(t *testing.T) (url, dir string) {
 	t.Helper()
 	tmp := t.TempDir()
+	t.Setenv("WAYMARK_SKILLS_ROOT", tmp)
 	url = "sqlite:" + filepath.Join(tmp, "w.db")
 	fx := filepath.Join(tmp, "users.yaml")
 	users := "users: [{uid: 1, username: admin, admin: true}, {uid: 2, username: otto}]\n"

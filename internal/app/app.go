@@ -56,6 +56,9 @@ type Config struct {
 	MaxOpenRuns int
 	// SecureCookies marks the session cookie Secure (--secure-cookies).
 	SecureCookies bool
+	// SkillsRoot is the folder directory skill sources must lie in
+	// (--skills-root); "" refuses directory sources.
+	SkillsRoot string
 }
 
 // App is the wired application.
@@ -71,6 +74,8 @@ type App struct {
 	Chat    *chat.Service
 	Server  *httpapi.Server
 	log     *slog.Logger
+
+	skillsRoot string // Config.SkillsRoot, for imports
 }
 
 // New wires the application on a migrated db and applies the queue's migrations.
@@ -110,7 +115,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	}
 	configs := llmconfig.New(db, box)
 	skills, err := skill.NewStore(db, func(name string) bool { _, ok := reg.Def(name); return ok }, configs,
-		&skill.Config{Clock: clk})
+		&skill.Config{Clock: clk, Root: cfg.SkillsRoot})
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +166,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	rt.ObserveRefusals(func(c string) { refusals.WithLabelValues(c).Inc() })
-	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, log: log}, nil
+	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, log: log, skillsRoot: cfg.SkillsRoot}, nil
 }
 
 // Close waits for the chat's running turns and decisions.
@@ -176,7 +181,7 @@ func (a *App) FixtureOptions() *fixture.Options {
 	for _, d := range a.Tools.List() {
 		names = append(names, d.Name)
 	}
-	return &fixture.Options{Secrets: a.Box, ToolNames: names}
+	return &fixture.Options{Secrets: a.Box, ToolNames: names, SkillsRoot: a.skillsRoot}
 }
 
 // StartWorkers starts the queue workers and the periodic reaper until ctx

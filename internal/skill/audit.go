@@ -29,6 +29,8 @@ const (
 	EventCreated               AuditEvent = "created"            // backend skill authored
 	EventEdited                AuditEvent = "edited"             // backend skill: a new version
 	EventSourceTrustChanged    AuditEvent = "source_trust_changed"
+	EventSyncRefusedOutside    AuditEvent = "sync_refused_outside_root" // sync: the folder leads out of the skills root
+	EventSyncRefusedSymlink    AuditEvent = "sync_refused_symlink"      // sync: a SKILL.md leads out of its folder
 )
 
 // AuditEntry is one row of the audit trail. Actor 0 is the system (sync).

@@ -3,8 +3,6 @@ package skill
 import (
 	"context"
 	"fmt"
-	"strings"
-	"unicode"
 
 	"waymark/internal/store"
 )
@@ -84,16 +82,6 @@ func (s *Store) insertSkill(ctx context.Context, tx *store.Tx, uid, source int64
 		}
 	}
 	return uid, nil
-}
-
-func validIdentifier(id string) error {
-	if strings.TrimSpace(id) == "" || len(id) > 200 {
-		return invalid("identifier", "want 1 to 200 characters, got %d", len(id))
-	}
-	if strings.IndexFunc(id, func(r rune) bool { return unicode.IsControl(r) || r == '/' || r == '\\' }) >= 0 {
-		return invalid("identifier", "%q holds a slash or a control character", id)
-	}
-	return nil
 }
 
 // SkillUpdateParams is an edit of a backend skill.

@@ -61,16 +61,18 @@ func setup(t testing.TB, db *store.DB, cfg *skill.Config) bundle {
 	exec(t, db, `INSERT INTO configurations (uid, identifier, active, provider_type, context_window, allowed_groups)
 		VALUES (1, 'chat', TRUE, 'demo', 32000, '[1]'), (2, 'admins', TRUE, 'demo', 32000, '[]')`)
 	fake := clock.NewFake(time.Date(2026, 10, 8, 9, 0, 0, 0, time.UTC))
+	root := t.TempDir()
 	c := skill.Config{Clock: fake}
 	if cfg != nil {
 		c = *cfg
 		c.Clock = fake
 	}
+	c.Root = root
 	st, err := skill.NewStore(db, func(n string) bool { return slices.Contains(knownTools, n) }, llmconfig.New(db, nil), &c)
 	if err != nil {
 		t.Fatalf("NewStore: %v", err)
 	}
-	b := bundle{db: db, st: st, clock: fake, dir: filepath.Join(t.TempDir(), "skills")}
+	b := bundle{db: db, st: st, clock: fake, dir: filepath.Join(root, "skills")}
 	if err := os.Mkdir(b.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,11 @@ func (s *Store) SourcePutTx(ctx context.Context, tx *store.Tx, src Source) error
 	if err := validateSource(src); err != nil {
 		return err
 	}
+	if src.Type == Directory {
+		if _, err := s.sourceDir(src.Path); err != nil {
+			return err
+		}
+	}
 	old, err := sourceGet(ctx, tx, src.UID, forUpdate(tx))
 	switch {
 	case errors.Is(err, ErrNotFound):

@@ -32,6 +32,9 @@ type Config struct {
 	// AdmissionFloor is the trust a source must have for its skills to be
 	// composed at all (as fenced data when they do not instruct); default Untrusted.
 	AdmissionFloor Trust
+	// Root is the folder every directory source must lie in (--skills-root);
+	// "" refuses directory sources (issue 12 item 9).
+	Root string
 }
 
 // Store keeps sources, skills, approvals, the audit trail and attachments,
@@ -43,6 +46,8 @@ type Store struct {
 	configs   ConfigAccess
 	threshold Trust
 	floor     Trust
+	root      string // Config.Root, absolute with symlinks resolved; "" none
+	rootAbs   string // Config.Root, absolute as given
 }
 
 // NewStore returns a Store on db. known validates allowed-tools and configs
@@ -63,6 +68,10 @@ func NewStore(db *store.DB, known KnownTools, configs ConfigAccess, cfg *Config)
 		configs:   configs,
 		threshold: cmp.Or(c.InstructionThreshold, Verified),
 		floor:     cmp.Or(c.AdmissionFloor, Untrusted),
+	}
+	var err error
+	if s.rootAbs, s.root, err = rootOf(c.Root); err != nil {
+		return nil, err
 	}
 	if s.threshold.Rank() < 0 {
 		return nil, fmt.Errorf("skill config InstructionThreshold: unknown trust level %q", s.threshold)

@@ -49,8 +49,13 @@ func (s *Store) Sync(ctx context.Context, sourceUID int64) (SyncReport, error) {
 	if src.Type != Directory {
 		return SyncReport{}, invalid("source", "source %d is a %s source: only directory sources sync", src.UID, src.Type)
 	}
-	skills, err := s.readFolder(src.Path)
+	skills, err := s.readSource(src.Path)
 	if err != nil {
+		if ev := refusalEvent(err); ev != "" {
+			if aerr := s.audit(ctx, s.db, AuditEntry{Event: ev, Source: src.UID, Detail: err.Error()}); aerr != nil {
+				return SyncReport{}, fmt.Errorf("sync source %d: %w (audit: %w)", src.UID, err, aerr)
+			}
+		}
 		return SyncReport{}, fmt.Errorf("sync source %d: %w", src.UID, err)
 	}
 	rep := SyncReport{Source: src.UID}
@@ -68,32 +73,55 @@ func (s *Store) Sync(ctx context.Context, sourceUID int64) (SyncReport, error) {
 	return rep, nil
 }
 
-// readFolder reads and checks every skill of a folder.
-func (s *Store) readFolder(dir string) ([]found, error) {
+// refusalEvent is the audit event of a sync refused for leaving a folder, or "".
+func refusalEvent(err error) AuditEvent {
+	var out *outsideRootError
+	var link *symlinkError
+	switch {
+	case errors.As(err, &out):
+		return EventSyncRefusedOutside
+	case errors.As(err, &link):
+		return EventSyncRefusedSymlink
+	}
+	return ""
+}
+
+// readSource reads and checks every skill of a source folder (path as
+// stored), which must lie inside the skills root with its symlinks
+// resolved. Messages name paths relative to the root.
+func (s *Store) readSource(path string) ([]found, error) {
+	dir, err := s.realSourceDir(path)
+	if err != nil {
+		return nil, err
+	}
 	info, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSourceUnreadable, err)
+		return nil, fmt.Errorf("%w: %s", ErrSourceUnreadable, s.rel(dir))
 	}
 	if !info.IsDir() {
-		return nil, fmt.Errorf("%w: %s is not a folder", ErrSourceUnreadable, dir)
+		return nil, fmt.Errorf("%w: %s is not a folder", ErrSourceUnreadable, s.rel(dir))
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSourceUnreadable, err)
+		return nil, fmt.Errorf("%w: %s cannot be listed", ErrSourceUnreadable, s.rel(dir))
 	}
 	var out []found
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		text, err := readSkillFile(filepath.Join(dir, e.Name(), "SKILL.md"))
+		folder := filepath.Join(dir, e.Name())
+		what := s.rel(filepath.Join(folder, "SKILL.md"))
+		text, err := s.readSkillFile(folder, what)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		what := filepath.Join(e.Name(), "SKILL.md")
+		if err := validIdentifier(e.Name()); err != nil {
+			return nil, fmt.Errorf("folder %q: %w", s.rel(folder), err)
+		}
 		v, err := Parse(text)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w: %w", what, ErrInvalid, err)
@@ -107,19 +135,32 @@ func (s *Store) readFolder(dir string) ([]found, error) {
 	return out, nil
 }
 
-// readSkillFile reads a SKILL.md, at most MaxSize+1 bytes of it (Parse
-// refuses a longer one), and only if it is a regular file.
-func readSkillFile(path string) ([]byte, error) {
-	info, err := os.Stat(path)
+// readSkillFile reads the SKILL.md of a skill folder, at most MaxSize+1
+// bytes of it (Parse refuses a longer one), and only if it is a regular file
+// inside the folder: a symlink may point within the folder, never out of it.
+// what names the file in messages.
+func (s *Store) readSkillFile(folder, what string) ([]byte, error) {
+	path := filepath.Join(folder, "SKILL.md")
+	if _, err := os.Lstat(path); err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, &symlinkError{invalid("SKILL.md", "%s is a symlink that does not resolve", what)}
+	}
+	if !within(folder, real) {
+		return nil, &symlinkError{invalid("SKILL.md", "%s is a symlink leading out of its skill folder", what)}
+	}
+	info, err := os.Stat(real)
 	if err != nil {
 		return nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, invalid("SKILL.md", "%s is not a regular file", path)
+		return nil, invalid("SKILL.md", "%s is not a regular file", what)
 	}
-	f, err := os.Open(path)
+	f, err := os.Open(real)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %s cannot be read", ErrSourceUnreadable, what)
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, MaxSize+1))

@@ -40,6 +40,8 @@ type Options struct {
 	MaxOpenRuns int
 	// SecureCookies marks the session cookie Secure (as behind a TLS proxy).
 	SecureCookies bool
+	// SkillsRoot is the folder directory skill sources must lie in ("": none).
+	SkillsRoot string
 }
 
 // New starts the application on db with the fixture (YAML or JSON; the text
@@ -60,6 +62,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		MaxOpenRuns:   opts.MaxOpenRuns,
 		Clock:         opts.Clock,
 		SecureCookies: opts.SecureCookies,
+		SkillsRoot:    opts.SkillsRoot,
 	})
 	if err != nil {
 		t.Fatalf("app: %v", err)

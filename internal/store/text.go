@@ -33,3 +33,13 @@ func CheckText(s string) error {
 	}
 	return nil
 }
+
+// Storable returns s with NUL bytes dropped and bytes that are not UTF-8
+// replaced by U+FFFD: text from outside that must be kept rather than
+// refused (a model's answer) is stored alike on both databases.
+func Storable(s string) string {
+	if CheckText(s) == nil {
+		return s
+	}
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+}

@@ -32,3 +32,12 @@ func TestCheckTextRefusesNULAndBytesThatAreNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+func TestStorableDropsNULAndReplacesBytesThatAreNotUTF8(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"plain é": "plain é", "Hallo\x00 Welt": "Hallo Welt", "a\xffb": "a\uFFFDb", "\x00\x00": ""} {
+		if got := store.Storable(in); got != want || store.CheckText(got) != nil {
+			t.Errorf("Storable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -103,3 +103,23 @@ func TestModelProposedNULIsAnErrorResultNotAFailedRun(t *testing.T) {
 		}
 	})
 }
+
+// Issue 12 item 6: a model answer holding a NUL byte is stored alike on both
+// databases (the byte dropped), and the conversation goes on.
+func TestModelAnswerWithNULIsStoredAlikeOnBothDatabases(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := wt.New(t, db, wt.Site, nil)
+		e.LLM.Add(answer("Hallo\x00 Welt"))
+		erika := e.As(wt.Erika)
+		conv := erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated).Map(t)
+		path := fmt.Sprintf("/api/conversations/%d", int64(conv["id"].(float64)))
+		erika.Must("POST", path+"/messages", map[string]any{"content": "Hallo"}, http.StatusAccepted)
+		e.App.Chat.Wait()
+		got := erika.Must("GET", path, nil, http.StatusOK).Map(t)
+		msgs, _ := got["messages"].([]any)
+		last, _ := msgs[len(msgs)-1].(map[string]any)
+		if got["error"] != nil && got["error"] != "" || last["content"] != "Hallo Welt" {
+			t.Errorf("conversation after a NUL in the answer = error %v, last message %v; want the answer without the NUL", got["error"], last)
+		}
+	})
+}

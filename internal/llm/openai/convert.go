@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"waymark/internal/llm"
+	"waymark/internal/store"
 )
 
 // params maps a request to openai-go parameters. A request that cannot be
@@ -93,7 +94,8 @@ func fromCompletion(c *sdk.ChatCompletion) (llm.Response, error) {
 		return bad("response has no choices")
 	}
 	ch := c.Choices[0]
-	msg := llm.Message{Role: llm.RoleAssistant, Content: ch.Message.Content}
+	// The answer is kept, not refused, so text no database stores alike is cleaned (issue 12 item 6).
+	msg := llm.Message{Role: llm.RoleAssistant, Content: store.Storable(ch.Message.Content)}
 	for i, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			return bad("tool call %d has unsupported type %q", i, tc.Type)

@@ -8,6 +8,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"waymark/internal/llm"
+	"waymark/internal/store"
 )
 
 // errIncomplete reports a stream that ended before the reply was finished.
@@ -31,7 +32,7 @@ func (p *Provider) stream(ctx context.Context, params sdk.ChatCompletionNewParam
 				continue
 			}
 			if ch.Delta.Content != "" {
-				onDelta(llm.Delta{Content: ch.Delta.Content})
+				onDelta(llm.Delta{Content: store.Storable(ch.Delta.Content)})
 			}
 			for _, tc := range ch.Delta.ToolCalls {
 				if tc.Function.Name != "" && !named[tc.Index] {

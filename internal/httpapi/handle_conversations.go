@@ -51,12 +51,7 @@ func conversationID(r *http.Request) (int64, error) {
 
 // handleConversationStart answers POST /api/conversations {page, language, skill?, configuration?} → 201.
 func (s *Server) handleConversationStart(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		Page          int64 `json:"page"`
-		Language      int64 `json:"language"`
-		Skill         int64 `json:"skill"`
-		Configuration int64 `json:"configuration"`
-	}
+	var body conversationStartRequest
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -95,9 +90,7 @@ func (s *Server) handleConversationMessage(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Content string `json:"content"`
-	}
+	var body messageRequest
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -120,12 +113,7 @@ func (s *Server) handleConversationAnswer(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	var body struct {
-		TurnDigest string `json:"turnDigest"`
-		Answer     string `json:"answer"`
-		Option     string `json:"option"`
-		Text       string `json:"text"`
-	}
+	var body answerRequest
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -167,9 +155,7 @@ func (s *Server) handleConversationSkill(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Skill int64 `json:"skill"`
-	}
+	var body conversationSkillRequest
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -230,3 +216,25 @@ func (s *Server) handleConversationStream(w http.ResponseWriter, r *http.Request
 		}
 	}
 }
+
+// The bodies of the conversation routes.
+type (
+	conversationStartRequest struct {
+		Page          int64 `json:"page"`
+		Language      int64 `json:"language"`
+		Skill         int64 `json:"skill"`
+		Configuration int64 `json:"configuration"`
+	}
+	messageRequest struct {
+		Content string `json:"content"`
+	}
+	answerRequest struct {
+		TurnDigest string `json:"turnDigest"`
+		Answer     string `json:"answer"`
+		Option     string `json:"option"`
+		Text       string `json:"text"`
+	}
+	conversationSkillRequest struct {
+		Skill int64 `json:"skill"`
+	}
+)

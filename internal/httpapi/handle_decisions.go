@@ -24,10 +24,7 @@ func (s *Server) handleRunApproval(w http.ResponseWriter, r *http.Request) error
 
 // handleRunInput answers POST /api/runs/{uuid}/input.
 func (s *Server) handleRunInput(w http.ResponseWriter, r *http.Request) error {
-	var body struct {
-		TurnDigest string          `json:"turnDigest"`
-		Values     json.RawMessage `json:"values"`
-	}
+	var body inputRequest
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -87,4 +84,10 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return WriteJSON(w, http.StatusOK, page)
+}
+
+// inputRequest is the body of POST /api/runs/{uuid}/input.
+type inputRequest struct {
+	TurnDigest string          `json:"turnDigest"`
+	Values     json.RawMessage `json:"values"`
 }

@@ -61,9 +61,7 @@ func (s *Server) handleSkillUpdate(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Markdown string `json:"markdown"`
-	}
+	var body skillUpdateRequest
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -99,4 +97,9 @@ func (s *Server) setSkillEnabled(w http.ResponseWriter, r *http.Request, enabled
 		return err
 	}
 	return s.writeSkillItem(w, r, http.StatusOK, uid)
+}
+
+// skillUpdateRequest is the body of PUT /api/skills/{uid}.
+type skillUpdateRequest struct {
+	Markdown string `json:"markdown"`
 }

@@ -16,8 +16,8 @@ import (
 // page 2 of the demo site with the "SEO optimieren" process invoked through
 // the runs API (its cards offer the reasons, P.R5): it reads the page,
 // proposes one change per turn, answers "variant" with another wording,
-// moves on after "skip", and ends when nothing is left — every write only
-// after an approval.
+// moves on after "skip" and "keep", and ends when nothing is left — every
+// write only after an approval.
 func TestDemoModelRunsAnSEOTourEndToEnd(t *testing.T) {
 	db := storetest.SQLite(t)
 	e := wt.New(t, db, string(demo.Fixture), nil)
@@ -60,10 +60,17 @@ func TestDemoModelRunsAnSEOTourEndToEnd(t *testing.T) {
 	if field != "seoTitle" || second == first {
 		t.Fatalf("variant: %s %q after %q", field, second, first)
 	}
-	// 3. Skip it: nothing else is left for the SEO process (its tools do not
-	// write content elements), so the tour ends.
+	// 3. Skip it: the tour moves on to the headers of the text elements.
 	st = decide(st, false, "skip")
-	if st["status"] != "completed" || !strings.Contains(st["answer"].(string), "fertig") {
+	if field, _ = proposal(st); field != "header" {
+		t.Fatalf("after skip the proposal is %s", field)
+	}
+	st = decide(st, false, "keep")
+	if field, _ = proposal(st); field != "header" {
+		t.Fatalf("after keep the proposal is %s", field)
+	}
+	st = decide(st, true, "")
+	if st["status"] != "completed" || !strings.Contains(st["answer"].(string), "is done: 4 points") {
 		t.Fatalf("tour end: %v", st)
 	}
 	var fields string

@@ -1,99 +1,147 @@
 package demo
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
 
-// propose writes the value of a finding; variant picks another wording.
+// wording is the demo's text material in one language: every entry is a
+// whole sentence (or a whole title), %s is the page title or the header.
+type wording struct {
+	leads   []string // first sentence of a description, one per variant
+	extras  []string // further whole sentences a description may take
+	titles  []string // SEO titles
+	headers []string // headers of a content element
+	bodies  []string // texts of a content element
+}
+
+var words = map[bool]wording{
+	false: {
+		leads: []string{
+			"%s at Nordlicht Digital, the web agency in Hamburg-Altona.",
+			"Everything about %s at Nordlicht Digital in Hamburg.",
+			"%s, explained by the team of Nordlicht Digital.",
+		},
+		extras: []string{
+			"We plan, build and look after websites for companies in the north.",
+			"Talk to us about your next project.",
+			"Clear advice, fair prices and pages that load fast.",
+			"Personal advice since 2009.",
+			"Made in Hamburg.",
+			"Fast and accessible.",
+		},
+		titles: []string{"%s – Nordlicht Digital, web agency in Hamburg", "%s | Websites from Hamburg – Nordlicht Digital",
+			"Nordlicht Digital: %s for companies in the north", "%s – Nordlicht Digital"},
+		headers: []string{"%s: who we are and what we do", "%s – Nordlicht Digital in Hamburg", "%s at Nordlicht Digital: people and projects"},
+		bodies: []string{
+			"%s: our team of 24 plans, designs and builds websites for companies in trade, tourism and the public sector. Every site is accessible, fast and easy to maintain.",
+			"Under “%s” you find what drives us: websites that load fast, are easy to edit and work for every visitor. Ask us for references from your industry.",
+			"%s at Nordlicht Digital means one contact person from the first sketch to hosting. You get clear prices and a team that stays after the launch.",
+		},
+	},
+	true: {
+		leads: []string{
+			"%s bei Nordlicht Digital, der Webagentur in Hamburg-Altona.",
+			"Alles über %s bei Nordlicht Digital in Hamburg.",
+			"%s, erklärt vom Team von Nordlicht Digital.",
+		},
+		extras: []string{
+			"Wir planen, bauen und betreuen Websites für Unternehmen im Norden.",
+			"Sprechen Sie mit uns über Ihr nächstes Projekt.",
+			"Klare Beratung, faire Preise und Seiten, die schnell laden.",
+			"Persönliche Beratung seit 2009.",
+			"Aus Hamburg.",
+			"Schnell und barrierefrei.",
+		},
+		titles: []string{"%s – Nordlicht Digital, Webagentur in Hamburg", "%s | Websites aus Hamburg – Nordlicht Digital",
+			"Nordlicht Digital: %s für Unternehmen im Norden", "%s – Nordlicht Digital"},
+		headers: []string{"%s: wer wir sind und was wir tun", "%s – Nordlicht Digital in Hamburg", "%s bei Nordlicht Digital: Menschen und Projekte"},
+		bodies: []string{
+			"%s: Unser Team aus 24 Menschen plant, gestaltet und baut Websites für Handel, Tourismus und öffentliche Hand. Jede Seite ist barrierefrei, schnell und leicht zu pflegen.",
+			"Unter „%s“ finden Sie, was uns antreibt: Websites, die schnell laden, leicht zu pflegen sind und für alle funktionieren. Fragen Sie nach Referenzen aus Ihrer Branche.",
+			"%s bei Nordlicht Digital heißt: eine Ansprechperson von der ersten Skizze bis zum Hosting. Sie bekommen klare Preise und ein Team, das nach dem Start bleibt.",
+		},
+	},
+}
+
+// propose writes the value of a finding; variant picks another wording. A
+// ranged field's value lies within its recommended length.
 func (t *tour) propose(f finding, variant int) string {
+	w := words[t.german]
 	title := t.read.Page.Fields["title"]
 	if t.read.Translation != nil && t.read.Translation.Fields["title"] != "" {
 		title = t.read.Translation.Fields["title"]
 	}
-	topic := t.topic()
+	header := strings.TrimSpace(f.record.Fields["header"])
+	if header == "" {
+		header = title
+	}
 	switch f.field {
 	case "description":
-		return fitRange(pick(t.german, variant, title, topic,
-			[]string{
-				"%[1]s at Nordlicht Digital: %[2]s Find out how we plan, build and look after websites for companies in Hamburg and the north.",
-				"Everything about %[1]s at Nordlicht Digital, the web agency in Hamburg-Altona. %[2]s Talk to us about your next project.",
-				"%[1]s – explained by the team of Nordlicht Digital. %[2]s Clear advice, fair prices and websites that load fast.",
-			},
-			[]string{
-				"%[1]s bei Nordlicht Digital: %[2]s Erfahren Sie, wie wir Websites für Unternehmen in Hamburg und im Norden planen und betreuen.",
-				"Alles über %[1]s bei Nordlicht Digital, der Webagentur in Hamburg-Altona. %[2]s Sprechen Sie mit uns über Ihr nächstes Projekt.",
-				"%[1]s – erklärt vom Team von Nordlicht Digital. %[2]s Klare Beratung, faire Preise und Websites, die schnell laden.",
-			}), 140, 160, t.german)
+		return describe(w, title, t.topic(), variant)
 	case "seoTitle":
-		return fitRange(pick(t.german, variant, title, topic,
-			[]string{"%[1]s – Nordlicht Digital, web agency in Hamburg", "%[1]s | Websites from Hamburg – Nordlicht Digital", "Nordlicht Digital: %[1]s for companies in the north"},
-			[]string{"%[1]s – Nordlicht Digital, Webagentur in Hamburg", "%[1]s | Websites aus Hamburg – Nordlicht Digital", "Nordlicht Digital: %[1]s für Unternehmen im Norden"}), 30, 60, t.german)
-	default:
-		header := f.record.Fields["header"]
-		return pick(t.german, variant, header, topic,
-			[]string{
-				"%[1]s: our team of 24 plans, designs and builds websites for companies in trade, tourism and the public sector – accessible, fast and easy to maintain.",
-				"Under “%[1]s” you find what drives us: websites that load fast, are easy to edit and work for every visitor. Ask us for references from your industry.",
-				"%[1]s at Nordlicht Digital means one contact person from the first sketch to hosting, clear prices and a team that stays after the launch.",
-			},
-			[]string{
-				"%[1]s: Unser Team aus 24 Menschen plant, gestaltet und baut Websites für Handel, Tourismus und öffentliche Hand – barrierefrei, schnell und leicht zu pflegen.",
-				"Unter „%[1]s“ finden Sie, was uns antreibt: Websites, die schnell laden, leicht zu pflegen sind und für alle funktionieren. Fragen Sie nach Referenzen.",
-				"%[1]s bei Nordlicht Digital heißt: eine Ansprechperson von der ersten Skizze bis zum Hosting, klare Preise und ein Team, das nach dem Start bleibt.",
-			})
+		return first(w.titles, title, variant, ranges["seoTitle"])
+	case "header":
+		return first(w.headers, header, variant, ranges["header"])
 	}
+	return fmt.Sprintf(w.bodies[variant%len(w.bodies)], header)
 }
 
-// topic is the first sentence of the page's first text element, if any.
-func (t *tour) topic() string {
-	for _, c := range t.read.Content {
-		body := strings.TrimSpace(c.Fields["bodytext"])
-		if utf8.RuneCountInString(body) < 20 {
-			continue
-		}
-		if i := strings.IndexAny(body, ".!?"); i > 0 {
-			return body[:i+1]
-		}
-		return body + "."
+// describe builds a meta description of whole sentences within its range:
+// the variant's lead sentence, the page's own first sentence when it fits,
+// then further sentences, each taken only if the text stays within the maximum.
+func describe(w wording, title, topic string, variant int) string {
+	r := ranges["description"]
+	pool := []string{}
+	if topic != "" {
+		pool = append(pool, topic)
 	}
-	return ""
-}
-
-func pick(german bool, variant int, a, b string, en, de []string) string {
-	list := en
-	if german {
-		list = de
+	for i := range w.extras {
+		pool = append(pool, w.extras[(i+variant)%len(w.extras)])
 	}
-	return strings.Join(strings.Fields(sprintf(list[variant%len(list)], a, b)), " ")
-}
-
-var fillers = map[bool][]string{
-	false: {"Personal advice.", "Made in Hamburg.", "Since 2009.", "Fast and accessible."},
-	true:  {"Persönliche Beratung.", "Aus Hamburg.", "Seit 2009.", "Schnell und barrierefrei."},
-}
-
-// fitRange pads with short sentences or trims whole words so the text lands in [min, max] runes.
-func fitRange(s string, min, max int, german bool) string {
-	for i := 0; utf8.RuneCountInString(s) < min && i < len(fillers[german]); i++ {
-		s += " " + fillers[german][i]
-	}
-	for utf8.RuneCountInString(s) > max {
-		i := strings.LastIndex(strings.TrimRight(s, " .,–"), " ")
-		if i <= 0 {
-			r := []rune(s)
-			return string(r[:max])
-		}
-		s = strings.TrimRight(s[:i], " ,–") + "."
-		if utf8.RuneCountInString(s) < min {
-			for j := 0; utf8.RuneCountInString(s) < min && j < len(fillers[german]); j++ {
-				cand := s + " " + fillers[german][j]
-				if utf8.RuneCountInString(cand) <= max {
-					s = cand
-				}
+	for skip := 0; skip <= len(pool); skip++ {
+		s := fmt.Sprintf(w.leads[variant%len(w.leads)], title)
+		for _, p := range pool[skip:] {
+			if cand := s + " " + p; utf8.RuneCountInString(cand) <= r[1] {
+				s = cand
 			}
+		}
+		if n := utf8.RuneCountInString(s); n >= r[0] && n <= r[1] {
 			return s
 		}
 	}
-	return s
+	return fmt.Sprintf(w.leads[variant%len(w.leads)], title)
+}
+
+// first is the first template, from the variant's on, whose text fits the range.
+func first(templates []string, arg string, variant int, r [2]int) string {
+	for i := range templates {
+		s := fmt.Sprintf(templates[(i+variant)%len(templates)], arg)
+		if n := utf8.RuneCountInString(s); n >= r[0] && n <= r[1] {
+			return s
+		}
+	}
+	return fmt.Sprintf(templates[variant%len(templates)], arg)
+}
+
+// topic is the first sentence of the page's first text element in the page's
+// language, if it is long enough to say something.
+func (t *tour) topic() string {
+	for _, c := range t.read.Content {
+		body := strings.TrimSpace(c.Fields["bodytext"])
+		if !t.inLanguage(c) || utf8.RuneCountInString(body) < 20 {
+			continue
+		}
+		if i := strings.IndexAny(body, ".!?"); i > 0 {
+			body = body[:i+1]
+		} else {
+			body += "."
+		}
+		if utf8.RuneCountInString(body) > 90 {
+			return ""
+		}
+		return body
+	}
+	return ""
 }

@@ -1,0 +1,97 @@
+// Browsers for the tests: Debian's chromium driven by playwright-core, one
+// fresh profile per user. Every page is watched: a console error, an uncaught
+// exception or a request to any host but the server under test fails the test.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, mkdirSync, rmSync, appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const outputRoot = process.env.E2E_OUTPUT || join(dirname(fileURLToPath(import.meta.url)), '..', 'test-output');
+
+const chromiumArgs = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync',
+];
+
+// slug makes a test name a directory name.
+export function slug(s) {
+  return s.toLowerCase().replace(/[^a-z0-9äöüß]+/g, '-').replace(/^-|-$/g, '').slice(0, 80);
+}
+
+// Session is one test's browsers against one server.
+export class Session {
+  constructor(server, name) {
+    this.server = server;
+    this.origin = new URL(server.url).origin;
+    this.dir = join(outputRoot, slug(name));
+    rmSync(this.dir, { recursive: true, force: true });
+    mkdirSync(this.dir, { recursive: true });
+    this.problems = [];
+    this.contexts = [];
+    this.pages = [];
+    this.shots = 0;
+  }
+
+  // user opens a fresh browser profile and a page in it.
+  async user(label) {
+    const profile = mkdtempSync(join(tmpdir(), 'waymark-e2e-profile-'));
+    const ctx = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+      headless: true,
+      args: chromiumArgs,
+      viewport: { width: 1400, height: 900 },
+      locale: 'en-US',
+    });
+    ctx.profile = profile;
+    this.contexts.push(ctx);
+    await ctx.route('**/*', (route) => {
+      const u = new URL(route.request().url());
+      if (u.protocol === 'data:' || u.protocol === 'blob:' || u.origin === this.origin) return route.continue();
+      this.problems.push(`${label}: request to another host: ${route.request().url()}`);
+      return route.abort('blockedbyclient');
+    });
+    const watch = (page) => {
+      page.label = label;
+      this.pages.push(page);
+      page.on('console', (m) => {
+        if (m.type() === 'error') this.problems.push(`${label}: console error on ${page.url()}: ${m.text()}`);
+      });
+      page.on('pageerror', (e) => this.problems.push(`${label}: uncaught ${e.message} on ${page.url()}`));
+    };
+    ctx.on('page', watch);
+    const page = ctx.pages()[0] || await ctx.newPage();
+    if (!this.pages.includes(page)) watch(page);
+    return page;
+  }
+
+  // shot saves a screenshot of page into the test's output directory.
+  async shot(page, name) {
+    this.shots += 1;
+    const file = join(this.dir, `${String(this.shots).padStart(2, '0')}-${slug(name)}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    return file;
+  }
+
+  // check fails when any page logged an error or asked another host.
+  check() {
+    if (this.problems.length) throw new Error(`the browser saw problems:\n  ${this.problems.join('\n  ')}`);
+  }
+
+  async close() {
+    for (const ctx of this.contexts) {
+      await ctx.close().catch(() => {});
+      rmSync(ctx.profile, { recursive: true, force: true });
+    }
+  }
+}
+
+// speed prints a measured figure and appends it to test-output/speed.txt.
+export function speed(what, value, unit, limit) {
+  const ok = limit === undefined || value <= limit;
+  const line = `speed: ${what}: ${value.toFixed(1)} ${unit}${limit === undefined ? '' : ` (limit ${limit} ${unit}${ok ? '' : ', EXCEEDED'})`}`;
+  console.log(line);
+  mkdirSync(outputRoot, { recursive: true });
+  appendFileSync(join(outputRoot, 'speed.txt'), `${new Date().toISOString()} ${line}\n`);
+  return ok;
+}

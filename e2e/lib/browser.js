@@ -31,7 +31,11 @@ export class Session {
     this.contexts = [];
     this.pages = [];
     this.shots = 0;
+    this.diagnostics = [];
   }
+
+  // onFailure adds a function whose answer is printed when the test fails.
+  onFailure(fn) { this.diagnostics.push(fn); }
 
   // user opens a fresh browser profile and a page in it.
   async user(label) {
@@ -45,9 +49,9 @@ export class Session {
     });
     ctx.profile = profile;
     this.contexts.push(ctx);
-    await ctx.route('**/*', (route) => {
-      const u = new URL(route.request().url());
-      if (u.protocol === 'data:' || u.protocol === 'blob:' || u.origin === this.origin) return route.continue();
+    // Requests to any other host are refused and recorded; the server's own pass untouched.
+    const foreign = (u) => u.protocol !== 'data:' && u.protocol !== 'blob:' && u.origin !== this.origin;
+    await ctx.route(foreign, (route) => {
       this.problems.push(`${label}: request to another host: ${route.request().url()}`);
       return route.abort('blockedbyclient');
     });

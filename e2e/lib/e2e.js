@@ -8,8 +8,14 @@ import { expect } from './expect.js';
 
 export { expect, logins, speed };
 
+//
+// options.known names a known defect of another part that makes the test
+// fail today: the test still runs and reports, as TODO, so the suite stays
+// green until the defect is fixed; E2E_STRICT=1 makes every test count.
 export function e2e(name, fn, options = {}) {
-  test(name, { timeout: 180000, ...options }, async (t) => {
+  const { known, ...rest } = options;
+  const todo = known && !process.env.E2E_STRICT ? `known defect: ${known}` : undefined;
+  test(name, { timeout: 180000, todo, ...rest }, async (t) => {
     const server = await startDemo();
     const s = new Session(server, name);
     try {
@@ -18,6 +24,9 @@ export function e2e(name, fn, options = {}) {
     } catch (err) {
       for (const page of s.pages) {
         if (!page.isClosed()) await s.shot(page, `failure-${page.label}`).catch(() => {});
+      }
+      for (const d of s.diagnostics) {
+        err.message += `\n--- ${await Promise.resolve().then(d).catch((e) => `diagnostic failed: ${e.message}`)}`;
       }
       const out = server.output();
       if (out) err.message += `\n--- waymark demo output (last lines) ---\n${out.split('\n').slice(-30).join('\n')}`;

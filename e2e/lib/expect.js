@@ -41,6 +41,9 @@ export function expect(locator, { timeout = defaultTimeout } = {}) {
     async toBeEnabled() {
       await until(page, () => locator.first().isEnabled({ timeout: 200 }), `${name} to be enabled`, timeout);
     },
+    async toBeChecked() {
+      await until(page, () => locator.first().isChecked({ timeout: 200 }), `${name} to be checked`, timeout);
+    },
     async toBeFocused() {
       await until(page, () => locator.first().evaluate((el) => el === document.activeElement), `${name} to be focused`, timeout);
     },

@@ -1,0 +1,78 @@
+// Steps of the chat screens shared by the tests, in the words the editor sees.
+import { expect, until } from './expect.js';
+import { logins } from './server.js';
+
+// startTour opens the page picker, chooses page, language and process and starts.
+export async function startTour(s, page, { pageTitle, language, process }) {
+  await page.goto(`${s.server.url}/chat`);
+  await expect(page.getByRole('heading', { name: 'Unterhaltung beginnen' })).toBeVisible();
+  await page.getByRole('radio', { name: pageTitle, exact: true }).check();
+  await page.getByLabel('Sprache', { exact: true }).selectOption({ label: language });
+  if (process) await page.getByLabel('Prozess', { exact: true }).selectOption({ label: process });
+  await page.getByRole('button', { name: 'Starten' }).click();
+  await page.waitForURL(/\/chat\/\d+$/);
+  return conversationId(page);
+}
+
+export function conversationId(page) {
+  return Number(new URL(page.url()).pathname.split('/').pop());
+}
+
+// tourHeader is the heading "<Seite> · <Sprache> · Punkt n von m".
+export function tourHeader(page) {
+  return page.getByRole('heading', { level: 2 }).filter({ hasText: ' · ' }).first();
+}
+
+// card is the proposal card (an article named by its heading).
+export function card(page) {
+  return page.getByRole('article').first();
+}
+
+export function preview(page) {
+  return page.getByRole('complementary', { name: 'Seitenvorschau' });
+}
+
+// conversation reads the conversation through the JSON API as the editor sees it.
+export async function conversation(s, id, who = 'erika') {
+  return s.server.api(logins[who].token, 'GET', `/api/conversations/${id}`);
+}
+
+// proposed is the text the waiting card proposes (from the API, the same view the UI renders).
+export async function proposed(s, id, who = 'erika') {
+  const c = await conversation(s, id, who);
+  if (!c.card) throw new Error(`no card waiting: ${JSON.stringify(c.status)}`);
+  return c.card.calls[0].preview[0].proposed;
+}
+
+// watchText records, in the page, the wall-clock time at which text first
+// appears in the document; seenAt reads it.
+export async function watchText(page, key, text) {
+  await page.evaluate(([key, text]) => {
+    window.__seen = window.__seen || {};
+    const check = () => {
+      if (!window.__seen[key] && document.body.innerText.includes(text)) window.__seen[key] = Date.now();
+    };
+    new MutationObserver(check).observe(document.body, { subtree: true, childList: true, characterData: true });
+    check();
+  }, [key, text]);
+}
+
+export async function seenAt(page, key) {
+  return until(page, () => page.evaluate((k) => (window.__seen || {})[k], key), `text ${key} to be seen`);
+}
+
+// answer clicks one of the card's answers, checking that the four answers
+// are disabled while it is in flight: the request is held until they are.
+export async function answer(page, name) {
+  let release, passed;
+  const held = new Promise((r) => { release = r; });
+  const done = new Promise((r) => { passed = r; });
+  const handler = async (route) => { await held; await route.continue(); passed(); };
+  await page.route('**/chat/*/answer', handler, { times: 1 });
+  await card(page).getByRole('button', { name, exact: true }).click();
+  for (const b of ['Übernehmen', 'Andere Variante', 'Überspringen', 'Behalten']) {
+    await expect(page.getByRole('button', { name: b, exact: true })).toBeDisabled();
+  }
+  release();
+  await done;
+}

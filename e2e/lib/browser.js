@@ -77,6 +77,14 @@ export class Session {
     return file;
   }
 
+  // shotOf saves a screenshot of one element (a locator).
+  async shotOf(locator, name) {
+    this.shots += 1;
+    const file = join(this.dir, `${String(this.shots).padStart(2, '0')}-${slug(name)}.png`);
+    await locator.screenshot({ path: file });
+    return file;
+  }
+
   // check fails when any page logged an error or asked another host.
   check() {
     if (this.problems.length) throw new Error(`the browser saw problems:\n  ${this.problems.join('\n  ')}`);

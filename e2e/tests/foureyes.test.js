@@ -17,7 +17,7 @@ e2e('a four-eyes card is released from the inbox by the second approver while th
   await erika.getByLabel('Sprache', { exact: true }).selectOption({ label: 'English' });
   const assistant = erika.getByLabel('Assistent', { exact: true });
   await expect(assistant).toBeVisible();
-  const fourEyes = (await assistant.locator('option').allTextContents()).find((o) => /four eyes|vier Augen/i.test(o));
+  const fourEyes = (await assistant.getByRole('option').allTextContents()).find((o) => /four eyes|vier Augen/i.test(o));
   if (!fourEyes) throw new Error('the picker offers no four-eyes assistant');
   await assistant.selectOption({ label: fourEyes });
   await erika.getByRole('button', { name: 'Starten' }).click();

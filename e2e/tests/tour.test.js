@@ -25,6 +25,7 @@ e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', asy
   const description = await proposed(s, id);
   await expect(card(page)).toContainText(description);
   await s.shot(page, 'tour-point-1-card');
+  await s.shotOf(page.getByRole('region', { name: 'KI-Chat' }), 'chat-with-card');
 
   // Apply: the status line, and the preview shows the new description without a reload.
   await page.evaluate(() => { window.__noReload = true; });

@@ -8,6 +8,20 @@ import { expect } from './expect.js';
 
 export { expect, logins, speed };
 
+// Known defects of the web UI (internal/web, branch web-ui) seen by this suite.
+export const defects = {
+  // A conversation event that arrives while the answer or message POST is in
+  // flight triggers "refresh" on the #conversation element that the POST's
+  // response then replaces (outerHTML): the queued refresh dies with the old
+  // element, the response shows the older "processing" state, and since nothing
+  // changes afterwards on the server the page stays at "processing" although
+  // the API reports the next card.
+  lostLiveUpdate: 'web: a live update that arrives while an answer/message POST is in flight is lost (page stays "processing")',
+  // Sending the composer after the slash menu swapped #conversation logs
+  // 'The selector "find button" on hx-disabled-elt returned no matches!'.
+  composerConsoleError: 'web: the composer logs a console error (hx-disabled-elt "find button" matches nothing) after the slash menu swapped the conversation',
+};
+
 //
 // options.known names a known defect of another part that makes the test
 // fail today: the test still runs and reports, as TODO, so the suite stays

@@ -2,10 +2,10 @@
 // the editor applies one proposal, asks for a variant, skips one and keeps
 // one; the preview highlights what the model talks about and shows the
 // applied change without a reload; the summary appears at the end.
-import { e2e, expect, login, speed, firstPaint } from '../lib/e2e.js';
+import { e2e, defects, expect, login, speed, firstPaint } from '../lib/e2e.js';
 import { startTour, tourHeader, card, preview, conversation, proposed, watchText, seenAt, answer } from '../lib/chat.js';
 
-e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', async ({ s, t }) => {
+e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', async ({ s }) => {
   const page = await s.user('erika');
   await login(s, page, 'erika');
   const id = await startTour(s, page, { pageTitle: 'About', language: 'English', process: 'SEO optimieren' });
@@ -82,13 +82,8 @@ e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', asy
   await expect(tourHeader(page)).toContainText('Abgeschlossen');
   await s.shot(page, 'tour-summary');
 
-  // The model's closing answer, and no failure notice: the completed run must
-  // end completed (issue 11 item 1, helper A's branch tour-states).
-  await t.test('the completed tour shows the closing answer and no failure', {
-    todo: process.env.E2E_STRICT ? false : 'until issue 11 item 1 lands: a completed process still ends process_ended',
-  }, async () => {
-    await expect(page.getByText('Übernommen: Inhaltselement „Team“ – Überschrift')).toBeVisible();
-    await expect(page.getByText('The tour of “About” is done: 4 points.', { exact: false })).toBeVisible();
-    await expect(page.getByText('Die Tour ist beendet.')).toBeHidden();
-  });
-});
+  // The last outcome, the model's closing answer, and no failure notice.
+  await expect(page.getByText('Übernommen: Inhaltselement „Team“ – Überschrift')).toBeVisible();
+  await expect(page.getByText('The tour of “About” is done: 4 points.', { exact: false })).toBeVisible();
+  await expect(page.getByText('Die Tour ist beendet.')).toBeHidden();
+}, { known: defects.lostLiveUpdate });

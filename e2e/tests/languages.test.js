@@ -7,6 +7,7 @@ e2e('German UI for erika and English UI for paula, the inbox only for the approv
   await login(s, erika, 'erika');
   await erika.goto(`${server.url}/dashboard`);
   await expect(erika.getByRole('heading', { name: 'Deine Website' })).toBeVisible();
+  speed('first paint: dashboard', await firstPaint(erika), 'ms', 300);
   for (const h of ['Offene Punkte', 'Eine Seite verbessern', 'Letzte Unterhaltungen']) {
     await expect(erika.getByRole('heading', { name: h })).toBeVisible();
   }

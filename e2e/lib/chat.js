@@ -23,9 +23,10 @@ export function tourHeader(page) {
   return page.getByRole('heading', { level: 2 }).filter({ hasText: ' · ' }).first();
 }
 
-// card is the proposal card (an article named by its heading).
+// card is the proposal card: the article in the chat (the preview beside it
+// holds an article of its own, the page).
 export function card(page) {
-  return page.getByRole('article').first();
+  return page.getByRole('region', { name: /^(KI-Chat|Chat)$/ }).getByRole('article').first();
 }
 
 export function preview(page) {
@@ -47,14 +48,15 @@ export async function proposed(s, id, who = 'erika') {
 // watchText records, in the page, the wall-clock time at which text first
 // appears in the document; seenAt reads it.
 export async function watchText(page, key, text) {
-  await page.evaluate(([key, text]) => {
+  const re = text instanceof RegExp ? text.source : text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  await page.evaluate(([key, re]) => {
     window.__seen = window.__seen || {};
     const check = () => {
-      if (!window.__seen[key] && document.body.innerText.includes(text)) window.__seen[key] = Date.now();
+      if (!window.__seen[key] && new RegExp(re).test(document.body.innerText)) window.__seen[key] = Date.now();
     };
     new MutationObserver(check).observe(document.body, { subtree: true, childList: true, characterData: true });
     check();
-  }, [key, text]);
+  }, [key, re]);
 }
 
 export async function seenAt(page, key) {
@@ -69,9 +71,13 @@ export async function answer(page, name) {
   const done = new Promise((r) => { passed = r; });
   const handler = async (route) => { await held; await route.continue(); passed(); };
   await page.route('**/chat/*/answer', handler, { times: 1 });
+  const buttons = await card(page).getByRole('button').elementHandles();
   await card(page).getByRole('button', { name, exact: true }).click();
-  for (const b of ['Übernehmen', 'Andere Variante', 'Überspringen', 'Behalten']) {
-    await expect(page.getByRole('button', { name: b, exact: true })).toBeDisabled();
+  // Every answer of the clicked card is disabled (matches(':disabled') covers a
+  // disabled fieldset) until the answer is back — unless a live update
+  // already replaced the card.
+  for (const b of buttons) {
+    await until(page, () => b.evaluate((el) => !el.isConnected || el.matches(':disabled')), `the card's answers to be disabled while ${name} is in flight`);
   }
   release();
   await done;

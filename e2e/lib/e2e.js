@@ -17,9 +17,6 @@ export const defects = {
   // changes afterwards on the server the page stays at "processing" although
   // the API reports the next card.
   lostLiveUpdate: 'web: a live update that arrives while an answer/message POST is in flight is lost (page stays "processing")',
-  // Sending the composer after the slash menu swapped #conversation logs
-  // 'The selector "find button" on hx-disabled-elt returned no matches!'.
-  composerConsoleError: 'web: the composer logs a console error (hx-disabled-elt "find button" matches nothing) after the slash menu swapped the conversation',
 };
 
 //

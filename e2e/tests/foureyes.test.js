@@ -43,12 +43,15 @@ e2e('a four-eyes card is released from the inbox by the second approver while th
   await expect(paula.getByRole('button', { name: 'Release' })).toBeVisible();
   await expect(paula.getByRole('article')).toContainText(description);
   await s.shot(paula, 'four-eyes-inbox');
-  await watchText(erika, 'released', 'Übernommen: Seite „About“ – Beschreibung');
+  // The editor sees the release as the status line of the card (applied, or
+  // released by someone else) — whichever the chat reports.
+  const released = /Übernommen: Seite „About“ – Beschreibung|Von jemand anderem freigegeben/;
+  await watchText(erika, 'released', released);
   await paula.getByRole('button', { name: 'Release' }).click();
   await expect(paula.getByText('Released.')).toBeVisible();
 
   // The editor's page shows the release and the applied text, live.
-  await expect(erika.getByText('Übernommen: Seite „About“ – Beschreibung')).toBeVisible();
+  await expect(erika.getByText(released).first()).toBeVisible();
   const seen = await seenAt(erika, 'released');
   const stored = Date.parse((await conversation(s, id)).updatedAt);
   speed('released card visible on the editor\'s page after its commit', seen - stored, 'ms', 100);

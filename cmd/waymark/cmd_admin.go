@@ -107,18 +107,23 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	workers := fs.Int("workers", 2, "concurrent runs")
 	dir := fs.String("data-dir", "", "folder of the secret key")
 	skillsRoot := skillsRootFlag(fs)
+	lease := leaseFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *workers < 1 {
 		return fmt.Errorf("%w: --workers must be 1 or more", errUsage)
 	}
+	if err := checkLease(*lease); err != nil {
+		return err
+	}
 	db, err := openDB(ctx, *dbURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Logger: e.log, Version: version})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Lease: *lease,
+		Logger: e.log, Version: version})
 	if err != nil {
 		return err
 	}

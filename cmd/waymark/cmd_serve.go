@@ -25,7 +25,11 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	skillsRoot := skillsRootFlag(fs)
 	maxOpen := maxOpenRunsFlag(fs)
 	hf := defineHTTPFlags(fs)
+	lease := leaseFlag(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkLease(*lease); err != nil {
 		return err
 	}
 	if err := checkAddr(*addr); err != nil {
@@ -46,8 +50,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Logger: e.log, Version: version,
-		MaxOpenRuns: *maxOpen, SecureCookies: ho.secure})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Lease: *lease,
+		Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"waymark/internal/agent"
 	"waymark/internal/store"
@@ -67,4 +68,22 @@ func openDB(ctx context.Context, raw string) (*store.DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// leaseFlag defines --lease: how long a worker holds a run between renewals
+// (default from WAYMARK_LEASE, else agent.DefaultLease).
+func leaseFlag(fs *flag.FlagSet) *time.Duration {
+	def := agent.DefaultLease
+	if d, err := time.ParseDuration(os.Getenv("WAYMARK_LEASE")); err == nil {
+		def = d
+	}
+	return fs.Duration("lease", def, "run lease, renewed while a run waits on the model or a tool; a crashed process's runs are reaped about a lease later")
+}
+
+// checkLease refuses a lease the runtime cannot work with.
+func checkLease(d time.Duration) error {
+	if d < 3*time.Second {
+		return fmt.Errorf("%w: --lease must be at least 3s, got %v", errUsage, d)
+	}
+	return nil
 }

@@ -38,8 +38,8 @@ type env struct {
 func commands() []command {
 	return []command{
 		{"demo", "[--addr 127.0.0.1:8080] [--db FILE]", "import the demo site and serve it with the offline demo model", cmdDemo},
-		{"serve", "[--addr] [--db URL] [--workers N]", "serve the API and UI (and, by default, in-process workers)", cmdServe},
-		{"worker", "[--db URL] [--workers N]", "run queue workers only", cmdWorker},
+		{"serve", "[--addr] [--db URL] [--workers N] [--lease D]", "serve the API and UI (and, by default, in-process workers)", cmdServe},
+		{"worker", "[--db URL] [--workers N] [--lease D]", "run queue workers only", cmdWorker},
 		{"import", "[--db URL] FILE...", "import fixtures (JSON or YAML), idempotent by uid", cmdImport},
 		{"migrate", "[--db URL]", "apply database migrations", cmdMigrate},
 		{"purge", "[--db URL] [--older-than 720h]", "delete finished runs and their events past retention", cmdPurge},

@@ -392,7 +392,12 @@ func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendi
 		return err
 	}
 	call := rt.toolCall(seg, st, lc)
-	res, err := rt.tools.Execute(ctx, c.Tool, call)
+	var res tool.Result
+	err := seg.heartbeat(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = rt.tools.Execute(ctx, c.Tool, call)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -6,3 +6,6 @@ func SetTestHookBeforeWrite(f func()) (restore func()) {
 	testHookBeforeWrite = f
 	return func() { testHookBeforeWrite = old }
 }
+
+// SetTestHookBeat makes rt call f with the run after each won heartbeat renewal.
+func SetTestHookBeat(rt *Runtime, f func(run string)) { rt.testHookBeat = f }

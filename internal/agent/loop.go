@@ -118,7 +118,12 @@ func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
 			req.OnDelta = func(llm.Delta) {}
 		}
 		began := time.Now()
-		resp, err := provider.Complete(ctx, req)
+		var resp llm.Response
+		err := seg.heartbeat(ctx, func(ctx context.Context) error {
+			var err error
+			resp, err = provider.Complete(ctx, req)
+			return err
+		})
 		if rt.observe != nil {
 			rt.observe(seg.cfg.UID, time.Since(began), err)
 		}
@@ -205,12 +210,17 @@ func (rt *Runtime) runRead(ctx context.Context, seg *segment, st *state, c llm.T
 		rt.answer(seg, st, c, tool.ErrorResult(c.Name+" must be the only call of its turn"))
 		return nil
 	}
-	if d.Effect == tool.EffectRead {
-		var end func()
-		ctx, end = rt.db.ReadScope(ctx) // a read tool's reads share one snapshot
-		defer end()
-	}
-	res, err := rt.tools.Execute(ctx, c.Name, rt.toolCall(seg, st, c))
+	var res tool.Result
+	err := seg.heartbeat(ctx, func(ctx context.Context) error {
+		if d.Effect == tool.EffectRead {
+			var end func()
+			ctx, end = rt.db.ReadScope(ctx) // a read tool's reads share one snapshot
+			defer end()
+		}
+		var err error
+		res, err = rt.tools.Execute(ctx, c.Name, rt.toolCall(seg, st, c))
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -131,22 +131,16 @@ func (rt *Runtime) statusEvent(ctx context.Context, r run.Run, payload map[strin
 	}
 }
 
-// StartReaper reaps every interval until ctx ends.
-func (rt *Runtime) StartReaper(ctx context.Context, interval time.Duration) {
-	go func() {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if rep, err := rt.Reap(ctx); err != nil {
-					rt.log.Error("reaper", "err", err)
-				} else if rep != (ReapReport{}) {
-					rt.log.Info("reaper", "requeued", rep.Requeued, "deadLettered", rep.DeadLettered)
-				}
-			}
-		}
-	}()
+// ReapJob is one pass of the installation's reaper, as the queue's periodic
+// job runs it (on the elected leader only): Reap, logged.
+func (rt *Runtime) ReapJob(ctx context.Context) error {
+	rep, err := rt.Reap(ctx)
+	if err != nil {
+		rt.log.Error("reaper", "err", err)
+		return err
+	}
+	if rep != (ReapReport{}) {
+		rt.log.Info("reaper", "requeued", rep.Requeued, "deadLettered", rep.DeadLettered, "restarted", rep.Restarted)
+	}
+	return nil
 }

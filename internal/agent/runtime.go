@@ -24,7 +24,7 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultLease       = 15 * time.Minute
+	DefaultLease       = 60 * time.Second
 	DefaultMaxRequeues = 3
 	DefaultMaxOpenRuns = 100
 )
@@ -39,10 +39,13 @@ type Enqueuer interface {
 
 // Config tunes the runtime; zero values take the defaults.
 type Config struct {
-	Clock       clock.Clock
-	Logger      *slog.Logger
-	Lease       time.Duration // how long a segment holds a run between step boundaries
-	MaxRequeues int           // retryable provider failures a queued run may requeue for
+	Clock  clock.Clock
+	Logger *slog.Logger
+	Lease  time.Duration // how long a segment holds a run between renewals (default 60 s)
+	// Heartbeat is how often a segment that waits on the model or a tool
+	// renews its lease (default a third of Lease).
+	Heartbeat   time.Duration
+	MaxRequeues int // retryable provider failures a queued run may requeue for
 	// Backoff is the delay before the n-th requeue (1-based); default 2^n s with jitter.
 	Backoff func(n int) time.Duration
 	// Identity names this process in lease owners (default host:pid).
@@ -76,6 +79,8 @@ type Runtime struct {
 	preparer  Preparer                                              // may be nil
 	// observeRefusal is called with each refusal case; may be nil.
 	observeRefusal func(refusal string)
+	// testHookBeat, tests only, is called after each won heartbeat renewal.
+	testHookBeat func(run string)
 }
 
 // New returns a runtime. Call SetQueue before Enqueue is used.
@@ -91,6 +96,7 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	c.Lease = cmp.Or(c.Lease, DefaultLease)
 	c.MaxOpenRuns = cmp.Or(c.MaxOpenRuns, DefaultMaxOpenRuns)
+	c.Heartbeat = cmp.Or(c.Heartbeat, c.Lease/3)
 	if c.MaxRequeues == 0 {
 		c.MaxRequeues = DefaultMaxRequeues
 	}
@@ -110,6 +116,9 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 	if c.MaxOpenRuns < 0 {
 		return nil, fmt.Errorf("agent.New: MaxOpenRuns %d is negative", c.MaxOpenRuns)
 	}
+	if c.Heartbeat <= 0 || c.Heartbeat >= c.Lease {
+		return nil, fmt.Errorf("agent.New: Heartbeat %v must be positive and shorter than Lease %v", c.Heartbeat, c.Lease)
+	}
 	return &Runtime{db: db, runs: runs, configs: configs, tools: tools, providers: providers,
 		clk: c.Clock, log: c.Logger, cfg: c, skills: c.Skills, preparer: c.Preparer}, nil
 }
@@ -119,6 +128,9 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 func (rt *Runtime) ObserveProvider(f func(configuration int64, d time.Duration, err error)) {
 	rt.observe = f
 }
+
+// Lease is how long a segment holds a run between renewals.
+func (rt *Runtime) Lease() time.Duration { return rt.cfg.Lease }
 
 // SetQueue wires the queue (it needs the runtime as its handler, so it comes after New).
 func (rt *Runtime) SetQueue(q Enqueuer) { rt.queue = q }

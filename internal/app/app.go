@@ -41,14 +41,19 @@ type Config struct {
 	// DataDir and WAYMARK_SECRET_KEY.
 	Key     []byte
 	DataDir string
-	Workers int // in-process queue workers; 0: insert-only
-	Logger  *slog.Logger
-	Clock   clock.Clock
-	Version string
+	Workers int // in-process queue workers (runs and chat jobs); 0: insert-only
+	// ChatWorkers overrides how many chat jobs (turns, decisions) this
+	// process works at once; 0 takes Workers.
+	ChatWorkers int
+	Logger      *slog.Logger
+	Clock       clock.Clock
+	Version     string
 	// Provider carries the client settings of openai providers (timeouts, retries, backoff).
 	Provider openai.Config
-	// Lease overrides the runtime's lease (tests).
+	// Lease is the runtime's lease (default agent.DefaultLease; --lease).
 	Lease time.Duration
+	// Heartbeat overrides how often a waiting segment renews its lease (tests).
+	Heartbeat time.Duration
 	// PollInterval overrides how often idle workers look for jobs.
 	PollInterval time.Duration
 	// MaxOpenRuns caps each user's runs that are queued or waiting at once
@@ -121,12 +126,14 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	}
 	runs := run.NewStore(db, clk)
 	rt, err := agent.New(db, runs, configs, reg, agent.Providers(configs, cfg.Provider),
-		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease, Skills: skills, MaxOpenRuns: cfg.MaxOpenRuns,
-			Preparer: process.NewPreparer(db, runs, skills, checker)})
+		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease, Heartbeat: cfg.Heartbeat, Skills: skills,
+			MaxOpenRuns: cfg.MaxOpenRuns,
+			Preparer:    process.NewPreparer(db, runs, skills, checker)})
 	if err != nil {
 		return nil, err
 	}
-	q, err := queue.New(db, rt, queue.Config{Workers: cfg.Workers, Logger: log, PollInterval: cfg.PollInterval})
+	q, err := queue.New(db, rt, queue.Config{Workers: cfg.Workers, ChatWorkers: cmp.Or(cfg.ChatWorkers, cfg.Workers), Logger: log,
+		PollInterval: cfg.PollInterval, Reap: rt.ReapJob, ReapEvery: reapEvery(rt.Lease())})
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +145,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	points := chat.NewOpenPoints(db, clk)
 	conversations := chat.New(db, rt, configs, skills, checker, points, clk, log)
 	conversations.SetEnder(ender)
+	conversations.SetQueue(q, rt.Lease())
+	q.SetChatHandler(conversations)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: process.NewCatalogue(db, configs, skills), Chat: conversations, OpenPoints: points,
 		Configs: configs})
@@ -184,13 +193,18 @@ func (a *App) FixtureOptions() *fixture.Options {
 	return &fixture.Options{Secrets: a.Box, ToolNames: names, SkillsRoot: a.skillsRoot}
 }
 
-// StartWorkers starts the queue workers and the periodic reaper until ctx
-// ends; stop waits for running jobs to finish.
+// reapEvery is how often the installation's reaper runs: a quarter of the
+// lease, so a crashed process's runs are reaped within about a lease and a
+// quarter.
+func reapEvery(lease time.Duration) time.Duration { return max(lease/4, time.Second) }
+
+// StartWorkers starts the queue workers until ctx ends; stop waits for
+// running jobs to finish. The reaper runs as the queue's periodic job, on
+// the elected leader of the processes sharing the database.
 func (a *App) StartWorkers(ctx context.Context) (stop func(), err error) {
 	if err := a.Queue.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
-	a.Runtime.StartReaper(ctx, 30*time.Second)
 	return func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 		defer cancel()

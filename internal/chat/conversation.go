@@ -130,6 +130,30 @@ var ErrNotFound = errors.New("not found")
 const convColumns = `id, owner_uid, configuration_uid, page_uid, language, skill_uid, process, status, last_run_uuid,
 	pending_run_uuid, card, progress, highlight, error, follows_run, created_at, updated_at`
 
+// setDecision sets the decision r waits for from the card column as stored
+// (raw): a question while awaiting input, else a card of the pending run.
+func (r *row) setDecision(raw string) error {
+	r.card, r.Card, r.Question = raw, nil, nil
+	switch {
+	case raw == "":
+	case r.Status == AwaitingInput:
+		var q storedQuestion
+		if err := json.Unmarshal([]byte(raw), &q); err != nil {
+			return fmt.Errorf("question of conversation %d: %w", r.ID, err)
+		}
+		q.Question.Schema = q.Schema
+		r.Question = &q.Question
+	default:
+		var c Card
+		if err := json.Unmarshal([]byte(raw), &c); err != nil {
+			return fmt.Errorf("card of conversation %d: %w", r.ID, err)
+		}
+		c.RunUUID = r.PendingRun
+		r.Card = &c
+	}
+	return nil
+}
+
 func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 	var r row
 	var status, card, progress, highlight string
@@ -139,23 +163,8 @@ func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 		return row{}, err
 	}
 	r.Status = Status(status)
-	r.card = card
-	switch {
-	case card == "":
-	case r.Status == AwaitingInput:
-		var q storedQuestion
-		if err := json.Unmarshal([]byte(card), &q); err != nil {
-			return row{}, fmt.Errorf("question of conversation %d: %w", r.ID, err)
-		}
-		q.Question.Schema = q.Schema
-		r.Question = &q.Question
-	default:
-		var c Card
-		if err := json.Unmarshal([]byte(card), &c); err != nil {
-			return row{}, fmt.Errorf("card of conversation %d: %w", r.ID, err)
-		}
-		c.RunUUID = r.PendingRun
-		r.Card = &c
+	if err := r.setDecision(card); err != nil {
+		return row{}, err
 	}
 	if progress != "" {
 		r.Progress = json.RawMessage(progress)
@@ -192,6 +201,10 @@ type change struct {
 	// seenFollow only while it still follows the run it followed.
 	seen       *string
 	seenFollow *string
+	// seenRun, when set, makes the change win only while the conversation's
+	// pending run is this one: a late result of a run the conversation has
+	// moved past (a process that lost its lease and came back) changes nothing.
+	seenRun *string
 }
 
 // guarded adds to c the guard of a change that acts on r as read, not under
@@ -272,6 +285,10 @@ func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c chan
 	if c.seen != nil {
 		where += " AND card = ?"
 		args = append(args, *c.seen)
+	}
+	if c.seenRun != nil {
+		where += " AND pending_run_uuid = ?"
+		args = append(args, *c.seenRun)
 	}
 	if c.seenFollow != nil {
 		where += " AND follows_run = ? AND pending_run_uuid = ?"

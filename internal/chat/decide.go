@@ -27,8 +27,8 @@ var labels = map[string]string{
 	AnswerApprove: "Freigeben", AnswerCancel: "Ablehnen",
 }
 
-// Answer records the editor's answer to the waiting card (202) and hands the
-// decision to the runtime on a service goroutine. The server decides which
+// Answer records the editor's answer to the waiting card and the job that
+// hands the decision to the runtime (202). The server decides which
 // answers a card has: a reason sent for a card that does not offer it is a
 // plain denial (P.R5). On a four-eyes card the approval is blocked; the
 // denials still work.
@@ -54,27 +54,23 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 		answer = AnswerCancel // a reason the card does not offer is a plain denial
 	}
 	s.beforeClaim("answer")
-	if err := s.claimDecision(ctx, r, labels[answer]); err != nil {
-		return err
-	}
-	card := *r.Card
-	s.goRun(func(ctx context.Context) { s.decide(ctx, r, card, answer) })
-	return nil
+	return s.claimDecision(ctx, r, labels[answer], job{Op: opDecide, Answer: answer})
 }
 
 // claimDecision takes the decision r waits for (awaiting → processing, only
 // while the conversation still shows the card or question r read) and adds
-// the editor's answer to the transcript, in one transaction. A claim lost to
-// another answer, a message or an end changes nothing: ErrStaleCard.
-func (s *Service) claimDecision(ctx context.Context, r row, said string) error {
+// the editor's answer to the transcript and j, the job that carries the
+// decision out, in one transaction. A claim lost to another answer, a
+// message or an end changes nothing: ErrStaleCard.
+func (s *Service) claimDecision(ctx context.Context, r row, said string, j job) error {
 	now := s.now()
-	var won bool
-	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		if won, err = casTx(ctx, tx, r.ID, []Status{r.Status}, change{status: Processing, seen: &r.card}, now); err != nil || !won {
-			return err
+	j.Conversation, j.At, j.From, j.Decision, j.Run = r.ID, now, r.Status, r.card, r.PendingRun
+	won, err := s.commit(ctx, j, func(tx *store.Tx) (bool, error) {
+		won, err := casTx(ctx, tx, r.ID, []Status{r.Status}, change{status: Processing, seen: &r.card}, now)
+		if err != nil || !won {
+			return won, err
 		}
-		return addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: said}, now)
+		return true, addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: said}, now)
 	})
 	if err != nil {
 		return err

@@ -15,7 +15,8 @@ import (
 // answer in the editor's own words. The answer is checked against the
 // question's schema before anything changes (ErrInvalid); one that names a
 // question no longer waiting is ErrStaleCard. The accepted answer goes into
-// the transcript and resumes the run on a service goroutine.
+// the transcript and resumes the run
+// as a chat job.
 func (s *Service) AnswerQuestion(ctx context.Context, actor, id int64, digest, option, text string) error {
 	option, text = strings.TrimSpace(option), strings.TrimSpace(text)
 	if (option == "") == (text == "") {
@@ -43,11 +44,7 @@ func (s *Service) AnswerQuestion(ctx context.Context, actor, id int64, digest, o
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	s.beforeClaim("answer")
-	if err := s.claimDecision(ctx, r, said); err != nil {
-		return err
-	}
-	s.goRun(func(ctx context.Context) { s.submit(ctx, r, raw) })
-	return nil
+	return s.claimDecision(ctx, r, said, job{Op: opSubmit, Values: raw})
 }
 
 // submit hands an accepted answer to the runtime, then applies the run's state.

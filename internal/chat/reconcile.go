@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"waymark/internal/agent"
 	"waymark/internal/run"
@@ -153,16 +152,14 @@ func failureCode(st agent.Status) string {
 	return cmp.Or(st.Refusal, string(st.TerminationReason), string(st.Status))
 }
 
-// interruptedAfter is how long a turn may stay processing before a read
-// treats it as interrupted (the process that ran it stopped).
-const interruptedAfter = 5 * time.Minute
-
-// recoverInterrupted settles a conversation whose turn was interrupted (the
-// process running it stopped): once its run has ended — the reaper ends an
-// abandoned one — or, without a run, after a while, the conversation goes on
-// from what the run shows.
+// recoverInterrupted releases a conversation whose turn or decision was
+// lost (issue 15 item 2): the process working its job stopped. While its job
+// has had less than a lease, waits to be worked, or its run still runs (the
+// run's lease and the reaper decide about that), nothing changes. Then, as
+// soon as the run is settled — ended, or paused — the conversation takes its
+// state; a turn lost before its run began fails as interrupted.
 func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
-	if s.clk.Now().Sub(r.UpdatedAt) < interruptedAfter {
+	if s.clk.Now().Sub(r.UpdatedAt) < s.lease {
 		return r, nil
 	}
 	if r.PendingRun != "" {
@@ -170,10 +167,17 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		if err != nil || !(st.Status.Terminal() || st.Status.Waiting()) {
 			return r, nil
 		}
-		s.apply(ctx, r.ID, r.PendingRun, "")
-		return getRow(ctx, s.db, r.ID)
 	}
-	s.fail(ctx, r, errors.New("interrupted"))
+	if s.queue != nil {
+		if waiting, err := s.jobWaiting(ctx, r.ID); err != nil || waiting {
+			return r, nil
+		}
+	}
+	if r.PendingRun != "" {
+		s.apply(ctx, r.ID, r.PendingRun, "")
+	} else {
+		s.fail(ctx, r, errors.New("interrupted"))
+	}
 	return getRow(ctx, s.db, r.ID)
 }
 

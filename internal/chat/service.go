@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
@@ -50,8 +51,10 @@ var (
 	ErrServiceAccount = errors.New("a service account cannot run a guided process")
 )
 
-// Service runs guided conversations. Turns and decisions execute on the
-// service's own goroutines; Close waits for them.
+// Service runs guided conversations. A request records a message or a
+// decision together with a chat job (SetQueue); turns and decisions execute
+// as those jobs on whichever process works them. Close waits for the jobs of
+// a service without a queue, which run on its own goroutines.
 type Service struct {
 	db      *store.DB
 	rt      Runtime
@@ -62,6 +65,10 @@ type Service struct {
 	ender   Ender // may be nil
 	clk     clock.Clock
 	log     *slog.Logger
+
+	queue Queue         // may be nil: jobs run on service goroutines
+	lease time.Duration // the runtime's lease (SetQueue)
+	wake  chan struct{} // a chat job finished (Wait)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -96,7 +103,7 @@ func New(db *store.DB, rt Runtime, configs *llmconfig.Store, skills *skill.Store
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{db: db, rt: rt, configs: configs, skills: skills, checker: checker, points: points, clk: clk, log: log,
-		ctx: ctx, cancel: cancel}
+		ctx: ctx, cancel: cancel, lease: agent.DefaultLease, wake: make(chan struct{}, 1)}
 }
 
 // Close stops accepting work and waits for running turns.
@@ -104,9 +111,6 @@ func (s *Service) Close() {
 	s.cancel()
 	s.wg.Wait()
 }
-
-// Wait waits until no turn or decision runs (tests).
-func (s *Service) Wait() { s.wg.Wait() }
 
 func (s *Service) now() int64 { return s.clk.Now().UnixMicro() }
 

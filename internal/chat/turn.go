@@ -14,7 +14,8 @@ import (
 	"waymark/internal/store"
 )
 
-// Send adds the editor's message and dispatches a turn (202). A message while
+// Send adds the editor's message and, in the same transaction, the job of
+// its turn (202); a chat worker of any process runs the turn. A message while
 // a turn is queued or running is ErrBusy. A message while a process run
 // waits for a card or a question withdraws it (P.X2): the message claims the
 // conversation first (compare-and-set on the decision it read), then cancels
@@ -51,15 +52,13 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 		s.beforeClaim("message")
 	}
 	from, now := r.Status, s.now()
-	var won bool
 	empty := ""
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		var err error
-		won, err = casTx(ctx, tx, r.ID, []Status{from}, change{status: Processing, lastRun: &r.LastRun, pendingRun: &empty}, now)
+	won, err := s.commit(ctx, job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
+		won, err := casTx(ctx, tx, r.ID, []Status{from}, change{status: Processing, lastRun: &r.LastRun, pendingRun: &empty}, now)
 		if err != nil || !won {
-			return err
+			return won, err
 		}
-		return addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: text}, now)
+		return true, addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: text}, now)
 	})
 	if err != nil {
 		return err
@@ -67,7 +66,6 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 	if !won {
 		return ErrBusy
 	}
-	s.goRun(func(ctx context.Context) { s.turn(ctx, r.ID) })
 	return nil
 }
 
@@ -127,14 +125,9 @@ func (s *Service) follow(ctx context.Context, r row) {
 	}
 }
 
-// turn runs one turn of the conversation and applies its result.
-func (s *Service) turn(ctx context.Context, id int64) {
-	r, err := getRow(ctx, s.db, id)
-	if err != nil {
-		s.log.Error("turn", "conversation", id, "err", err)
-		return
-	}
-	msgs, err := messages(ctx, s.db, id)
+// turn runs one turn of conversation r, claimed at, and applies its result.
+func (s *Service) turn(ctx context.Context, r row, at int64) {
+	msgs, err := messages(ctx, s.db, r.ID)
 	if err != nil {
 		s.fail(ctx, r, err)
 		return
@@ -149,7 +142,9 @@ func (s *Service) turn(ctx context.Context, id int64) {
 	req.Context = s.pointsPrompt(ctx, r) // the open points of this skill on this page (P.O1)
 	req.OnStart = func(uuid string) {
 		// The running run is followed live (progress, highlight) until it pauses or ends.
-		_, _ = s.db.Exec(ctx, "UPDATE conversations SET pending_run_uuid = ? WHERE id = ? AND status = ?", uuid, r.ID, string(Processing))
+		// Only while the claim holds: a conversation released as lost keeps its state.
+		_, _ = s.db.Exec(ctx, "UPDATE conversations SET pending_run_uuid = ? WHERE id = ? AND status = ? AND updated_at = ?",
+			uuid, r.ID, string(Processing), at)
 	}
 	res, err := s.rt.Run(ctx, r.Owner, req)
 	if err != nil {
@@ -194,7 +189,7 @@ func (s *Service) apply(ctx context.Context, id int64, runUUID, answer string) {
 // answer the privacy level did not keep.
 func (s *Service) settleRun(ctx context.Context, r row, from Status, st agent.Status, answer string, notice *Message) error {
 	runUUID, empty := st.UUID, ""
-	c := change{progress: jsonOf(st.Progress), highlight: jsonOf(st.Highlight), err: &empty}
+	c := change{progress: jsonOf(st.Progress), highlight: jsonOf(st.Highlight), err: &empty, seenRun: &runUUID}
 	var msgs []Message
 	if notice != nil {
 		msgs = append(msgs, *notice)

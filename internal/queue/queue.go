@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -23,6 +25,12 @@ type Handler interface {
 	RunQueued(ctx context.Context, uuid string) error
 }
 
+// JobHandler works a chat job (a conversation's turn or decision) from the
+// payload it was inserted with. It is implemented by chat.Service.
+type JobHandler interface {
+	Work(ctx context.Context, payload json.RawMessage) error
+}
+
 // Args is the job: the run uuid and nothing else.
 type Args struct {
 	Run string `json:"run"`
@@ -31,20 +39,59 @@ type Args struct {
 // Kind names the job kind in River's tables.
 func (Args) Kind() string { return "waymark_run" }
 
+// ChatArgs is a chat job: what the conversation's worker needs to carry out
+// a recorded message or decision.
+type ChatArgs struct {
+	Job json.RawMessage `json:"job"`
+}
+
+// Kind names the chat job kind in River's tables.
+func (ChatArgs) Kind() string { return "waymark_chat" }
+
+// InsertOpts puts chat jobs on their own queue, so run workers and chat
+// workers are sized apart.
+func (ChatArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueChat} }
+
+// reapArgs is the reaper's periodic job.
+type reapArgs struct{}
+
+func (reapArgs) Kind() string { return "waymark_reap" }
+
+// The queues: runs, chat jobs, and the reaper's.
+const (
+	QueueRuns        = river.QueueDefault
+	QueueChat        = "chat"
+	QueueMaintenance = "maintenance"
+)
+
+// DefaultReapEvery is how often the installation's reaper runs.
+const DefaultReapEvery = 15 * time.Second
+
 // Config tunes the queue. Zero values take the defaults.
 type Config struct {
-	Workers      int           // concurrent runs per process; 0 = insert-only client
+	Workers int // concurrent runs per process; 0 = this process works no runs
+	// ChatWorkers is how many chat jobs (turns, decisions) this process works
+	// at once; 0 = none. With Workers and ChatWorkers 0 the queue only inserts.
+	ChatWorkers  int
 	PollInterval time.Duration // how often idle workers look for jobs (default 200ms)
 	// Cooldown is the least time between two fetches (default 5ms).
 	Cooldown time.Duration
-	Logger   *slog.Logger
+	// Reap is the installation's reaper. It runs as a River periodic job,
+	// inserted by the elected leader only, so one reaper serves every
+	// process on the database; nil runs none.
+	Reap      func(ctx context.Context) error
+	ReapEvery time.Duration // default DefaultReapEvery
+	Logger    *slog.Logger
 }
 
 // Queue inserts run jobs and, with workers, works them.
 type Queue struct {
-	client  *river.Client[*sql.Tx]
-	driver  riverdriver.Driver[*sql.Tx]
-	workers int
+	client *river.Client[*sql.Tx]
+	driver riverdriver.Driver[*sql.Tx]
+	works  bool
+	chat   atomic.Pointer[JobHandler] // set by SetChatHandler before Start
+	// Listening reports whether workers wake on inserts (PostgreSQL LISTEN/NOTIFY).
+	Listening bool
 }
 
 // jobAttempts is how often River works one job. The handler returns an
@@ -57,19 +104,28 @@ const jobAttempts = 5
 // ErrNoHandler is returned by New when workers are asked for without a handler.
 var ErrNoHandler = errors.New("queue: workers need a handler")
 
-// New builds a queue on db. With cfg.Workers > 0, h runs the jobs once Start is called.
+// New builds a queue on db. With cfg.Workers > 0, h runs the run jobs once
+// Start is called; with cfg.ChatWorkers > 0, the handler of SetChatHandler
+// runs the chat jobs. On PostgreSQL the workers listen for inserts through
+// River's pgx listener on db.ListenPool.
 func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
-	if cfg.Workers < 0 {
-		return nil, fmt.Errorf("queue: Workers must be 0 or more, got %d", cfg.Workers)
+	if cfg.Workers < 0 || cfg.ChatWorkers < 0 {
+		return nil, fmt.Errorf("queue: Workers and ChatWorkers must be 0 or more, got %d and %d", cfg.Workers, cfg.ChatWorkers)
 	}
 	if cfg.Workers > 0 && h == nil {
 		return nil, ErrNoHandler
 	}
-	var drv riverdriver.Driver[*sql.Tx]
+	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0}
 	if db.Dialect() == store.SQLite {
-		drv = riversqlite.New(db.QueuePool())
+		q.driver = riversqlite.New(db.QueuePool())
+	} else if q.works {
+		pool, err := db.ListenPool(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("queue: %w", err)
+		}
+		q.driver, q.Listening = riverdatabasesql.NewWithPgxListener(db.SQL, pool), true
 	} else {
-		drv = riverdatabasesql.New(db.SQL)
+		q.driver = riverdatabasesql.New(db.SQL)
 	}
 	rc := &river.Config{
 		Logger:      cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
@@ -77,22 +133,43 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 		// The runtime's lease and reaper recover stuck runs; River must not run a job twice.
 		RescueStuckJobsAfter: 24 * time.Hour,
 		JobTimeout:           -1,
+		// Also the least time between two insert notifications of a queue:
+		// an API process that only inserts wakes the workers of every insert.
+		FetchCooldown: cmp.Or(cfg.Cooldown, 5*time.Millisecond),
 	}
-	if cfg.Workers > 0 {
+	if q.works {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &worker{h: h})
+		river.AddWorker(workers, &chatWorker{q: q})
+		river.AddWorker(workers, &reapWorker{reap: cfg.Reap})
 		rc.Workers = workers
-		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
+		rc.Queues = map[string]river.QueueConfig{QueueMaintenance: {MaxWorkers: 1}}
+		if cfg.Workers > 0 {
+			rc.Queues[QueueRuns] = river.QueueConfig{MaxWorkers: cfg.Workers}
+		}
+		if cfg.ChatWorkers > 0 {
+			rc.Queues[QueueChat] = river.QueueConfig{MaxWorkers: cfg.ChatWorkers}
+		}
 		rc.FetchPollInterval = cmp.Or(cfg.PollInterval, 200*time.Millisecond)
-		rc.FetchCooldown = cmp.Or(cfg.Cooldown, 5*time.Millisecond)
-		rc.PollOnly = true
+		rc.PollOnly = !q.Listening
+		if cfg.Reap != nil {
+			rc.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(cmp.Or(cfg.ReapEvery, DefaultReapEvery)),
+				func() (river.JobArgs, *river.InsertOpts) {
+					return reapArgs{}, &river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 1}
+				}, &river.PeriodicJobOpts{RunOnStart: true})}
+		}
 	}
-	client, err := river.NewClient(drv, rc)
+	client, err := river.NewClient(q.driver, rc)
 	if err != nil {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
-	return &Queue{client: client, driver: drv, workers: cfg.Workers}, nil
+	q.client = client
+	return q, nil
 }
+
+// SetChatHandler wires the chat jobs' handler (it needs the queue to insert,
+// so it comes after New). Call it before Start.
+func (q *Queue) SetChatHandler(h JobHandler) { q.chat.Store(&h) }
 
 // Migrate applies River's own migrations.
 func (q *Queue) Migrate(ctx context.Context) error {
@@ -126,9 +203,30 @@ func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, run string, delay ti
 	return nil
 }
 
+// chatAttempts: a chat job's handler fails only before it changed anything
+// (it checks the conversation's claim first), so a retry is safe.
+const chatAttempts = 3
+
+// InsertChatTx enqueues a chat job with payload (JSON-encoded) inside tx
+// (from store.DB.InSQLTx), so the message or decision it carries out and
+// the job commit together.
+func (q *Queue) InsertChatTx(ctx context.Context, tx *store.Tx, payload any) error {
+	if tx.SQL == nil {
+		return ErrNeedsSQLTx
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("chat job: %w", err)
+	}
+	if _, err := q.client.InsertTx(ctx, tx.SQL, ChatArgs{Job: raw}, &river.InsertOpts{Queue: QueueChat, MaxAttempts: chatAttempts}); err != nil {
+		return fmt.Errorf("enqueue chat job: %w", err)
+	}
+	return nil
+}
+
 // Start starts the workers (no-op for an insert-only queue).
 func (q *Queue) Start(ctx context.Context) error {
-	if q.workers == 0 {
+	if !q.works {
 		return nil
 	}
 	return q.client.Start(ctx)
@@ -136,7 +234,7 @@ func (q *Queue) Start(ctx context.Context) error {
 
 // Stop waits for running jobs to finish, then stops.
 func (q *Queue) Stop(ctx context.Context) error {
-	if q.workers == 0 {
+	if !q.works {
 		return nil
 	}
 	return q.client.Stop(ctx)
@@ -150,11 +248,48 @@ func (q *Queue) Depth(ctx context.Context, db store.Querier) (int, error) {
 	return n, err
 }
 
+// ChatPending reports how many chat jobs are not finished: waiting, due for
+// a retry or being worked.
+func (q *Queue) ChatPending(ctx context.Context, db store.Querier) (int, error) {
+	var n int
+	err := db.QueryRow(ctx, "SELECT COUNT(*) FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending') AND kind = ?",
+		ChatArgs{}.Kind()).Scan(&n)
+	return n, err
+}
+
 type worker struct {
 	river.WorkerDefaults[Args]
 	h Handler
 }
 
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	if w.h == nil {
+		return ErrNoHandler
+	}
 	return w.h.RunQueued(ctx, job.Args.Run)
+}
+
+type chatWorker struct {
+	river.WorkerDefaults[ChatArgs]
+	q *Queue
+}
+
+func (w *chatWorker) Work(ctx context.Context, job *river.Job[ChatArgs]) error {
+	h := w.q.chat.Load()
+	if h == nil {
+		return ErrNoHandler
+	}
+	return (*h).Work(ctx, job.Args.Job)
+}
+
+type reapWorker struct {
+	river.WorkerDefaults[reapArgs]
+	reap func(ctx context.Context) error
+}
+
+func (w *reapWorker) Work(ctx context.Context, _ *river.Job[reapArgs]) error {
+	if w.reap == nil {
+		return nil
+	}
+	return w.reap(ctx)
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -54,7 +55,8 @@ type DB struct {
 	writeMu *sync.Mutex
 	queue   *sql.DB // the job queue's pool (QueuePool), opened on first use
 	dsn     string
-	queueMu sync.Mutex
+	queueMu sync.Mutex    // guards queue and listen
+	listen  *pgxpool.Pool // PostgreSQL: the queue's LISTEN pool (ListenPool), opened on first use
 
 	ckpt *checkpointer // SQLite: background checkpoints (checkpoint.go); nil on PostgreSQL
 
@@ -289,6 +291,9 @@ func (db *DB) Close() error {
 	defer db.queueMu.Unlock()
 	if db.queue != nil {
 		db.queue.Close()
+	}
+	if db.listen != nil {
+		db.listen.Close()
 	}
 	return db.SQL.Close()
 }

@@ -6,6 +6,7 @@ package waymarktest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -34,8 +35,21 @@ type Env struct {
 
 // Options tune New.
 type Options struct {
-	Workers int         // in-process queue workers (0: none; call RunQueued yourself)
-	Clock   clock.Clock // nil: the wall clock
+	Workers int // in-process run workers (0: none; call RunQueued yourself)
+	// ChatWorkers is how many chat jobs (turns, decisions) the application
+	// works at once (default 2).
+	ChatWorkers int
+	// APIOnly starts the application with no workers at all, as
+	// `serve --workers 0`: another application on the same database works
+	// its jobs.
+	APIOnly bool
+	// Clock, Lease and Heartbeat override the application's (crash tests).
+	Clock     clock.Clock
+	Lease     time.Duration
+	Heartbeat time.Duration
+	// PollInterval is how often idle workers look for jobs (default 20 ms);
+	// on PostgreSQL they also wake on every insert.
+	PollInterval time.Duration
 	// MaxOpenRuns caps each user's queued or waiting runs (0: the default).
 	MaxOpenRuns int
 	// SecureCookies marks the session cookie Secure (as behind a TLS proxy).
@@ -54,13 +68,20 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 	}
 	ctx := context.Background()
 	srv := llmtest.NewServer(t)
+	chatWorkers := cmp.Or(opts.ChatWorkers, 2)
+	if opts.APIOnly {
+		chatWorkers = 0
+	}
 	a, err := app.New(ctx, db, app.Config{
 		Key:           bytes.Repeat([]byte{7}, 32),
 		Workers:       opts.Workers,
+		ChatWorkers:   chatWorkers,
 		Provider:      openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }},
-		PollInterval:  20 * time.Millisecond,
+		PollInterval:  cmp.Or(opts.PollInterval, 20*time.Millisecond),
 		MaxOpenRuns:   opts.MaxOpenRuns,
 		Clock:         opts.Clock,
+		Lease:         opts.Lease,
+		Heartbeat:     opts.Heartbeat,
 		SecureCookies: opts.SecureCookies,
 		SkillsRoot:    opts.SkillsRoot,
 	})
@@ -74,7 +95,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 			t.Fatalf("fixture: %v", err)
 		}
 	}
-	if opts.Workers > 0 {
+	if opts.Workers > 0 || chatWorkers > 0 {
 		wctx, cancel := context.WithCancel(ctx)
 		stop, err := a.StartWorkers(wctx)
 		if err != nil {

@@ -44,6 +44,12 @@ type Reply struct {
 	// answered: where a test lands a concurrent change while the model
 	// "thinks", without sleeping.
 	Before func()
+	// Arrived, when set, is closed once the request this reply answers has
+	// arrived (before Delay): a test learns that a model call is under way.
+	Arrived chan struct{}
+	// Hold, when set, keeps the answer back until it is closed or the client
+	// goes away (a model call that hangs).
+	Hold chan struct{}
 }
 
 // RecordedRequest is one request the server received, decoded.
@@ -147,6 +153,16 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 
 	if reply.Before != nil {
 		reply.Before()
+	}
+	if reply.Arrived != nil {
+		close(reply.Arrived)
+	}
+	if reply.Hold != nil {
+		select {
+		case <-reply.Hold:
+		case <-r.Context().Done():
+			return
+		}
 	}
 	if reply.Delay > 0 {
 		timer := time.NewTimer(reply.Delay)

@@ -104,3 +104,27 @@ func Open(t testing.TB, dialect store.Dialect) *store.DB {
 	}
 	panic(fmt.Sprintf("storetest: unknown dialect %q", dialect))
 }
+
+// EachShared runs fn as subtests "sqlite" and "postgres", each with a fresh
+// migrated database and a function that opens another handle on it (closed
+// at cleanup): what a second process sees.
+func EachShared(t *testing.T, fn func(t *testing.T, db *store.DB, another func() *store.DB)) {
+	t.Helper()
+	run := func(t *testing.T, raw string) {
+		open := func() *store.DB {
+			db, err := store.Open(context.Background(), raw)
+			if err != nil {
+				t.Fatalf("open %s: %v", raw, err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		}
+		db := open()
+		if err := db.Migrate(context.Background()); err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+		fn(t, db, open)
+	}
+	t.Run("sqlite", func(t *testing.T) { run(t, "sqlite:"+filepath.Join(t.TempDir(), "test.db")) })
+	t.Run("postgres", func(t *testing.T) { run(t, PostgresURL(t)) })
+}

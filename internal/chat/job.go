@@ -1,0 +1,176 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"waymark/internal/store"
+)
+
+// Queue carries the chat's jobs to whichever process has chat workers
+// (queue.Queue implements it).
+type Queue interface {
+	InsertChatTx(ctx context.Context, tx *store.Tx, payload any) error
+	// ChatPending counts the chat jobs not finished yet.
+	ChatPending(ctx context.Context, db store.Querier) (int, error)
+}
+
+// The operations of a chat job.
+const (
+	opTurn   = "turn"   // run the turn of a recorded message
+	opDecide = "decide" // carry out a recorded card answer
+	opSubmit = "submit" // carry out a recorded answer to a question
+)
+
+// job is a recorded message or decision to carry out, as the queue stores
+// it: what the request read, so the worker (any process) acts on exactly
+// that. It carries no secret and no pin.
+type job struct {
+	Op           string `json:"op"`
+	Conversation int64  `json:"conversation"`
+	// At is the time of the claim the request made (the conversation's
+	// updated_at): the job acts only while that claim still holds.
+	At int64 `json:"at"`
+	// From and Decision are the status and the card column the request read
+	// (decide, submit): the decision handed back if the runtime refuses it.
+	From     Status          `json:"from,omitempty"`
+	Decision string          `json:"decision,omitempty"`
+	Run      string          `json:"run,omitempty"`
+	Answer   string          `json:"answer,omitempty"`
+	Values   json.RawMessage `json:"values,omitempty"`
+}
+
+// SetQueue makes the chat record each message and decision together with a
+// job, in one transaction, for a chat worker of any process to carry out
+// (issue 15 item 1); lease is the runtime's lease, after which a turn whose
+// job was taken by a process that stopped counts as lost. Call it before
+// the service is used. Without a queue, jobs run on service goroutines.
+func (s *Service) SetQueue(q Queue, lease time.Duration) {
+	s.queue, s.lease = q, lease
+}
+
+// commit runs fn and, when it won, records j with it in one transaction.
+// Without a queue, j runs on a service goroutine once committed.
+func (s *Service) commit(ctx context.Context, j job, fn func(tx *store.Tx) (bool, error)) (bool, error) {
+	in := s.db.InTx
+	if s.queue != nil {
+		in = s.db.InSQLTx
+	}
+	var won bool
+	err := in(ctx, func(tx *store.Tx) error {
+		var err error
+		if won, err = fn(tx); err != nil || !won {
+			return err
+		}
+		if s.queue != nil {
+			return s.queue.InsertChatTx(ctx, tx, j)
+		}
+		return nil
+	})
+	if err == nil && won && s.queue == nil {
+		s.goRun(func(ctx context.Context) { _ = s.work(ctx, j) })
+	}
+	return won, err
+}
+
+// Work carries out one chat job (the queue's handler). A job whose claim no
+// longer holds — the conversation was released as lost, or moved on — does
+// nothing. It returns an error only when nothing was done.
+func (s *Service) Work(ctx context.Context, payload json.RawMessage) error {
+	var j job
+	if err := json.Unmarshal(payload, &j); err != nil {
+		s.log.Error("chat job unreadable; dropped", "err", err)
+		return nil
+	}
+	defer s.worked()
+	return s.work(ctx, j)
+}
+
+func (s *Service) work(ctx context.Context, j job) error {
+	r, err := getRow(ctx, s.db, j.Conversation)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.Status != Processing || r.UpdatedAt.UnixMicro() != j.At {
+		s.log.Info("chat job no longer holds its claim; dropped", "conversation", r.ID, "op", j.Op)
+		return nil
+	}
+	switch j.Op {
+	case opTurn:
+		s.turn(ctx, r, j.At)
+		return nil
+	case opDecide, opSubmit:
+	default:
+		s.log.Error("chat job of unknown kind; dropped", "conversation", r.ID, "op", j.Op)
+		return nil
+	}
+	before := r
+	before.Status, before.PendingRun = j.From, j.Run
+	if err := before.setDecision(j.Decision); err != nil {
+		s.fail(ctx, r, err)
+		return nil
+	}
+	switch {
+	case j.Op == opDecide && before.Card != nil:
+		s.decide(ctx, before, *before.Card, j.Answer)
+	case j.Op == opSubmit && before.Question != nil:
+		s.submit(ctx, before, j.Values)
+	default:
+		s.unclaim(ctx, before)
+	}
+	return nil
+}
+
+// worked wakes Wait.
+func (s *Service) worked() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// waitLimit bounds Wait.
+const waitLimit = time.Minute
+
+// Wait waits until no turn or decision is running or waiting to run (tests):
+// the service's goroutines and, with a queue, every chat job.
+func (s *Service) Wait() {
+	s.wg.Wait()
+	if s.queue == nil {
+		return
+	}
+	deadline := time.NewTimer(waitLimit)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := s.queue.ChatPending(context.Background(), s.db)
+		if err != nil || n == 0 {
+			return
+		}
+		select {
+		case <-s.wake:
+		case <-tick.C: // a job worked by another process, or finished by River's completer
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
+// jobWaiting reports whether a chat job of conversation id waits to be
+// worked (not yet taken by a worker).
+func (s *Service) jobWaiting(ctx context.Context, id int64) (bool, error) {
+	conv := "json_extract(args, '$.job.conversation')"
+	if s.db.Dialect() == store.Postgres {
+		conv = "(args->'job'->>'conversation')::bigint"
+	}
+	var n int
+	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'waymark_chat'
+		AND state IN ('available', 'scheduled', 'retryable', 'pending') AND `+conv+` = ?`, id).Scan(&n)
+	return n > 0, err
+}

@@ -1,0 +1,99 @@
+package scale_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"waymark/internal/agent"
+	"waymark/internal/clock"
+	"waymark/internal/llm/llmtest"
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
+)
+
+// Issue 15 item 2: a worker that stops in the middle of a turn — its model
+// call hangs and nothing renews its lease, as after kill -9 — holds the
+// conversation for one lease only: after it, the installation's reaper
+// dead-letters the turn (an interactive turn cannot be rebuilt), the
+// conversation is released at once (not after five minutes) and the next
+// message runs on a surviving worker. When the stopped worker comes back
+// late, its result changes nothing.
+func TestAStoppedWorkersTurnIsReapedAfterOneLeaseAndTheConversationGoesOn(t *testing.T) {
+	storetest.EachShared(t, func(t *testing.T, db *store.DB, another func() *store.DB) {
+		clk := clock.NewFake(time.Now())
+		api := wt.New(t, db, site, &wt.Options{APIOnly: true, Clock: clk})
+		// The heartbeat of the stopped worker never beats within the test.
+		stopped := wt.New(t, another(), "", &wt.Options{ChatWorkers: 1, Clock: clk, Heartbeat: agent.DefaultLease - time.Millisecond})
+		arrived, hold := make(chan struct{}), make(chan struct{})
+		api.LLM.Add(llmtest.Reply{Content: "zu spät", Arrived: arrived, Hold: hold})
+		erika := api.As(wt.Erika)
+		id := start(t, erika)
+		erika.Must("POST", path(id, "/messages"), map[string]any{"content": "Los"}, http.StatusAccepted)
+		select {
+		case <-arrived:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the worker did not call the model within 20s")
+		}
+		t.Cleanup(func() {
+			select {
+			case <-hold:
+			default:
+				close(hold)
+			}
+		})
+		survivor := wt.New(t, another(), "", &wt.Options{Workers: 1, ChatWorkers: 1, Clock: clk})
+
+		conv := erika.Must("GET", path(id, ""), nil, 200).Map(t)
+		var turn string
+		if err := db.QueryRow(t.Context(), "SELECT pending_run_uuid FROM conversations WHERE id = ?", int64(id)).Scan(&turn); err != nil {
+			t.Fatal(err)
+		}
+		if conv["status"] != "processing" || turn == "" {
+			t.Fatalf("during the turn: status %v pending run %q", conv["status"], turn)
+		}
+		if r := erika.Do("POST", path(id, "/messages"), map[string]any{"content": "Hallo?"}); r.Status != http.StatusConflict {
+			t.Fatalf("a message during the turn = %d %s, want 409", r.Status, r.Body)
+		}
+
+		clk.Advance(61 * time.Second) // about a minute: the default lease and a second
+		if _, err := survivor.App.Runtime.Reap(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		st := erika.Must("GET", "/api/runs/"+turn, nil, 200).Map(t)
+		if st["status"] != "failed" || st["terminationReason"] != "not_retryable" {
+			t.Fatalf("the stopped turn after one lease = %v/%v, want failed/not_retryable", st["status"], st["terminationReason"])
+		}
+		conv = erika.Must("GET", path(id, ""), nil, 200).Map(t)
+		if conv["status"] != "failed" {
+			t.Fatalf("the conversation once its turn was reaped = %v, want failed", conv["status"])
+		}
+		api.LLM.Add(answer("Wieder da."))
+		// The stopped worker's job still counts as running: wait on the conversation.
+		erika.Must("POST", path(id, "/messages"), map[string]any{"content": "Noch einmal"}, http.StatusAccepted)
+		conv = untilSettled(t, erika, id)
+		if conv["status"] != "idle" {
+			t.Fatalf("after the next message: %v", conv)
+		}
+		msgs := conv["messages"].([]any)
+		if last := msgs[len(msgs)-1].(map[string]any); last["content"] != "Wieder da." {
+			t.Fatalf("closing message = %v", last)
+		}
+		if n := modelCalls(t, survivor); n != 1 {
+			t.Errorf("the survivor made %d model calls, want 1", n)
+		}
+
+		// The stopped worker comes back: its late answer is dropped.
+		close(hold)
+		api.App.Chat.Wait()
+		late := erika.Must("GET", path(id, ""), nil, 200).Map(t)
+		if late["status"] != "idle" || len(late["messages"].([]any)) != len(msgs) || late["lastRunUuid"] != conv["lastRunUuid"] {
+			t.Errorf("the late result changed the conversation: %v", late)
+		}
+		if st := erika.Must("GET", "/api/runs/"+turn, nil, 200).Map(t); st["status"] != "failed" {
+			t.Errorf("the reaped turn became %v", st["status"])
+		}
+		_ = stopped
+	})
+}

@@ -93,3 +93,56 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Error("negative workers accepted")
 	}
 }
+
+// Issue 15 item 2: the reaper is the queue's periodic job, inserted by the
+// elected leader (here the one process) and worked by a worker.
+func TestTheReaperRunsAsAPeriodicJobOfTheQueue(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		reaped := make(chan struct{}, 1)
+		q, err := queue.New(db, &recorder{got: make(chan string, 1)}, queue.Config{Workers: 1, PollInterval: 20 * time.Millisecond,
+			Reap: func(context.Context) error {
+				select {
+				case reaped <- struct{}{}:
+				default:
+				}
+				return nil
+			}, ReapEvery: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = q.Stop(context.Background()) })
+		select {
+		case <-reaped:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the reaper did not run within 20s of the start")
+		}
+	})
+}
+
+// Issue 15 item 1: on PostgreSQL a queue with workers listens for inserts
+// (River's pgx listener); an insert-only queue opens no listener.
+func TestWorkersListenForInsertsOnPostgres(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		w, err := queue.New(db, &recorder{}, queue.Config{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := db.Dialect() == store.Postgres; w.Listening != want {
+			t.Errorf("Listening with workers on %s = %v, want %v", db.Dialect(), w.Listening, want)
+		}
+		i, err := queue.New(db, nil, queue.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i.Listening {
+			t.Error("an insert-only queue listens")
+		}
+	})
+}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +32,13 @@ type Env struct {
 	App *app.App
 	LLM *llmtest.Server // the scripted model server; add replies with LLM.Add
 	URL string          // base URL of the HTTP API
+
+	stopWorkers func()
 }
+
+// StopWorkers stops the application's workers, waiting for the jobs they
+// run (a process that goes away); the HTTP API stays up.
+func (e *Env) StopWorkers() { e.stopWorkers() }
 
 // Options tune New.
 type Options struct {
@@ -95,17 +102,21 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 			t.Fatalf("fixture: %v", err)
 		}
 	}
+	env := &Env{T: t, DB: db, App: a, LLM: srv, stopWorkers: func() {}}
 	if opts.Workers > 0 || chatWorkers > 0 {
 		wctx, cancel := context.WithCancel(ctx)
 		stop, err := a.StartWorkers(wctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cancel(); stop() })
+		var once sync.Once
+		env.stopWorkers = func() { once.Do(func() { cancel(); stop() }) }
+		t.Cleanup(env.stopWorkers)
 	}
 	hs := httptest.NewServer(a.Handler())
 	t.Cleanup(hs.Close)
-	return &Env{T: t, DB: db, App: a, LLM: srv, URL: hs.URL}
+	env.URL = hs.URL
+	return env
 }
 
 // Client is an API client acting as one user (by bearer token).

@@ -97,3 +97,54 @@ func TestAStoppedWorkersTurnIsReapedAfterOneLeaseAndTheConversationGoesOn(t *tes
 		_ = stopped
 	})
 }
+
+// Issue 15 item 2: a card answer whose job a worker took and then stopped
+// with — before the decision reached the run, the job left running as
+// kill -9 leaves it — is handed back after one lease: the card waits again
+// and can be answered on a surviving worker. An answer whose job still
+// waits in the queue is not lost, however long it waits.
+func TestALostDecisionHandsTheCardBackAfterOneLease(t *testing.T) {
+	storetest.EachShared(t, func(t *testing.T, db *store.DB, another func() *store.DB) {
+		ctx := t.Context()
+		clk := clock.NewFake(time.Now())
+		api := wt.New(t, db, site, &wt.Options{APIOnly: true, Clock: clk})
+		first := wt.New(t, another(), "", &wt.Options{ChatWorkers: 1, Clock: clk})
+		api.LLM.Add(write("c1", `{"description": "Neu"}`))
+		erika := api.As(wt.Erika)
+		id := start(t, erika)
+		conv := send(t, api, erika, id, "Los")
+		card, _ := conv["card"].(map[string]any)
+		if conv["status"] != "awaiting_approval" || card == nil {
+			t.Fatalf("after the message: %v", conv)
+		}
+		// The only worker goes away; the answer's job waits in the queue.
+		first.StopWorkers()
+		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"}, http.StatusAccepted)
+		clk.Advance(10 * time.Minute)
+		if c := erika.Must("GET", path(id, ""), nil, 200).Map(t); c["status"] != "processing" {
+			t.Fatalf("an answer waiting in the queue = %v, want processing", c["status"])
+		}
+		// A worker takes the job and stops before the decision reaches the run.
+		if _, err := db.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1 WHERE kind = 'waymark_chat' AND state = 'available'"); err != nil {
+			t.Fatal(err)
+		}
+		c := erika.Must("GET", path(id, ""), nil, 200).Map(t)
+		back, _ := c["card"].(map[string]any)
+		if c["status"] != "awaiting_approval" || back == nil || back["turnDigest"] != card["turnDigest"] {
+			t.Fatalf("the lost answer after a lease = status %v card %v, want the card back", c["status"], c["card"])
+		}
+		survivor := wt.New(t, another(), "", &wt.Options{Workers: 1, ChatWorkers: 1, Clock: clk})
+		api.LLM.Add(answer("Erledigt."))
+		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": back["turnDigest"], "answer": "apply"}, http.StatusAccepted)
+		c = untilSettled(t, erika, id)
+		if c["status"] != "idle" {
+			t.Fatalf("after answering again: %v", c)
+		}
+		if o, _ := c["outcomes"].([]any); len(o) != 1 || o[0].(map[string]any)["outcome"] != "applied" {
+			t.Errorf("outcomes = %v, want one applied change", c["outcomes"])
+		}
+		if n := modelCalls(t, survivor); n != 1 {
+			t.Errorf("the survivor made %d model calls, want 1", n)
+		}
+	})
+}

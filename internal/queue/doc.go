@@ -1,8 +1,15 @@
-// Package queue carries run uuids from the API to the workers on River:
+// Package queue carries work from the API to the workers on River:
 // riversqlite for the embedded SQLite default, riverdatabasesql for
 // PostgreSQL (both on the same database/sql pool as the rest of Waymark, so a
-// run row and its job commit in one transaction). A job carries only the run
-// uuid; the run row is the state. River retries a job only when the handler
-// failed before claiming its run; requeues of a claimed run are the
-// runtime's (it inserts a new job for them).
+// row and its job commit in one transaction), with River's pgx listener on
+// PostgreSQL so that workers wake on an insert instead of polling.
+//
+// Three kinds of job: a run (waymark_run: only the run uuid; the run row is
+// the state), a chat job (waymark_chat, on the queue "chat": a conversation's
+// recorded message or decision, issue 15 item 1) and the reaper
+// (waymark_reap: a River periodic job that only the elected leader inserts,
+// so one reaper serves every process of the installation, issue 15 item 2).
+// River retries a run job only when the handler failed before claiming its
+// run; requeues of a claimed run are the runtime's (it inserts a new job for
+// them).
 package queue

@@ -13,30 +13,36 @@ import (
 // runMetrics is a collector that reads the run and queue state from the
 // database at scrape time, so every process reports the same numbers.
 type runMetrics struct {
-	db    *store.DB
-	queue interface {
-		Depth(context.Context, store.Querier) (int, error)
-	}
+	db       *store.DB
+	queue    depths
 	byStatus *prometheus.Desc
 	depth    *prometheus.Desc
+	chat     *prometheus.Desc
 	oldest   *prometheus.Desc
 }
 
-func newRunMetrics(db *store.DB, q interface {
+// depths is what the metrics read of the queue.
+type depths interface {
 	Depth(context.Context, store.Querier) (int, error)
-}) *runMetrics {
+	ChatPending(context.Context, store.Querier) (int, error)
+}
+
+func newRunMetrics(db *store.DB, q depths) *runMetrics {
 	return &runMetrics{
 		db:       db,
 		queue:    q,
 		byStatus: prometheus.NewDesc("waymark_runs", "Runs by status.", []string{"status"}, nil),
 		depth:    prometheus.NewDesc("waymark_queue_depth", "Run jobs waiting to be worked.", nil, nil),
-		oldest:   prometheus.NewDesc("waymark_queue_oldest_wait_seconds", "How long the oldest queued run has waited.", nil, nil),
+		chat: prometheus.NewDesc("waymark_chat_jobs_pending", "Chat jobs (recorded messages and decisions) not finished: waiting or being worked.",
+			nil, nil),
+		oldest: prometheus.NewDesc("waymark_queue_oldest_wait_seconds", "How long the oldest queued run has waited.", nil, nil),
 	}
 }
 
 func (m *runMetrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.byStatus
 	ch <- m.depth
+	ch <- m.chat
 	ch <- m.oldest
 }
 
@@ -62,6 +68,9 @@ func (m *runMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	if n, err := m.queue.Depth(ctx, m.db); err == nil {
 		ch <- prometheus.MustNewConstMetric(m.depth, prometheus.GaugeValue, float64(n))
+	}
+	if n, err := m.queue.ChatPending(ctx, m.db); err == nil {
+		ch <- prometheus.MustNewConstMetric(m.chat, prometheus.GaugeValue, float64(n))
 	}
 	var oldest int64
 	if err := m.db.QueryRow(ctx, "SELECT COALESCE(MIN(created_at), 0) FROM runs WHERE status = 'queued'").Scan(&oldest); err == nil {

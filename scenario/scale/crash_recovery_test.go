@@ -120,6 +120,9 @@ func TestALostDecisionHandsTheCardBackAfterOneLease(t *testing.T) {
 		// The only worker goes away; the answer's job waits in the queue.
 		first.StopWorkers()
 		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"}, http.StatusAccepted)
+		if n := gauge(t, api, "waymark_chat_jobs_pending"); n != 1 {
+			t.Errorf("waymark_chat_jobs_pending with the answer queued = %v, want 1", n)
+		}
 		clk.Advance(10 * time.Minute)
 		if c := erika.Must("GET", path(id, ""), nil, 200).Map(t); c["status"] != "processing" {
 			t.Fatalf("an answer waiting in the queue = %v, want processing", c["status"])

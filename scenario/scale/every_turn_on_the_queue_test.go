@@ -78,3 +78,19 @@ func modelCalls(t *testing.T, e *wt.Env) uint64 {
 	}
 	return n
 }
+
+// gauge is the value of the unlabelled gauge name in e's metrics.
+func gauge(t *testing.T, e *wt.Env, name string) float64 {
+	t.Helper()
+	families, err := e.App.Server.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
+}

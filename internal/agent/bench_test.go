@@ -58,7 +58,7 @@ func benchEnv(b *testing.B) *env {
 	e := setup(t, db, false)
 	rt, err := agent.New(db, e.runs, e.configs, e.tools, func(context.Context, llmconfig.Configuration) (llm.Provider, error) {
 		return instantModel, nil
-	}, &agent.Config{Clock: e.clk})
+	}, &agent.Config{Clock: e.clk, MaxOpenRuns: 1 << 30}) // the cap is not what is measured
 	if err != nil {
 		b.Fatal(err)
 	}

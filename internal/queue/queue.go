@@ -143,7 +143,10 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 		river.AddWorker(workers, &chatWorker{q: q})
 		river.AddWorker(workers, &reapWorker{reap: cfg.Reap})
 		rc.Workers = workers
-		rc.Queues = map[string]river.QueueConfig{QueueMaintenance: {MaxWorkers: 1}}
+		rc.Queues = map[string]river.QueueConfig{}
+		if cfg.Reap != nil {
+			rc.Queues[QueueMaintenance] = river.QueueConfig{MaxWorkers: 1}
+		}
 		if cfg.Workers > 0 {
 			rc.Queues[QueueRuns] = river.QueueConfig{MaxWorkers: cfg.Workers}
 		}

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -109,6 +110,30 @@ func TestASegmentThatLostItsRunStopsWaitingOnTheModel(t *testing.T) {
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("the segment still waits on the model 10s after losing its run")
+		}
+	})
+}
+
+// Issue 15 item 2: an interactive start records its run together with what
+// the caller writes in StartTx (the chat: the conversation's pending run);
+// when StartTx refuses, no run exists and no model is called — a crash can
+// never leave a run its conversation does not name.
+func TestARunWhoseStartTxRefusesIsNeverCreated(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		e := setup(t, db, false, text("nie"))
+		refused := errors.New("claim lost")
+		_, err := e.rt.Run(ctx, erika, agent.Request{Configuration: cfgPlain, Messages: user("Hallo"),
+			StartTx: func(context.Context, *store.Tx, string) error { return refused }})
+		if !errors.Is(err, refused) {
+			t.Fatalf("Run with a refusing StartTx = %v, want its error", err)
+		}
+		var n int
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM runs").Scan(&n); err != nil || n != 0 {
+			t.Errorf("runs after the refused start = %d, %v; want 0", n, err)
+		}
+		if n := len(e.srv.Requests()); n != 0 {
+			t.Errorf("model calls = %d, want 0", n)
 		}
 	})
 }

@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"waymark/internal/llm"
 	"waymark/internal/run"
+	"waymark/internal/store"
 )
 
 // Request is what a caller asks the runtime to run.
@@ -32,6 +34,11 @@ type Request struct {
 	// OnStart, when set, is called with the run's uuid once its row exists
 	// (an interactive caller learns which run to follow live).
 	OnStart func(uuid string) `json:"-"`
+	// StartTx, when set, runs inside the transaction that creates the run
+	// of an interactive start, with its uuid: the caller records the run in
+	// the same commit (the chat: the conversation's pending run). An error
+	// rolls the run back; Run returns it and makes no run.
+	StartTx func(ctx context.Context, tx *store.Tx, uuid string) error `json:"-"`
 }
 
 // isProcess reports a request the preparer must check.

@@ -205,8 +205,20 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 		if err := rt.checkOpenRuns(ctx, tx, actor); err != nil {
 			return err
 		}
-		return rt.runs.CreateTx(ctx, tx, r, first)
+		if err := rt.runs.CreateTx(ctx, tx, r, first); err != nil {
+			return err
+		}
+		if req.StartTx != nil {
+			if err := req.StartTx(ctx, tx, r.UUID); err != nil {
+				return errStartTx{err}
+			}
+		}
+		return nil
 	})
+	var sterr errStartTx
+	if errors.As(err, &sterr) {
+		return Result{}, sterr.err
+	}
 	if errors.Is(err, ErrTooManyRuns) {
 		return Result{}, err
 	}
@@ -222,6 +234,11 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 	}
 	return rt.drive(ctx, seg, st), nil
 }
+
+// errStartTx carries the error of a Request.StartTx out of the transaction as it was.
+type errStartTx struct{ err error }
+
+func (e errStartTx) Error() string { return e.err.Error() }
 
 // startConfig loads the configuration of a new run. An ordinary request
 // needs one the actor may use now (else ErrConfiguration, and no run is

@@ -140,19 +140,34 @@ func (s *Service) turn(ctx context.Context, r row, at int64) {
 		req.Invocation = &agent.Invocation{Skill: r.Skill, Subject: &content.Ref{Table: "pages", UID: r.Page, Language: r.Language}}
 	}
 	req.Context = s.pointsPrompt(ctx, r) // the open points of this skill on this page (P.O1)
-	req.OnStart = func(uuid string) {
-		// The running run is followed live (progress, highlight) until it pauses or ends.
-		// Only while the claim holds: a conversation released as lost keeps its state.
-		_, _ = s.db.Exec(ctx, "UPDATE conversations SET pending_run_uuid = ? WHERE id = ? AND status = ? AND updated_at = ?",
+	// The run and the conversation's pending run commit together, only while
+	// the claim holds: a conversation released as lost keeps its state, and
+	// no run exists that its conversation does not name.
+	req.StartTx = func(ctx context.Context, tx *store.Tx, uuid string) error {
+		res, err := tx.Exec(ctx, "UPDATE conversations SET pending_run_uuid = ? WHERE id = ? AND status = ? AND updated_at = ?",
 			uuid, r.ID, string(Processing), at)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return errClaimLost
+		}
+		return nil
 	}
 	res, err := s.rt.Run(ctx, r.Owner, req)
+	if errors.Is(err, errClaimLost) {
+		s.log.Info("turn not started: the conversation's claim no longer holds", "conversation", r.ID)
+		return
+	}
 	if err != nil {
 		s.fail(ctx, r, err)
 		return
 	}
 	s.apply(ctx, r.ID, res.UUID, res.Answer)
 }
+
+// errClaimLost: the conversation was released or moved on before the turn's run began.
+var errClaimLost = errors.New("the conversation's claim no longer holds")
 
 // transcript is the conversation as model messages: users and answers.
 func transcript(msgs []Message) []llm.Message {

@@ -30,9 +30,11 @@ import (
 	"waymark/internal/queue"
 	"waymark/internal/run"
 	"waymark/internal/secret"
+	"waymark/internal/site"
 	"waymark/internal/skill"
 	"waymark/internal/store"
 	"waymark/internal/tool"
+	"waymark/internal/web"
 )
 
 // Config tunes the application; zero values take the defaults.
@@ -138,12 +140,19 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	points := chat.NewOpenPoints(db, clk)
 	conversations := chat.New(db, rt, configs, skills, checker, points, clk, log)
 	conversations.SetEnder(ender)
+	catalogue := process.NewCatalogue(db, configs, skills)
+	pages := site.New(db, checker)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, Runtime: rt, Skills: skills,
-		Ender: ender, Catalogue: process.NewCatalogue(db, configs, skills), Chat: conversations, OpenPoints: points,
-		Configs: configs})
+		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {
 		return nil, err
 	}
+	ui, err := web.New(web.Deps{API: srv, Chat: conversations, OpenPoints: points, Runtime: rt, Site: pages,
+		Catalogue: catalogue, DB: db}, &web.Config{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	ui.Register()
 	if err := srv.Registry().Register(newRunMetrics(db, q)); err != nil {
 		return nil, err
 	}

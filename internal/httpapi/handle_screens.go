@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"waymark/internal/catalog"
-	"waymark/internal/llmconfig"
 	"waymark/internal/site"
 )
 
@@ -89,16 +88,13 @@ type configurationItem struct {
 // handleConfigurations answers GET /api/configurations: the active
 // configurations the caller may use (llmconfig.MayUse).
 func (s *Server) handleConfigurations(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.configs.List(r.Context())
+	list, err := s.configs.Usable(r.Context(), ActorFrom(r.Context()))
 	if err != nil {
 		return err
 	}
-	a := ActorFrom(r.Context())
 	out := []configurationItem{}
 	for _, c := range list {
-		if llmconfig.MayUse(a, c) {
-			out = append(out, configurationItem{UID: c.UID, Identifier: c.Identifier, Name: c.Name, RequireSecondApprover: c.RequireSecondApprover})
-		}
+		out = append(out, configurationItem{UID: c.UID, Identifier: c.Identifier, Name: c.Name, RequireSecondApprover: c.RequireSecondApprover})
 	}
 	return WriteJSON(w, http.StatusOK, map[string]any{"configurations": out})
 }

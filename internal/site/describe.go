@@ -52,9 +52,14 @@ func (s *Site) Describe(ctx context.Context, a *access.Actor, table string, uid 
 // Title is the title of a page the actor may show in language (its
 // translation's where one exists); "" for one they may not show.
 func (s *Site) Title(ctx context.Context, a *access.Actor, page, language int64) string {
-	p, err := s.Preview(ctx, a, page, language)
+	p, err := s.page(ctx, a, page)
 	if err != nil {
 		return ""
 	}
-	return p.Title
+	if language > 0 {
+		if tr, err := content.Translation(ctx, s.db, "pages", p.UID, language); err == nil && tr.Fields["title"] != "" {
+			return tr.Fields["title"]
+		}
+	}
+	return p.Fields["title"]
 }

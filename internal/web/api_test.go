@@ -62,3 +62,23 @@ func TestScreenReadsOfTheJSONAPI(t *testing.T) {
 		}
 	})
 }
+
+// A conversation may start in a configuration the user may use; an unknown
+// one is refused and creates nothing.
+func TestConversationStartsInTheChosenConfiguration(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		erika := e.As(wt.Erika)
+		c := erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0, "configuration": 2}, http.StatusCreated).Map(t)
+		if c["configuration"] != 2.0 {
+			t.Errorf("configuration = %v, want 2", c["configuration"])
+		}
+		r := erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0, "configuration": 99}, http.StatusNotFound)
+		if r.ErrorCode() != "configuration_not_found" {
+			t.Errorf("unknown configuration = %s", r.Body)
+		}
+		if n := len(erika.Must("GET", "/api/conversations", nil, http.StatusOK).Map(t)["conversations"].([]any)); n != 1 {
+			t.Errorf("%d conversations after one refused start, want 1", n)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"waymark/internal/httpapi"
+	"waymark/internal/llmconfig"
 	"waymark/internal/process"
 	"waymark/internal/site"
 )
@@ -28,6 +29,8 @@ type convItem struct {
 }
 
 type pickerData struct {
+	Configs   []llmconfig.Configuration // shown when there is a choice
+	Config    int64
 	Tree      []site.Node
 	Languages []site.Language
 	Skills    []process.CatalogueEntry
@@ -55,6 +58,10 @@ func (u *UI) sidebar(ctx context.Context, me *user, current int64) ([]convItem, 
 	if err != nil {
 		return nil, err
 	}
+	langs, err := u.Site.Languages(ctx, me.A)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]convItem, 0, len(list))
 	for _, v := range list {
 		it := convItem{ID: v.ID, Current: v.ID == current, Status: me.T.Get("status." + string(v.Status))}
@@ -62,7 +69,12 @@ func (u *UI) sidebar(ctx context.Context, me *user, current int64) ([]convItem, 
 		if it.Title == "" {
 			it.Title = me.T.Get("chat.pageNumber", v.Page)
 		}
-		it.Language, _ = u.languageOf(ctx, me, v.Language)
+		it.Language = strconv.FormatInt(v.Language, 10)
+		for _, l := range langs {
+			if l.UID == v.Language {
+				it.Language = l.Title
+			}
+		}
 		if v.Skill != nil {
 			it.Skill = v.Skill.Name
 		}
@@ -80,7 +92,11 @@ func (u *UI) picker(ctx context.Context, me *user, r *http.Request) (*pickerData
 	if p.Languages, err = u.Site.Languages(ctx, me.A); err != nil {
 		return nil, err
 	}
+	if p.Configs, err = u.Configs.Usable(ctx, me.A); err != nil {
+		return nil, err
+	}
 	if cfg, err := u.Chat.ConfigurationFor(ctx, me.A.UID); err == nil {
+		p.Config = cfg.UID
 		if p.Skills, err = u.Catalogue.ForActor(ctx, me.A.UID, cfg.UID); err != nil {
 			p.Skills = nil
 		}
@@ -119,6 +135,7 @@ func (u *UI) handleChatStart(w http.ResponseWriter, r *http.Request, me *user) {
 	page, _ := strconv.ParseInt(r.PostFormValue("page"), 10, 64)
 	lang, _ := strconv.ParseInt(r.PostFormValue("language"), 10, 64)
 	skill, _ := strconv.ParseInt(r.PostFormValue("skill"), 10, 64)
+	cfg, _ := strconv.ParseInt(r.PostFormValue("configuration"), 10, 64)
 	fail := func(msg string) {
 		p := u.newPage(me, "chat", "chat.title")
 		pk, err := u.picker(ctx, me, r)
@@ -127,6 +144,9 @@ func (u *UI) handleChatStart(w http.ResponseWriter, r *http.Request, me *user) {
 			return
 		}
 		pk.Page, pk.Language, pk.Skill, pk.Error = page, lang, skill, msg
+		if cfg != 0 {
+			pk.Config = cfg
+		}
 		p.Chat = &chatData{Picker: pk}
 		u.render(w, r, "chat", "picker", p, http.StatusOK)
 	}
@@ -134,7 +154,7 @@ func (u *UI) handleChatStart(w http.ResponseWriter, r *http.Request, me *user) {
 		fail(me.T.Get("picker.choosePage"))
 		return
 	}
-	v, err := u.Chat.Start(ctx, me.A.UID, page, lang, skill, 0)
+	v, err := u.Chat.Start(ctx, me.A.UID, page, lang, skill, cfg)
 	if err != nil {
 		u.logErr(ctx, "start conversation", err)
 		fail(u.errorText(me, errCode(err)))

@@ -12,6 +12,7 @@ import (
 	"waymark/internal/agent"
 	"waymark/internal/chat"
 	"waymark/internal/httpapi"
+	"waymark/internal/llmconfig"
 	"waymark/internal/process"
 	"waymark/internal/site"
 	"waymark/internal/store"
@@ -26,6 +27,7 @@ type Deps struct {
 	Site       *site.Site
 	Catalogue  *process.Catalogue
 	DB         *store.DB // for access.LoadUser (names on inbox cards)
+	Configs    *llmconfig.Store
 }
 
 // Config tunes the UI; nil takes the defaults.
@@ -43,7 +45,7 @@ type UI struct {
 // New parses the templates and returns the UI.
 func New(d Deps, cfg *Config) (*UI, error) {
 	for name, ok := range map[string]bool{"API": d.API != nil, "Chat": d.Chat != nil, "OpenPoints": d.OpenPoints != nil,
-		"Runtime": d.Runtime != nil, "Site": d.Site != nil, "Catalogue": d.Catalogue != nil, "DB": d.DB != nil} {
+		"Runtime": d.Runtime != nil, "Site": d.Site != nil, "Catalogue": d.Catalogue != nil, "DB": d.DB != nil, "Configs": d.Configs != nil} {
 		if !ok {
 			return nil, fmt.Errorf("web.New: Deps.%s is required", name)
 		}

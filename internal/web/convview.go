@@ -23,6 +23,7 @@ type convView struct {
 	Highlight    string // "table:uid" of the highlighted record, "" for none
 	Items        []item
 	Card         *cardView
+	Ask          *questionView // the question (choose) waiting for an answer
 	Summary      []summaryLine
 	ErrorText    string
 	SkillChip    string // the chosen process's name
@@ -153,6 +154,9 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 	}
 	if v.Card != nil && v.Status == chat.AwaitingApproval {
 		cv.Card = u.chatCard(ctx, me, v)
+	}
+	if v.Status == chat.AwaitingInput {
+		cv.Ask = questionOf(v)
 	}
 	if v.Summary != nil {
 		s := v.Summary

@@ -84,6 +84,7 @@ func (u *UI) Register() {
 	m("POST /chat/{id}/messages", u.authed(u.handleMessage))
 	m("POST /chat/{id}/answer", u.authed(u.handleAnswer))
 	m("POST /chat/{id}/skill", u.authed(u.handleSkill))
+	m("POST /chat/{id}/question", u.authed(u.handleQuestion))
 	m("POST /chat/{id}/end-tour", u.authed(u.handleEndTour))
 	m("GET /dashboard", u.authed(u.handleDashboard))
 	m("GET /inbox", u.authed(u.handleInbox))

@@ -74,7 +74,7 @@
     if (!el) return;
     var now = snapshot(el);
     if (now.card && now.card !== last.card) {
-      var h = el.querySelector(".card h3");
+      var h = el.querySelector(".card h3, .question h3");
       if (h) { h.focus(); announce(text("announce.card", h.textContent)); }
     } else if (now.progress && now.progress !== last.progress) {
       var st = el.querySelector(".tour .state");

@@ -20,7 +20,8 @@ type pointItem struct {
 
 type suggestionItem struct {
 	site.Suggestion
-	Skill int64 // the process with the most open points on the page, 0 for none
+	Skill        int64 // the process with the most open points on the page, 0 for none
+	LanguageName string
 }
 
 // handleDashboard renders the open points the user may see (newest first,
@@ -61,6 +62,7 @@ func (u *UI) handleDashboard(w http.ResponseWriter, r *http.Request, me *user) {
 	}
 	for _, sg := range sugg {
 		it := suggestionItem{Suggestion: sg}
+		it.LanguageName, _ = u.languageOf(ctx, me, sg.Language)
 		best := 0
 		for skill, n := range skillOf[site.PointCount{Page: sg.Page, Language: sg.Language}] {
 			if n > best && names[skill] != "" {

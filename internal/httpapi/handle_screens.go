@@ -13,6 +13,11 @@ import (
 	"waymark/internal/site"
 )
 
+// screenPoll is how often the streams a screen follows (a conversation, the
+// inbox) look for changes: a stored event shows in the page within about
+// 100 ms of its commit (issue 13), at the cost of one read per stream and poll.
+const screenPoll = 50 * time.Millisecond
+
 // screenRoutes are the reads the editor's screens need (issue 13), as thin
 // handlers over the services the web UI calls.
 func (s *Server) screenRoutes() {
@@ -114,7 +119,7 @@ func (s *Server) handleInboxStream(w http.ResponseWriter, r *http.Request) error
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
-	tick := time.NewTicker(ssePoll)
+	tick := time.NewTicker(screenPoll)
 	defer tick.Stop()
 	var last []byte
 	for {

@@ -47,13 +47,13 @@ func newEnv(t *testing.T, db *store.DB) *wt.Env {
 // browser is a user in a browser: a cookie jar, htmx's request header and
 // the CSRF header the page's hx-headers send.
 type browser struct {
-	t    *testing.T
+	t    testing.TB
 	e    *wt.Env
 	c    *http.Client
 	csrf string
 }
 
-func newBrowser(t *testing.T, e *wt.Env) *browser {
+func newBrowser(t testing.TB, e *wt.Env) *browser {
 	jar, _ := cookiejar.New(nil)
 	return &browser{t: t, e: e, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
@@ -108,7 +108,7 @@ func (b *browser) post(path string, form url.Values) answer {
 var hxHeaders = regexp.MustCompile(`hx-headers="\{&#34;X-CSRF-Token&#34;:&#34;([^&]+)&#34;\}"`)
 
 // login signs in through the login form and reads the CSRF token from the page.
-func login(t *testing.T, e *wt.Env, user, password string) *browser {
+func login(t testing.TB, e *wt.Env, user, password string) *browser {
 	t.Helper()
 	b := newBrowser(t, e)
 	a := b.post("/login", url.Values{"username": {user}, "password": {password}})

@@ -41,7 +41,8 @@ func TestTourCardAppliesAndPreviewShowsTheChange(t *testing.T) {
 		view := b.get(path + "/view")
 		contains(t, "after Übernehmen", view, "Übernommen: Seite „Home“ – Beschreibung", "Abgeschlossen",
 			"Zusammenfassung der Tour", "1 übernommen",
-			`hx-swap-oob="true"`, "<dd>"+long+"</dd>")
+			`<aside id="preview" class="preview" aria-labelledby="preview-heading" hx-swap-oob="true">`,
+			`<nav id="sidebar" class="sidebar" aria-labelledby="conversations-heading" hx-swap-oob="true">`, "<dd>"+long+"</dd>")
 		lacks(t, "after Übernehmen", view, ">Übernehmen</button>")
 		contains(t, "sidebar", b.get("/chat"), `<span class="title">Home</span>`, "English · SEO optimieren · ")
 	})

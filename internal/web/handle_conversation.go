@@ -75,6 +75,11 @@ func (u *UI) handleConversationView(w http.ResponseWriter, r *http.Request, me *
 func (u *UI) renderConversation(w http.ResponseWriter, r *http.Request, me *user, v chat.View, errText string) {
 	p := u.newPage(me, "chat", "chat.title")
 	p.Chat = u.conversationData(r.Context(), me, v)
+	var err error
+	if p.Chat.List, err = u.sidebar(r.Context(), me, v.ID); err != nil {
+		u.fail(w, r, me, err)
+		return
+	}
 	if errText != "" {
 		p.Chat.Conv.ErrorText = errText
 	}

@@ -19,6 +19,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
+	"waymark/internal/catalog"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
 	"waymark/internal/content"
@@ -142,6 +143,14 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	conversations.SetEnder(ender)
 	catalogue := process.NewCatalogue(db, configs, skills)
 	pages := site.New(db, checker)
+	conversations.SetLabeler(func(ctx context.Context, reader int64, table string, uid int64, fields []string) (chat.TargetLabels, error) {
+		a, err := access.LoadActor(ctx, db, reader)
+		if err != nil {
+			return chat.TargetLabels{}, err
+		}
+		t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
+		return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
+	})
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {

@@ -122,6 +122,8 @@ type Outcome struct {
 	UID     int64    `json:"uid"`
 	Fields  []string `json:"fields"`
 	Run     string   `json:"-"`
+
+	Labels *TargetLabels `json:"labels,omitempty"` // the reader's words for table, record and fields
 }
 
 // ErrNotFound answers an unknown conversation and one of another user alike.

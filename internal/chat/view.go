@@ -114,6 +114,7 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 	if v.Outcomes, err = outcomes(ctx, s.db, r.ID); err != nil {
 		return View{}, err
 	}
+	s.labelOutcomes(ctx, r.Owner, v.Outcomes)
 	if r.Skill != 0 {
 		if k, err := s.skills.SkillGet(ctx, r.Skill); err == nil {
 			v.Skill = &SkillRef{UID: k.UID, Identifier: k.Identifier, Name: k.Version.Name, Process: r.Process}

@@ -11,6 +11,7 @@ import (
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
 )
 
 // Screens 2–5: a tour started from the picker shows the header, a card with
@@ -44,6 +45,12 @@ func TestTourCardAppliesAndPreviewShowsTheChange(t *testing.T) {
 			`<aside id="preview" class="preview" aria-labelledby="preview-heading" hx-swap-oob="true">`,
 			`<nav id="sidebar" class="sidebar" aria-labelledby="conversations-heading" hx-swap-oob="true">`, "<dd>"+long+"</dd>")
 		lacks(t, "after Übernehmen", view, ">Übernehmen</button>")
+		// The JSON API says the same words: the outcome's labels in erika's language.
+		conv := e.As(wt.Erika).Must("GET", "/api/conversations/"+strings.TrimPrefix(path, "/chat/"), nil, 200).Map(t)
+		labels, _ := conv["outcomes"].([]any)[0].(map[string]any)["labels"].(map[string]any)
+		if labels["tableLabel"] != "Seite" || labels["recordTitle"] != "Home" || fmt.Sprint(labels["fieldLabels"]) != "[Beschreibung]" {
+			t.Errorf("outcome labels = %v", labels)
+		}
 		contains(t, "sidebar", b.get("/chat"), `<span class="title">Home</span>`, "English · SEO optimieren · ")
 	})
 }

@@ -135,10 +135,8 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 	addOutcomes := func(n int64) {
 		for _, o := range byAfter[n] {
 			it := item{Role: "outcome", Outcome: me.T.Get("outcome." + o.Outcome)}
-			if o.Table != "" {
-				if t, err := u.Site.Describe(ctx, me.A, o.Table, o.UID, o.Fields, me.T.Lang()); err == nil {
-					it.Target = &t
-				}
+			if l := o.Labels; l != nil {
+				it.Target = &site.Target{Table: o.Table, UID: o.UID, TableLabel: l.Table, RecordTitle: l.Record, FieldLabels: l.Fields}
 			}
 			cv.Items = append(cv.Items, it)
 		}

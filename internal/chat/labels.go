@@ -1,0 +1,34 @@
+package chat
+
+import "context"
+
+// TargetLabels names an outcome's record in the reader's words: the table's
+// label, the record's title and the fields' labels (backend language).
+type TargetLabels struct {
+	Table  string   `json:"tableLabel"`
+	Record string   `json:"recordTitle"`
+	Fields []string `json:"fieldLabels"`
+}
+
+// LabelFunc describes a record for a reader; the application wires the
+// site's schema labels and read rule in (SetLabeler).
+type LabelFunc func(ctx context.Context, reader int64, table string, uid int64, fields []string) (TargetLabels, error)
+
+// SetLabeler wires the description of outcome targets into the view.
+func (s *Service) SetLabeler(f LabelFunc) { s.labeler = f }
+
+// labelOutcomes fills each outcome's labels for the reader; a failed
+// description leaves them out (the identities stay).
+func (s *Service) labelOutcomes(ctx context.Context, reader int64, os []Outcome) {
+	if s.labeler == nil {
+		return
+	}
+	for i := range os {
+		if os[i].Table == "" {
+			continue
+		}
+		if l, err := s.labeler(ctx, reader, os[i].Table, os[i].UID, os[i].Fields); err == nil {
+			os[i].Labels = &l
+		}
+	}
+}

@@ -32,3 +32,20 @@ func (s *Service) labelOutcomes(ctx context.Context, reader int64, os []Outcome)
 		}
 	}
 }
+
+// labelCard fills the labels of each call's target for the reader.
+func (s *Service) labelCard(ctx context.Context, reader int64, c *Card) {
+	if s.labeler == nil || c == nil {
+		return
+	}
+	calls := make([]CardCall, len(c.Calls))
+	copy(calls, c.Calls)
+	for i, call := range calls {
+		if t := call.Target; t != nil {
+			if l, err := s.labeler(ctx, reader, t.Table, t.UID, t.Fields); err == nil {
+				calls[i].Labels = &l
+			}
+		}
+	}
+	c.Calls = calls
+}

@@ -115,6 +115,11 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 		return View{}, err
 	}
 	s.labelOutcomes(ctx, r.Owner, v.Outcomes)
+	if v.Card != nil {
+		c := *v.Card
+		s.labelCard(ctx, r.Owner, &c)
+		v.Card = &c
+	}
 	if r.Skill != 0 {
 		if k, err := s.skills.SkillGet(ctx, r.Skill); err == nil {
 			v.Skill = &SkillRef{UID: k.UID, Identifier: k.Identifier, Name: k.Version.Name, Process: r.Process}

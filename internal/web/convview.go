@@ -196,7 +196,11 @@ func (u *UI) chatCard(ctx context.Context, me *user, v chat.View) *cardView {
 	cv := &cardView{Digest: c.TurnDigest, Answers: c.Answers, Blocked: c.ApproveBlocked != "",
 		Action: fmt.Sprintf("/chat/%d/answer", v.ID), Target: "#conversation"}
 	for _, call := range c.Calls {
-		cv.Calls = append(cv.Calls, u.callView(ctx, me, call.ID, call.Tool, call.Heading, call.Target, call.Preview, ""))
+		k := u.callView(ctx, me, call.ID, call.Tool, call.Heading, nil, call.Preview, "")
+		if t, l := call.Target, call.Labels; t != nil && l != nil {
+			k.Target = &site.Target{Table: t.Table, UID: t.UID, TableLabel: l.Table, RecordTitle: l.Record, FieldLabels: l.Fields}
+		}
+		cv.Calls = append(cv.Calls, k)
 	}
 	cv.Heading = headingOf(me, cv.Calls)
 	return cv

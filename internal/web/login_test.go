@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"strings"
 	"net/url"
 	"testing"
 
@@ -35,7 +36,15 @@ func TestLoginOpensTheChatAndLogoutEndsTheSession(t *testing.T) {
 		if a := b.get("/"); a.Status != http.StatusSeeOther || a.Header.Get("Location") != "/login" {
 			t.Fatalf("GET / = %d %q, want 303 to /login", a.Status, a.Header.Get("Location"))
 		}
-		contains(t, "login page", b.get("/login"), `<label for="username">`, `<label for="password">`, `<button type="submit">`)
+		lp := b.get("/login")
+		contains(t, "login page", lp, `<label for="username">`, `<label for="password">`, `<button type="submit">`,
+			`<script src="/assets/htmx.min.js" defer></script>`)
+		if csp := lp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("login page CSP = %q", csp)
+		}
+		if a := b.get("/assets/htmx.min.js"); a.Status != http.StatusOK || !strings.HasPrefix(a.Header.Get("Content-Type"), "text/javascript") {
+			t.Errorf("GET /assets/htmx.min.js = %d %s", a.Status, a.Header.Get("Content-Type"))
+		}
 		b = login(t, e, "erika", "erika-pass-1234")
 		chat := b.get("/chat")
 		contains(t, "chat (de)", chat, "Unterhaltung beginnen", "Angemeldet als erika", "Abmelden", "> Home</label>", "Kein Prozess")

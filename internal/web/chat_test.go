@@ -106,3 +106,19 @@ func TestSlashMenuListsProcessesAndChipRemovesThem(t *testing.T) {
 		lacks(t, "chip removed", a, "Prozess: SEO optimieren")
 	})
 }
+
+// Screen 5: the preview of a German conversation shows the translation and
+// outlines the element the run highlights.
+func TestPreviewShowsTheConversationsLanguageAndOutlinesTheHighlight(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "h1", Name: "highlight_record", Arguments: `{"table": "tt_content", "uid": 101}`}}},
+			say("Hier geht es um die Begrüßung."))
+		b := login(t, e, "erika", "erika-pass-1234")
+		path := startTour(t, b, "1", "1", seo)
+		page := b.get(path)
+		contains(t, "German preview", page, "<h3>Startseite</h3>", `id="element-tt_content-101" class="element highlighted"`,
+			"<h4>Willkommen</h4>", "Hervorgehoben")
+		lacks(t, "German preview", page, "<h4>Welcome</h4>")
+	})
+}

@@ -2,8 +2,8 @@ package web_test
 
 import (
 	"net/http"
-	"strings"
 	"net/url"
+	"strings"
 	"testing"
 
 	"waymark/internal/store"

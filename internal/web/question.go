@@ -2,53 +2,32 @@ package web
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
 
 	"waymark/internal/chat"
 )
 
 // questionView is the question (choose) a conversation waits for, as the
-// chat API's view reports it in "question".
+// chat API's view reports it.
 type questionView struct {
-	Digest   string   `json:"turnDigest"`
-	Text     string   `json:"question"`
-	Options  []string `json:"options"`
-	FreeText bool     `json:"freeText"`
+	Digest   string
+	Text     string
+	Options  []string
+	FreeText bool
 }
 
-// questionOf reads the view's question through its JSON form, so the screen
-// shows exactly what GET /api/conversations/{id} reports (nil for none).
 func questionOf(v chat.View) *questionView {
-	raw, err := json.Marshal(v)
-	if err != nil {
+	q := v.Question
+	if q == nil || q.TurnDigest == "" {
 		return nil
 	}
-	var w struct {
-		Question *questionView `json:"question"`
-	}
-	if json.Unmarshal(raw, &w) != nil || w.Question == nil || w.Question.Digest == "" {
-		return nil
-	}
-	return w.Question
+	return &questionView{Digest: q.TurnDigest, Text: q.Question, Options: q.Options, FreeText: q.FreeText}
 }
 
-// questioner is the chat's answer to a question (chat.Service.AnswerQuestion).
-type questioner interface {
-	AnswerQuestion(ctx context.Context, actor, id int64, digest, option, text string) error
-}
-
-var errNoQuestions = errors.New("answering questions is not supported")
-
-// handleQuestion answers the waiting question with an option or, where the
-// question allows it, the editor's own words.
+// handleQuestion answers the waiting question (chat.Service.AnswerQuestion)
+// with an option or, where the question allows it, the editor's own words.
 func (u *UI) handleQuestion(w http.ResponseWriter, r *http.Request, me *user) {
 	u.act(w, r, me, func(ctx context.Context, id int64) error {
-		q, ok := any(u.Chat).(questioner)
-		if !ok {
-			return errNoQuestions
-		}
-		return q.AnswerQuestion(ctx, me.A.UID, id, r.PostFormValue("turnDigest"), r.PostFormValue("option"), r.PostFormValue("text"))
+		return u.Chat.AnswerQuestion(ctx, me.A.UID, id, r.PostFormValue("turnDigest"), r.PostFormValue("option"), r.PostFormValue("text"))
 	})
 }

@@ -91,6 +91,11 @@
     last = snapshot(el);
     followRun(last);
     showHighlight(false);
+    if (last.card) {
+      // A card waiting when the page opens is where the editor continues.
+      var h = el.querySelector(".card h3, .question h3");
+      if (h) { h.focus(); announce(text("announce.card", h.textContent)); }
+    }
     var src = new EventSource("/api/conversations/" + encodeURIComponent(el.dataset.id) + "/stream");
     // Every change of the conversation (the first event is its state now): swap the region in.
     src.addEventListener("conversation", function () {

@@ -15,6 +15,23 @@
     window.requestAnimationFrame(function () { live.textContent = msg; });
   }
   function conv() { return document.getElementById("conversation"); }
+
+  // Live regions (#conversation, #inbox) are swapped whole. A change the stream
+  // reports while a request for the region is in flight may be older than that
+  // request's answer or newer: every stream event counts, every request
+  // remembers the count it started at, and a region swapped in from before the
+  // latest event is fetched again.
+  var regions = { conversation: { seen: 0, asked: 0 }, inbox: { seen: 0, asked: 0 } };
+  function changed(id) {
+    var r = regions[id], el = document.getElementById(id);
+    r.seen++;
+    if (el) window.htmx.trigger(el, "refresh");
+  }
+  function asked(id) { if (regions[id]) regions[id].asked = regions[id].seen; }
+  function swapped(id) {
+    var r = regions[id], el = document.getElementById(id);
+    if (r && el && r.asked < r.seen) window.htmx.trigger(el, "refresh");
+  }
   function snapshot(el) {
     return el ? { card: el.dataset.card, progress: el.dataset.progress, highlight: el.dataset.highlight,
       status: el.dataset.status, run: el.dataset.run } : {};
@@ -98,10 +115,7 @@
     }
     var src = new EventSource("/api/conversations/" + encodeURIComponent(el.dataset.id) + "/stream");
     // Every change of the conversation (the first event is its state now): swap the region in.
-    src.addEventListener("conversation", function () {
-      var c = conv();
-      if (c) window.htmx.trigger(c, "refresh");
-    });
+    src.addEventListener("conversation", function () { changed("conversation"); });
   }
 
   // --- the inbox ---
@@ -109,10 +123,7 @@
     var el = document.getElementById("inbox");
     if (!el || !window.EventSource) return;
     var src = new EventSource("/api/inbox/stream");
-    src.addEventListener("inbox", function () {
-      var i = document.getElementById("inbox");
-      if (i) window.htmx.trigger(i, "refresh");
-    });
+    src.addEventListener("inbox", function () { changed("inbox"); });
   }
   var lastRuns = null;
   function afterInboxSwap() {
@@ -198,11 +209,15 @@
     startInbox();
     afterInboxSwap();
     setupCombo();
+    document.body.addEventListener("htmx:beforeRequest", function (ev) {
+      var t = ev.detail && ev.detail.target;
+      if (t && t.id) asked(t.id);
+    });
     document.body.addEventListener("htmx:afterSettle", function (ev) {
       var t = ev.detail && ev.detail.elt;
       if (!t) return;
-      if (t.id === "conversation" || document.getElementById("conversation") === t || (t.closest && t.closest("#conversation"))) afterConversationSwap();
-      if (t.id === "inbox" || (t.closest && t.closest("#inbox"))) afterInboxSwap();
+      if (t.id === "conversation" || (t.closest && t.closest("#conversation"))) { afterConversationSwap(); swapped("conversation"); }
+      if (t.id === "inbox" || (t.closest && t.closest("#inbox"))) { afterInboxSwap(); swapped("inbox"); }
     });
     document.body.addEventListener("htmx:afterRequest", function (ev) {
       var f = ev.detail && ev.detail.elt;

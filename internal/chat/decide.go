@@ -54,7 +54,7 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 		answer = AnswerCancel // a reason the card does not offer is a plain denial
 	}
 	s.beforeClaim("answer")
-	if err := s.claimDecision(ctx, r, labels[answer]); err != nil {
+	if err := s.claimDecision(ctx, r, s.answerText(ctx, actor, answer)); err != nil {
 		return err
 	}
 	card := *r.Card

@@ -1,6 +1,11 @@
 package chat
 
-import "context"
+import (
+	"context"
+
+	"waymark/internal/access"
+	"waymark/internal/catalog"
+)
 
 // TargetLabels names an outcome's record in the reader's words: the table's
 // label, the record's title and the fields' labels (backend language).
@@ -48,4 +53,14 @@ func (s *Service) labelCard(ctx context.Context, reader int64, c *Card) {
 		}
 	}
 	c.Calls = calls
+}
+
+// answerText is the editor's answer as the transcript shows it: the card's
+// button label in the editor's backend language (the UI's catalogue).
+func (s *Service) answerText(ctx context.Context, actor int64, answer string) string {
+	lang := ""
+	if a, err := access.LoadActor(ctx, s.db, actor); err == nil {
+		lang = a.BackendLanguage
+	}
+	return catalog.For(lang).Get("answer." + answer)
 }

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,6 +80,30 @@ func TestConversationStartsInTheChosenConfiguration(t *testing.T) {
 		}
 		if n := len(erika.Must("GET", "/api/conversations", nil, http.StatusOK).Map(t)["conversations"].([]any)); n != 1 {
 			t.Errorf("%d conversations after one refused start, want 1", n)
+		}
+	})
+}
+
+// The transcript shows an answer in the editor's language: otto (en) applied
+// a card, so his conversation reads "Apply", erika's (de) "Übernehmen".
+func TestAnswerInTheTranscriptIsInTheEditorsLanguage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		for _, c := range []struct{ token, want string }{{wt.Otto, "Apply"}, {wt.Erika, "Übernehmen"}} {
+			e.LLM.Add(write("c1", `{"description": "Neu."}`), say("Ok."))
+			cl := e.As(c.token)
+			conv := cl.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0, "skill": 12}, http.StatusCreated).Map(t)
+			id := strconv.Itoa(int(conv["id"].(float64)))
+			cl.Must("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Los"}, http.StatusAccepted)
+			e.App.Chat.Wait()
+			conv = cl.Must("GET", "/api/conversations/"+id, nil, http.StatusOK).Map(t)
+			card := conv["card"].(map[string]any)
+			cl.Must("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"}, http.StatusAccepted)
+			e.App.Chat.Wait()
+			msgs := cl.Must("GET", "/api/conversations/"+id, nil, http.StatusOK).Map(t)["messages"].([]any)
+			if got := msgs[1].(map[string]any)["content"]; got != c.want {
+				t.Errorf("answer in %s's transcript = %v, want %s", c.token, got, c.want)
+			}
 		}
 	})
 }

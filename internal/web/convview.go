@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"waymark/internal/chat"
 	"waymark/internal/site"
@@ -173,13 +174,7 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 
 // notice turns a stored notice code ("released_elsewhere: …") into a text.
 func (u *UI) notice(me *user, code string) string {
-	key := code
-	for i := 0; i < len(code); i++ {
-		if code[i] == ':' {
-			key = code[:i]
-			break
-		}
-	}
+	key, _, _ := strings.Cut(code, ":")
 	return u.errorText(me, key)
 }
 

@@ -105,7 +105,8 @@ func (s *Server) handleConfigurations(w http.ResponseWriter, r *http.Request) er
 }
 
 // handleInboxStream answers GET /api/inbox/stream: an `inbox` event with the
-// caller's inbox ({runs: [RunStatus…]}) now and whenever it changes.
+// caller's inbox ({runs: [RunStatus…]}) now and whenever it changes; it ends
+// once the caller's credential or account is gone.
 func (s *Server) handleInboxStream(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	uid := ActorFrom(ctx).UID
@@ -122,7 +123,10 @@ func (s *Server) handleInboxStream(w http.ResponseWriter, r *http.Request) error
 	tick := time.NewTicker(screenPoll)
 	defer tick.Stop()
 	var last []byte
-	for {
+	for first := true; ; first = false {
+		if !first && !s.stillAuthenticated(r) {
+			return nil // the token or session is gone or the user disabled
+		}
 		runs, err := s.runtime.Inbox(ctx, uid)
 		if err != nil {
 			return nil

@@ -169,8 +169,11 @@
     function choose(o) {
       close();
       input.value = "";
-      window.htmx.ajax("POST", input.dataset.skillUrl, { source: input, target: "#conversation", swap: "outerHTML",
-        values: { skill: o.dataset.skill } });
+      // The request's source is the conversation region (it inherits the CSRF
+      // header from <body>), not the input: the composer form's attributes
+      // (hx-disabled-elt) must not apply to it.
+      window.htmx.ajax("POST", input.dataset.skillUrl, { source: conv() || document.body, target: "#conversation",
+        swap: "outerHTML", values: { skill: o.dataset.skill } });
       input.focus();
     }
     input.addEventListener("input", function () {

@@ -111,8 +111,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.auth = auth.New(s.db, s.clock)
-	s.routes()
+	// The screens' reads first: the authorization matrix calls the routes in
+	// this order, and its administration rows change the fixture's groups.
 	s.screenRoutes()
+	s.routes()
 	return s, nil
 }
 

@@ -38,3 +38,7 @@ func (s *Server) SessionEnd(w http.ResponseWriter, r *http.Request) error {
 	s.ClearSessionCookie(w, r)
 	return nil
 }
+
+// CookieSecure reports whether cookies of the request's answer are Secure
+// (--secure-cookies or TLS), as the session cookie is.
+func (s *Server) CookieSecure(r *http.Request) bool { return s.secure || r.TLS != nil }

@@ -58,7 +58,7 @@ func (u *UI) handleLogin(w http.ResponseWriter, r *http.Request) {
 		u.render(w, r, "login", "login-form", p, http.StatusOK)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: csrf, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: csrf, Path: "/", HttpOnly: true, Secure: u.API.CookieSecure(r),
 		SameSite: http.SameSiteStrictMode, Expires: time.Now().Add(30 * 24 * time.Hour)})
 	w.Header().Set("HX-Redirect", "/chat")
 	w.WriteHeader(http.StatusOK)
@@ -69,6 +69,7 @@ func (u *UI) handleLogout(w http.ResponseWriter, r *http.Request, me *user) {
 	if err := u.API.SessionEnd(w, r); err != nil {
 		u.logErr(r.Context(), "logout", err)
 	}
-	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: u.API.CookieSecure(r),
+		SameSite: http.SameSiteStrictMode})
 	redirect(w, r, "/login")
 }

@@ -85,3 +85,19 @@ func TestLoginRefusesForeignFormsAndActionsNeedTheCSRFHeader(t *testing.T) {
 		}
 	})
 }
+
+// Screen 1: the login path's throttling (issue 12) shows as a message.
+func TestLoginThrottlingShowsAMessage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		b := newBrowser(t, e)
+		var a answer
+		for i := 0; i < 10 && !strings.Contains(a.Body, "Zu viele Fehlversuche"); i++ {
+			a = b.do(http.MethodPost, "/login", url.Values{"username": {"erika"}, "password": {"wrong-password"}}, "de")
+		}
+		contains(t, "throttled login", a, `role="alert"`, "Zu viele Fehlversuche. Warte bitte")
+		if a.Header.Get("Retry-After") == "" {
+			t.Errorf("a throttled login has no Retry-After")
+		}
+	})
+}

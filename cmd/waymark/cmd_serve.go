@@ -56,7 +56,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return serve(ctx, e, a, *addr, ho, func(url string) {
-		fmt.Fprintf(e.stdout, "waymark serving %s on %s (%d workers)\n", db.Addr, url, *workers)
+		fmt.Fprintf(e.stdout, "waymark serving %s on %s (%d workers); UI at %s/login\n", db.Addr, url, *workers, url)
 	})
 }
 
@@ -94,7 +94,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 	}
 	return serve(ctx, e, a, *addr, httpOptions{}, func(url string) {
 		w := e.stdout
-		fmt.Fprintf(w, "Waymark demo: %s (database %s)\n", url, path)
+		fmt.Fprintf(w, "Waymark demo: open %s/login in your browser (database %s)\n", url, path)
 		fmt.Fprintf(w, "Demo site imported: %s\n\nLogins (password / API token):\n", sum)
 		for _, l := range demo.Logins() {
 			pw := l.Password
@@ -103,7 +103,8 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 			}
 			fmt.Fprintf(w, "  %-9s %-17s %-21s %s\n", l.Username, pw, l.Token, l.Role)
 		}
-		fmt.Fprintf(w, "\nTry: curl -H 'Authorization: Bearer demo-token-erika' %s/api/me\n", url)
+		fmt.Fprintf(w, "\nLog in as erika (erika-demo-pass) and start a tour from the page picker or the dashboard.\n")
+		fmt.Fprintf(w, "API: curl -H 'Authorization: Bearer demo-token-erika' %s/api/me\n", url)
 		fmt.Fprintln(w, "Stop with Ctrl-C.")
 	})
 }

@@ -19,6 +19,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
+	"waymark/internal/catalog"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
 	"waymark/internal/content"
@@ -30,9 +31,11 @@ import (
 	"waymark/internal/queue"
 	"waymark/internal/run"
 	"waymark/internal/secret"
+	"waymark/internal/site"
 	"waymark/internal/skill"
 	"waymark/internal/store"
 	"waymark/internal/tool"
+	"waymark/internal/web"
 )
 
 // Config tunes the application; zero values take the defaults.
@@ -147,12 +150,27 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	conversations.SetEnder(ender)
 	conversations.SetQueue(q, rt.Lease())
 	q.SetChatHandler(conversations)
+	catalogue := process.NewCatalogue(db, configs, skills)
+	pages := site.New(db, checker)
+	conversations.SetLabeler(func(ctx context.Context, reader int64, table string, uid int64, fields []string) (chat.TargetLabels, error) {
+		a, err := access.LoadActor(ctx, db, reader)
+		if err != nil {
+			return chat.TargetLabels{}, err
+		}
+		t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
+		return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
+	})
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, Runtime: rt, Skills: skills,
-		Ender: ender, Catalogue: process.NewCatalogue(db, configs, skills), Chat: conversations, OpenPoints: points,
-		Configs: configs})
+		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {
 		return nil, err
 	}
+	ui, err := web.New(web.Deps{API: srv, Chat: conversations, OpenPoints: points, Runtime: rt, Site: pages,
+		Catalogue: catalogue, DB: db, Configs: configs}, &web.Config{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	ui.Register()
 	if err := srv.Registry().Register(newRunMetrics(db, q)); err != nil {
 		return nil, err
 	}

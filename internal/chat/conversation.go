@@ -52,6 +52,8 @@ type CardCall struct {
 	Target        *tool.Target       `json:"target,omitempty"`
 	Heading       string             `json:"heading,omitempty"`
 	Preview       []tool.PreviewItem `json:"preview,omitempty"`
+
+	Labels *TargetLabels `json:"labels,omitempty"` // the reader's words for the target (views only)
 }
 
 // offers reports whether the card offers answer a.
@@ -122,6 +124,8 @@ type Outcome struct {
 	UID     int64    `json:"uid"`
 	Fields  []string `json:"fields"`
 	Run     string   `json:"-"`
+
+	Labels *TargetLabels `json:"labels,omitempty"` // the reader's words for table, record and fields
 }
 
 // ErrNotFound answers an unknown conversation and one of another user alike.

@@ -54,7 +54,7 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 		answer = AnswerCancel // a reason the card does not offer is a plain denial
 	}
 	s.beforeClaim("answer")
-	return s.claimDecision(ctx, r, labels[answer], job{Op: opDecide, Answer: answer})
+	return s.claimDecision(ctx, r, s.answerText(ctx, actor, answer), job{Op: opDecide, Answer: answer})
 }
 
 // claimDecision takes the decision r waits for (awaiting → processing, only

@@ -62,7 +62,8 @@ type Service struct {
 	skills  *skill.Store
 	checker *access.Checker
 	points  PointKeeper
-	ender   Ender // may be nil
+	ender   Ender     // may be nil
+	labeler LabelFunc // may be nil
 	clk     clock.Clock
 	log     *slog.Logger
 

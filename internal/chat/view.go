@@ -27,6 +27,7 @@ type View struct {
 	Error         string          `json:"error,omitempty"`
 	UpdatedAt     time.Time       `json:"updatedAt"`
 	Configuration int64           `json:"configuration"`
+	PendingRun    string          `json:"pendingRunUuid,omitempty"` // the run a turn or decision waits on
 }
 
 // SkillRef names the conversation's skill.
@@ -94,7 +95,7 @@ func (s *Service) List(ctx context.Context, actor int64) ([]View, error) {
 
 func (s *Service) view(ctx context.Context, r row) (View, error) {
 	v := View{ID: r.ID, Status: r.Status, Page: r.Page, Language: r.Language, Progress: r.Progress, Highlight: r.Highlight,
-		Card: r.Card, Question: r.Question, LastRun: r.LastRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configuration: r.Configuration}
+		Card: r.Card, Question: r.Question, LastRun: r.LastRun, PendingRun: r.PendingRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configuration: r.Configuration}
 	if r.Status == Processing && r.PendingRun != "" {
 		// Progress and highlight as they are reported, not only at pauses.
 		if st, err := s.rt.Status(ctx, r.Owner, r.PendingRun); err == nil {
@@ -112,6 +113,12 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 	}
 	if v.Outcomes, err = outcomes(ctx, s.db, r.ID); err != nil {
 		return View{}, err
+	}
+	s.labelOutcomes(ctx, r.Owner, v.Outcomes)
+	if v.Card != nil {
+		c := *v.Card
+		s.labelCard(ctx, r.Owner, &c)
+		v.Card = &c
 	}
 	if r.Skill != 0 {
 		if k, err := s.skills.SkillGet(ctx, r.Skill); err == nil {

@@ -188,7 +188,7 @@ func (s *Server) handleConversationStream(w http.ResponseWriter, r *http.Request
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
-	tick := time.NewTicker(ssePoll)
+	tick := time.NewTicker(screenPoll)
 	defer tick.Stop()
 	var last []byte
 	for first := true; ; first = false {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -32,32 +33,43 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	if req.Username == "" || req.Password == "" {
-		return Errorf(http.StatusBadRequest, "bad_request", "username and password are required")
+	csrf, err := s.PasswordLogin(r.Context(), w, r, req.Username, req.Password)
+	if err != nil {
+		return err
 	}
-	refused := &Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: "wrong username or password"}
-	sess, err := s.auth.LoginFrom(r.Context(), clientAddr(r), req.Username, req.Password)
+	actor, err := access.LoadActor(r.Context(), s.db, infoFrom(r.Context()).uid)
+	if err != nil {
+		return fmt.Errorf("load user after login: %w", err)
+	}
+	return WriteJSON(w, http.StatusOK, loginAnswer{CSRFToken: csrf, User: MeOf(actor)})
+}
+
+// PasswordLogin is the password login of POST /api/login, also for the web
+// UI's form: the same checks, throttling and refusals, then the session
+// cookie. It returns the session's CSRF token. A refusal is an *Error: 400
+// without username or password, 401 for wrong credentials, 429 (with
+// Retry-After) for a username or client address that failed too often.
+func (s *Server) PasswordLogin(ctx context.Context, w http.ResponseWriter, r *http.Request, username, password string) (string, error) {
+	if username == "" || password == "" {
+		return "", Errorf(http.StatusBadRequest, "bad_request", "username and password are required")
+	}
+	sess, err := s.auth.LoginFrom(ctx, clientAddr(r), username, password)
 	var throttled *auth.ThrottledError
 	if errors.As(err, &throttled) {
 		secs := int64(math.Ceil(throttled.RetryAfter.Seconds()))
 		w.Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
-		return &Error{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
+		return "", &Error{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
 			Message: "too many failed logins; try again later", Err: err}
 	}
 	if errors.Is(err, auth.ErrUnauthenticated) {
-		refused.Err = err
-		return refused
+		return "", &Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: "wrong username or password", Err: err}
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	actor, err := access.LoadActor(r.Context(), s.db, sess.UID)
-	if err != nil {
-		return fmt.Errorf("load user %d after login: %w", sess.UID, err)
-	}
-	infoFrom(r.Context()).uid = sess.UID
+	infoFrom(ctx).uid = sess.UID
 	s.SetSessionCookie(w, r, sess)
-	return WriteJSON(w, http.StatusOK, loginAnswer{CSRFToken: sess.CSRF, User: MeOf(actor)})
+	return sess.CSRF, nil
 }
 
 // clientAddr is the address a request came from, without the port: the

@@ -16,6 +16,7 @@ import (
 	"waymark/internal/clock"
 	"waymark/internal/llmconfig"
 	"waymark/internal/process"
+	"waymark/internal/site"
 	"waymark/internal/skill"
 	"waymark/internal/store"
 )
@@ -41,7 +42,11 @@ type Config struct {
 	Chat *chat.Service
 	// OpenPoints serves the open points of a page and the site-wide dashboard.
 	OpenPoints *chat.OpenPoints
-	// Configs serves the administration of configurations (/api/admin/configurations…).
+	// Configs serves the administration of configurations (/api/admin/configurations…)
+	// and the configurations a user may use (GET /api/configurations).
+	// Site serves what the editor's screens read (page tree, page preview); nil
+	// leaves those routes out.
+	Site    *site.Site
 	Configs *llmconfig.Store
 }
 
@@ -68,6 +73,7 @@ type Server struct {
 	chat      *chat.Service
 	points    *chat.OpenPoints
 	patterns  []string // every registered route, in order (Routes)
+	site      *site.Site
 	configs   *llmconfig.Store
 }
 
@@ -93,6 +99,7 @@ func New(cfg Config) (*Server, error) {
 		catalogue: cfg.Catalogue,
 		chat:      cfg.Chat,
 		points:    cfg.OpenPoints,
+		site:      cfg.Site,
 		configs:   cfg.Configs,
 		mux:       http.NewServeMux(),
 	}
@@ -104,6 +111,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.auth = auth.New(s.db, s.clock)
+	// The screens' reads first: the authorization matrix calls the routes in
+	// this order, and its administration rows change the fixture's groups.
+	s.screenRoutes()
 	s.routes()
 	return s, nil
 }

@@ -58,7 +58,8 @@ func waitEnded(t *testing.T, what string, ended <-chan struct{}) {
 }
 
 // A disabled user is out everywhere at once: their open run and
-// conversation streams end within a poll (issue 12 item 4).
+// conversation streams (and the inbox stream of the screens) end within a
+// poll (issue 12 item 4).
 func TestDisabledUserOpenStreamsEnd(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
@@ -67,9 +68,11 @@ func TestDisabledUserOpenStreamsEnd(t *testing.T) {
 		cid := conv["id"].(float64)
 		runStream := openStream(t, e, erika, "/api/runs/"+st["uuid"].(string)+"/events")
 		convStream := openStream(t, e, erika, "/api/conversations/"+itoa(cid)+"/stream")
+		inboxStream := openStream(t, e, erika, "/api/inbox/stream")
 		exec(t, db, "UPDATE be_users SET disabled = TRUE WHERE uid = 2")
 		waitEnded(t, "the run stream", runStream)
 		waitEnded(t, "the conversation stream", convStream)
+		waitEnded(t, "the inbox stream", inboxStream)
 		if r := e.As(erika).Do("GET", "/api/me", nil); r.Status != http.StatusUnauthorized {
 			t.Errorf("a disabled user's request = %d %s, want 401", r.Status, r.Body)
 		}

@@ -158,6 +158,13 @@ var matrix = map[string]matrixRow{
 	"PUT /api/admin/groups/{uid}": {kind: groupObj, want: "401 401 403 403 403 403 200/200/404",
 		body: fixed(map[string]any{"title": "Matrix", "tablesSelect": []string{"pages", "tt_content"}, "tablesModify": []string{"pages", "tt_content"}})},
 	"GET /api/admin/runs": {want: "401 401 403 403 403 403 200"},
+
+	// What the editor's screens read (issue 13).
+	"GET /api/labels":              {want: "401 401 200 200 200 200 200"},
+	"GET /api/pages":               {want: "401 401 200 200 200 200 200"},
+	"GET /api/pages/{uid}/preview": {kind: pageObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404"},
+	"GET /api/configurations":      {want: "401 401 200 200 200 200 200"},
+	"GET /api/inbox/stream":        {want: "401 401 200 200 200 200 200"},
 }
 
 // closedProvider is a configuration body whose provider listens nowhere, so

@@ -1,0 +1,100 @@
+// Package catalog holds the texts of the editor's UI, one message catalogue
+// per language: English is the source, German the informal "du" with the
+// labels of the reference (Übernehmen, Andere Variante, Überspringen …).
+// The web UI and GET /api/labels read them; a test fails when a key is
+// missing in either language. Issue 13.
+package catalog
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+//go:embed en.json de.json
+var files embed.FS
+
+// Languages are the catalogue languages; the first is the source and the fallback.
+var Languages = []string{"en", "de"}
+
+var catalogues = func() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, l := range Languages {
+		raw, err := files.ReadFile(l + ".json")
+		if err != nil {
+			panic(err)
+		}
+		m := map[string]string{}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			panic(fmt.Sprintf("catalog %s: %v", l, err))
+		}
+		out[l] = m
+	}
+	return out
+}()
+
+// Lang returns the catalogue language of a backend language ("de", "de-DE"
+// → "de"); anything else is English.
+func Lang(backend string) string {
+	b, _, _ := strings.Cut(strings.ToLower(backend), "-")
+	b, _, _ = strings.Cut(b, "_")
+	if _, ok := catalogues[b]; ok {
+		return b
+	}
+	return Languages[0]
+}
+
+// T looks texts up in one language.
+type T struct{ lang string }
+
+// For returns the texts of a backend language.
+func For(backend string) T { return T{lang: Lang(backend)} }
+
+// Lang is the catalogue language ("en", "de").
+func (t T) Lang() string { return cmpOr(t.lang, Languages[0]) }
+
+// Get returns the text of key, formatted with args (fmt verbs) when given.
+// A key that is missing everywhere is returned in brackets, so a test can see it.
+func (t T) Get(key string, args ...any) string {
+	s, ok := catalogues[t.Lang()][key]
+	if !ok {
+		if s, ok = catalogues[Languages[0]][key]; !ok {
+			return "[" + key + "]"
+		}
+	}
+	if len(args) > 0 && strings.Contains(s, "%") {
+		return fmt.Sprintf(s, args...)
+	}
+	return s
+}
+
+// Has reports whether key exists in the source catalogue.
+func Has(key string) bool { _, ok := catalogues[Languages[0]][key]; return ok }
+
+// All returns every text of a language (GET /api/labels).
+func (t T) All() map[string]string {
+	out := map[string]string{}
+	for k, v := range catalogues[t.Lang()] {
+		out[k] = v
+	}
+	return out
+}
+
+// Keys lists the keys of language lang, sorted.
+func Keys(lang string) []string {
+	var out []string
+	for k := range catalogues[lang] {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

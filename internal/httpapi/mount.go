@@ -1,0 +1,44 @@
+package httpapi
+
+import (
+	"net/http"
+)
+
+// Mount registers a handler of another package (the web UI) behind the
+// server's middleware: request id, panic recovery, access log and metrics.
+// The handler authenticates with Authenticate where it needs a user.
+func (s *Server) Mount(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		infoFrom(r.Context()).route = routeOf(r.Pattern)
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// Authenticate is the authentication of routes registered with Handle, for
+// mounted handlers: bearer token or session cookie, the CSRF header on a
+// session-authenticated state-changing request. The returned request carries
+// the actor (ActorFrom).
+func (s *Server) Authenticate(r *http.Request) (*http.Request, error) { return s.authenticate(r) }
+
+// Classify maps a handler error to the status and code the API answers with
+// (the web UI shows the code's message from its catalogue).
+func Classify(err error) (status int, code string) {
+	status, code, _ = classify(err, "")
+	return status, code
+}
+
+// SessionEnd ends the session of the request's cookie, if any, and clears
+// the cookie; what POST /api/logout does for a session.
+func (s *Server) SessionEnd(w http.ResponseWriter, r *http.Request) error {
+	if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
+		if err := s.auth.Logout(r.Context(), c.Value); err != nil {
+			return err
+		}
+	}
+	s.ClearSessionCookie(w, r)
+	return nil
+}
+
+// CookieSecure reports whether cookies of the request's answer are Secure
+// (--secure-cookies or TLS), as the session cookie is.
+func (s *Server) CookieSecure(r *http.Request) bool { return s.secure || r.TLS != nil }

@@ -1,0 +1,149 @@
+package site
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"waymark/internal/access"
+	"waymark/internal/content"
+	"waymark/internal/store"
+)
+
+// ErrNotFound answers an unknown page and one the user may not show alike.
+var ErrNotFound = errors.New("not found")
+
+// Site reads pages for the screens.
+type Site struct {
+	db      *store.DB
+	checker *access.Checker
+}
+
+// New returns the site reader of db.
+func New(db *store.DB, checker *access.Checker) *Site { return &Site{db: db, checker: checker} }
+
+// Language is a site language.
+type Language struct {
+	UID    int64  `json:"uid"`
+	Title  string `json:"title"`
+	Locale string `json:"locale"`
+}
+
+// Languages lists the site languages the actor may edit, by uid.
+func (s *Site) Languages(ctx context.Context, a *access.Actor) ([]Language, error) {
+	rows, err := s.db.Query(ctx, "SELECT uid, title, locale FROM languages ORDER BY uid")
+	if err != nil {
+		return nil, fmt.Errorf("languages: %w", err)
+	}
+	defer rows.Close()
+	out := []Language{}
+	for rows.Next() {
+		var l Language
+		if err := rows.Scan(&l.UID, &l.Title, &l.Locale); err != nil {
+			return nil, err
+		}
+		if a.MayEditLanguage(l.UID) {
+			out = append(out, l)
+		}
+	}
+	return out, rows.Err()
+}
+
+// Node is a page of the tree: its default-language title and the pages
+// below it the user may show.
+type Node struct {
+	UID          int64   `json:"uid"`
+	Title        string  `json:"title"`
+	Translations []int64 `json:"translations"` // languages with a live translation
+	Children     []Node  `json:"children"`
+}
+
+// maxPages bounds the pages a tree walks (a cycle or a huge site fails closed).
+const maxPages = 5000
+
+// Tree returns the live default-language pages the actor may show, as a
+// tree: a page the actor may not show is left out and its shown descendants
+// hang below its nearest shown ancestor (or at the top, like mounts).
+func (s *Site) Tree(ctx context.Context, a *access.Actor) ([]Node, error) {
+	seen := 0
+	var walk func(pid int64, depth int) ([]Node, error)
+	walk = func(pid int64, depth int) ([]Node, error) {
+		if depth > 100 {
+			return nil, errors.New("page tree too deep")
+		}
+		pages, err := content.OnPage(ctx, s.db, "pages", pid, content.LanguageDefault)
+		if err != nil {
+			return nil, err
+		}
+		out := []Node{}
+		for _, p := range pages {
+			if seen++; seen > maxPages {
+				return nil, errors.New("page tree too large")
+			}
+			below, err := walk(p.UID, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			ok, err := s.checker.ActorMayShowPageRecord(ctx, a, p)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				out = append(out, below...)
+				continue
+			}
+			n := Node{UID: p.UID, Title: p.Fields["title"], Children: below, Translations: []int64{}}
+			if n.Translations, err = s.translations(ctx, p.UID); err != nil {
+				return nil, err
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	}
+	return walk(0, 0)
+}
+
+func (s *Site) translations(ctx context.Context, page int64) ([]int64, error) {
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT language FROM records WHERE tbl = 'pages' AND l10n_parent = ? AND language > 0
+		AND deleted = FALSE AND workspace = 0 ORDER BY language`, page)
+	if err != nil {
+		return nil, fmt.Errorf("translations of page %d: %w", page, err)
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var l int64
+		if err := rows.Scan(&l); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// page loads a live default-language page the actor may show; a
+// translation's uid names its default-language page.
+func (s *Site) page(ctx context.Context, a *access.Actor, uid int64) (content.Record, error) {
+	p, err := content.Get(ctx, s.db, "pages", uid)
+	if errors.Is(err, content.ErrNotFound) {
+		return content.Record{}, ErrNotFound
+	}
+	if err != nil {
+		return content.Record{}, err
+	}
+	if p.Language > 0 && p.L10nParent > 0 {
+		if p, err = content.Get(ctx, s.db, "pages", p.L10nParent); errors.Is(err, content.ErrNotFound) {
+			return content.Record{}, ErrNotFound
+		} else if err != nil {
+			return content.Record{}, err
+		}
+	}
+	ok, err := s.checker.ActorMayShowPageRecord(ctx, a, p)
+	if err != nil {
+		return content.Record{}, err
+	}
+	if !ok || !p.Live() {
+		return content.Record{}, ErrNotFound
+	}
+	return p, nil
+}

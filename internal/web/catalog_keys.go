@@ -1,0 +1,5 @@
+package web
+
+import "waymark/internal/catalog"
+
+func hasKey(k string) bool { return catalog.Has(k) }

@@ -1,0 +1,231 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"waymark/internal/chat"
+	"waymark/internal/site"
+	"waymark/internal/tool"
+)
+
+// convView is a conversation as the chat screen shows it: the chat API's
+// view plus the words the screen needs, looked up, never re-decided.
+type convView struct {
+	chat.View
+	PageTitle    string
+	LanguageName string
+	Locale       string
+	Busy         bool // a turn or decision runs
+	Progress     *progress
+	Highlight    string // "table:uid" of the highlighted record, "" for none
+	Items        []item
+	Card         *cardView
+	Ask          *questionView // the question (choose) waiting for an answer
+	Summary      []summaryLine
+	ErrorText    string
+	SkillChip    string // the chosen process's name
+	MayChange    bool   // skill and messages may change (idle or failed)
+}
+
+type progress struct {
+	Current   int    `json:"current"`
+	Total     int    `json:"total"`
+	Completed bool   `json:"completed"`
+	Label     string `json:"label"`
+}
+
+// item is one line of the transcript: a message or the status line of a decided card.
+type item struct {
+	Role    string // "user", "assistant", "outcome"
+	Content string // Markdown (messages)
+	Notice  string // a catalogue text
+	Outcome string // a catalogue text
+	Target  *site.Target
+}
+
+type summaryLine struct {
+	Key   string
+	Count int
+}
+
+// cardView is a decision card: of a conversation (answers of the chat) or of
+// the inbox (approve and the reasons the run's pending turn offers).
+type cardView struct {
+	Digest  string
+	Answers []string
+	Blocked bool // a second person must release it
+	Calls   []callView
+	Action  string // URL the answer form posts to
+	Target  string // element the answer's partial replaces
+	Heading string
+}
+
+type callView struct {
+	ID       string
+	Tool     string
+	Heading  string
+	Target   *site.Target
+	Items    []itemView
+	Error    string
+	Argument string
+}
+
+type itemView struct {
+	Label    string
+	Current  []segment
+	Proposed []segment
+	Empty    bool // the current value is empty
+	Count    int
+	Min, Max int
+	Measured bool
+	Outside  bool
+}
+
+// languageOf returns the name and locale of a language uid.
+func (u *UI) languageOf(ctx context.Context, me *user, lang int64) (string, string) {
+	langs, err := u.Site.Languages(ctx, me.A)
+	if err == nil {
+		for _, l := range langs {
+			if l.UID == lang {
+				return l.Title, l.Locale
+			}
+		}
+	}
+	return strconv.FormatInt(lang, 10), ""
+}
+
+func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
+	cv := &convView{View: v}
+	cv.PageTitle = u.Site.Title(ctx, me.A, v.Page, v.Language)
+	if v.Tour != nil && v.Tour.PageTitle != "" {
+		cv.PageTitle = v.Tour.PageTitle
+	}
+	cv.LanguageName, cv.Locale = u.languageOf(ctx, me, v.Language)
+	if v.Tour != nil && v.Tour.LanguageName != "" {
+		cv.LanguageName = v.Tour.LanguageName
+	}
+	cv.Busy = v.Status == chat.Processing
+	cv.MayChange = v.Status == chat.Idle || v.Status == chat.Failed
+	if len(v.Progress) > 0 {
+		var p progress
+		if json.Unmarshal(v.Progress, &p) == nil {
+			cv.Progress = &p
+		}
+	}
+	if len(v.Highlight) > 0 {
+		var h struct {
+			Table string `json:"table"`
+			UID   int64  `json:"uid"`
+		}
+		if json.Unmarshal(v.Highlight, &h) == nil && h.Table != "" {
+			cv.Highlight = fmt.Sprintf("%s:%d", h.Table, h.UID)
+		}
+	}
+	if v.Skill != nil {
+		cv.SkillChip = v.Skill.Name
+	}
+	// Messages with the status line of each decided card after the message it followed.
+	byAfter := map[int64][]chat.Outcome{}
+	for _, o := range v.Outcomes {
+		byAfter[o.After] = append(byAfter[o.After], o)
+	}
+	addOutcomes := func(n int64) {
+		for _, o := range byAfter[n] {
+			it := item{Role: "outcome", Outcome: me.T.Get("outcome." + o.Outcome)}
+			if l := o.Labels; l != nil {
+				it.Target = &site.Target{Table: o.Table, UID: o.UID, TableLabel: l.Table, RecordTitle: l.Record, FieldLabels: l.Fields}
+			}
+			cv.Items = append(cv.Items, it)
+		}
+	}
+	addOutcomes(0)
+	for i, m := range v.Messages {
+		it := item{Role: m.Role, Content: m.Content}
+		if m.Notice != "" {
+			it.Notice = u.notice(me, m.Notice)
+		}
+		cv.Items = append(cv.Items, it)
+		addOutcomes(int64(i + 1))
+	}
+	if v.Card != nil && v.Status == chat.AwaitingApproval {
+		cv.Card = u.chatCard(ctx, me, v)
+	}
+	if v.Status == chat.AwaitingInput {
+		cv.Ask = questionOf(v)
+	}
+	if v.Summary != nil {
+		s := v.Summary
+		for _, l := range []summaryLine{{"summary.applied", s.Applied}, {"summary.check", s.Check}, {"summary.skipped", s.Skipped},
+			{"summary.notApplied", s.NotApplied}, {"summary.kept", s.Kept}} {
+			if l.Count > 0 {
+				cv.Summary = append(cv.Summary, l)
+			}
+		}
+	}
+	if v.Error != "" && v.Status == chat.Failed {
+		cv.ErrorText = u.errorText(me, v.Error)
+	}
+	return cv
+}
+
+// notice turns a stored notice code ("released_elsewhere: …") into a text.
+func (u *UI) notice(me *user, code string) string {
+	key, _, _ := strings.Cut(code, ":")
+	return u.errorText(me, key)
+}
+
+// errorText is the catalogue text of an API error or notice code.
+func (u *UI) errorText(me *user, code string) string {
+	if k := "error." + code; hasKey(k) {
+		return me.T.Get(k)
+	}
+	return me.T.Get("error.generic", code)
+}
+
+func (u *UI) chatCard(ctx context.Context, me *user, v chat.View) *cardView {
+	c := v.Card
+	cv := &cardView{Digest: c.TurnDigest, Answers: c.Answers, Blocked: c.ApproveBlocked != "",
+		Action: fmt.Sprintf("/chat/%d/answer", v.ID), Target: "#conversation"}
+	for _, call := range c.Calls {
+		k := u.callView(ctx, me, call.ID, call.Tool, call.Heading, nil, call.Preview, "")
+		if t, l := call.Target, call.Labels; t != nil && l != nil {
+			k.Target = &site.Target{Table: t.Table, UID: t.UID, TableLabel: l.Table, RecordTitle: l.Record, FieldLabels: l.Fields}
+		}
+		cv.Calls = append(cv.Calls, k)
+	}
+	cv.Heading = headingOf(me, cv.Calls)
+	return cv
+}
+
+func headingOf(me *user, calls []callView) string {
+	if len(calls) == 1 && calls[0].Heading != "" {
+		return calls[0].Heading
+	}
+	return me.T.Get("card.titleGeneric")
+}
+
+func (u *UI) callView(ctx context.Context, me *user, id, toolName, heading string, target *tool.Target, preview []tool.PreviewItem, previewErr string) callView {
+	cv := callView{ID: id, Tool: toolName, Heading: heading}
+	if target != nil {
+		if t, err := u.Site.Describe(ctx, me.A, target.Table, target.UID, target.Fields, me.T.Lang()); err == nil {
+			cv.Target = &t
+		}
+	}
+	for _, p := range preview {
+		iv := itemView{Label: p.Label, Empty: p.Current == ""}
+		iv.Current, iv.Proposed = wordDiff(p.Current, p.Proposed)
+		if m := p.Measure; m != nil {
+			iv.Measured, iv.Count, iv.Min, iv.Max = true, m.Count, m.Min, m.Max
+			iv.Outside = (m.Min > 0 && m.Count < m.Min) || (m.Max > 0 && m.Count > m.Max)
+		}
+		cv.Items = append(cv.Items, iv)
+	}
+	if previewErr != "" {
+		cv.Error = u.errorText(me, previewErr)
+	}
+	return cv
+}

@@ -1,0 +1,176 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"waymark/internal/httpapi"
+	"waymark/internal/llmconfig"
+	"waymark/internal/process"
+	"waymark/internal/site"
+)
+
+type chatData struct {
+	List    []convItem
+	Conv    *convView
+	Picker  *pickerData
+	Skills  []process.CatalogueEntry // the slash menu of the conversation's configuration
+	Preview *previewView
+	Labels  map[string]string // texts the live script shows
+}
+
+type convItem struct {
+	ID                     int64
+	Title, Language, Skill string
+	Status                 string // catalogue text
+	Current                bool
+}
+
+type pickerData struct {
+	Configs   []llmconfig.Configuration // shown when there is a choice
+	Config    int64
+	Tree      []site.Node
+	Languages []site.Language
+	Skills    []process.CatalogueEntry
+	Page      int64
+	Language  int64
+	Skill     int64
+	Error     string
+}
+
+// scriptLabels are the catalogue texts app.js shows (activity, announcements).
+var scriptLabels = []string{"activity.thinking", "activity.reading", "activity.proposing", "activity.tool", "activity.progress",
+	"activity.highlight", "announce.card", "announce.progress", "announce.highlight", "announce.done", "slash.none"}
+
+func labelsFor(me *user) map[string]string {
+	out := map[string]string{}
+	for _, k := range scriptLabels {
+		out[k] = me.T.Get(k)
+	}
+	return out
+}
+
+// sidebar lists the user's conversations, newest first (the chat API's order).
+func (u *UI) sidebar(ctx context.Context, me *user, current int64) ([]convItem, error) {
+	list, err := u.Chat.List(ctx, me.A.UID)
+	if err != nil {
+		return nil, err
+	}
+	langs, err := u.Site.Languages(ctx, me.A)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]convItem, 0, len(list))
+	for _, v := range list {
+		it := convItem{ID: v.ID, Current: v.ID == current, Status: me.T.Get("status." + string(v.Status))}
+		it.Title = u.Site.Title(ctx, me.A, v.Page, v.Language)
+		if it.Title == "" {
+			it.Title = me.T.Get("chat.pageNumber", v.Page)
+		}
+		it.Language = strconv.FormatInt(v.Language, 10)
+		for _, l := range langs {
+			if l.UID == v.Language {
+				it.Language = l.Title
+			}
+		}
+		if v.Skill != nil {
+			it.Skill = v.Skill.Name
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+func (u *UI) picker(ctx context.Context, me *user, r *http.Request) (*pickerData, error) {
+	p := &pickerData{}
+	var err error
+	if p.Tree, err = u.Site.Tree(ctx, me.A); err != nil {
+		return nil, err
+	}
+	if p.Languages, err = u.Site.Languages(ctx, me.A); err != nil {
+		return nil, err
+	}
+	if p.Configs, err = u.Configs.Usable(ctx, me.A); err != nil {
+		return nil, err
+	}
+	if cfg, err := u.Chat.ConfigurationFor(ctx, me.A.UID); err == nil {
+		p.Config = cfg.UID
+		if p.Skills, err = u.Catalogue.ForActor(ctx, me.A.UID, cfg.UID); err != nil {
+			p.Skills = nil
+		}
+	}
+	q := r.URL.Query()
+	p.Page, _ = strconv.ParseInt(q.Get("page"), 10, 64)
+	p.Language, _ = strconv.ParseInt(q.Get("language"), 10, 64)
+	p.Skill, _ = strconv.ParseInt(q.Get("skill"), 10, 64)
+	return p, nil
+}
+
+// handleChatHome renders the chat without a conversation: the sidebar and
+// the page picker that starts one (prefilled from a dashboard link).
+func (u *UI) handleChatHome(w http.ResponseWriter, r *http.Request, me *user) {
+	ctx := r.Context()
+	p := u.newPage(me, "chat", "chat.title")
+	d := &chatData{Labels: labelsFor(me)}
+	var err error
+	if d.List, err = u.sidebar(ctx, me, 0); err != nil {
+		u.fail(w, r, me, err)
+		return
+	}
+	if d.Picker, err = u.picker(ctx, me, r); err != nil {
+		u.fail(w, r, me, err)
+		return
+	}
+	p.Chat = d
+	u.render(w, r, "chat", "layout", p, http.StatusOK)
+}
+
+// handleChatStart starts a conversation about the chosen page and language
+// (chat.Service.Start decides what is allowed); with a process it sends the
+// editor's opening message, so the tour begins at once.
+func (u *UI) handleChatStart(w http.ResponseWriter, r *http.Request, me *user) {
+	ctx := r.Context()
+	page, _ := strconv.ParseInt(r.PostFormValue("page"), 10, 64)
+	lang, _ := strconv.ParseInt(r.PostFormValue("language"), 10, 64)
+	skill, _ := strconv.ParseInt(r.PostFormValue("skill"), 10, 64)
+	cfg, _ := strconv.ParseInt(r.PostFormValue("configuration"), 10, 64)
+	fail := func(msg string) {
+		p := u.newPage(me, "chat", "chat.title")
+		pk, err := u.picker(ctx, me, r)
+		if err != nil {
+			u.fail(w, r, me, err)
+			return
+		}
+		pk.Page, pk.Language, pk.Skill, pk.Error = page, lang, skill, msg
+		if cfg != 0 {
+			pk.Config = cfg
+		}
+		p.Chat = &chatData{Picker: pk}
+		u.render(w, r, "chat", "picker", p, http.StatusOK)
+	}
+	if page <= 0 {
+		fail(me.T.Get("picker.choosePage"))
+		return
+	}
+	v, err := u.Chat.Start(ctx, me.A.UID, page, lang, skill, cfg)
+	if err != nil {
+		u.logErr(ctx, "start conversation", err)
+		fail(u.errorText(me, errCode(err)))
+		return
+	}
+	if v.Skill != nil && v.Skill.Process {
+		if err := u.Chat.Send(ctx, me.A.UID, v.ID, me.T.Get("chat.startMessage", v.Skill.Name)); err != nil {
+			u.logErr(ctx, "start tour", err)
+		}
+	}
+	redirect(w, r, fmt.Sprintf("/chat/%d", v.ID))
+}
+
+// fail renders an error the user can act on.
+func (u *UI) fail(w http.ResponseWriter, r *http.Request, me *user, err error) {
+	u.logErr(r.Context(), "screen", err)
+	status, code := httpapi.Classify(err)
+	http.Error(w, u.errorText(me, code), status)
+}

@@ -1,0 +1,75 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"waymark/internal/catalog"
+	"waymark/internal/httpapi"
+)
+
+type loginData struct {
+	Username string
+	Error    string // a catalogue text
+}
+
+// handleLoginPage renders the login form; a signed-in user goes on to the chat.
+func (u *UI) handleLoginPage(w http.ResponseWriter, r *http.Request) {
+	if _, err := u.API.Authenticate(r); err == nil {
+		http.Redirect(w, r, "/chat", http.StatusSeeOther)
+		return
+	}
+	t := catalog.For(acceptLanguage(r))
+	p := &page{T: t, Title: t.Get("login.title"), Login: &loginData{}}
+	if r.URL.Query().Get("expired") != "" {
+		p.Login.Error = t.Get("login.expired")
+	}
+	u.render(w, r, "login", "layout", p, http.StatusOK)
+}
+
+// handleLogin checks the password through the API's login path (the same
+// refusals and throttling) and sends the browser to the chat. The form is
+// sent by htmx: a request without its HX-Request header, or one a browser
+// marks cross-site, is refused, which keeps other sites from logging a
+// browser in (the JSON API requires a JSON body for the same reason).
+func (u *UI) handleLogin(w http.ResponseWriter, r *http.Request) {
+	t := catalog.For(acceptLanguage(r))
+	p := &page{T: t, Title: t.Get("login.title"), Login: &loginData{Username: r.PostFormValue("username")}}
+	if r.Header.Get("HX-Request") != "true" || r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		p.Login.Error = t.Get("login.refused")
+		u.render(w, r, "login", "login-form", p, http.StatusForbidden)
+		return
+	}
+	csrf, err := u.API.PasswordLogin(r.Context(), w, r, r.PostFormValue("username"), r.PostFormValue("password"))
+	if err != nil {
+		status, code := httpapi.Classify(err)
+		switch {
+		case code == "bad_request":
+			p.Login.Error = t.Get("login.missing")
+		case status == http.StatusUnauthorized:
+			p.Login.Error = t.Get("login.wrong")
+		case status == http.StatusTooManyRequests:
+			p.Login.Error = t.Get("login.throttled")
+		default:
+			u.logErr(r.Context(), "login", err)
+			p.Login.Error = t.Get("error.internal")
+		}
+		// htmx swaps only 2xx answers: the form with its message comes back as 200.
+		u.render(w, r, "login", "login-form", p, http.StatusOK)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: csrf, Path: "/", HttpOnly: true, Secure: u.API.CookieSecure(r),
+		SameSite: http.SameSiteStrictMode, Expires: time.Now().Add(30 * 24 * time.Hour)})
+	w.Header().Set("HX-Redirect", "/chat")
+	w.WriteHeader(http.StatusOK)
+}
+
+// handleLogout ends the session and returns to the login page.
+func (u *UI) handleLogout(w http.ResponseWriter, r *http.Request, me *user) {
+	if err := u.API.SessionEnd(w, r); err != nil {
+		u.logErr(r.Context(), "logout", err)
+	}
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: u.API.CookieSecure(r),
+		SameSite: http.SameSiteStrictMode})
+	redirect(w, r, "/login")
+}

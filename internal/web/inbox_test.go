@@ -1,0 +1,58 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
+)
+
+// Screen 7: a four-eyes card waits in the second approver's inbox with the
+// same card view; the initiator cannot release it; Freigeben releases it.
+func TestInboxReleasesAFourEyesCard(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "Vier Augen sehen mehr."}`), say("Erledigt."))
+		run := e.As(wt.Erika).Must("POST", "/api/runs", map[string]any{"configuration": 2,
+			"messages": []map[string]string{{"role": "user", "content": "Beschreibung bitte"}}}, http.StatusCreated).Map(t)
+		if run["status"] != "waiting_for_approval" {
+			t.Fatalf("run = %v", run)
+		}
+		paula := login(t, e, "paula", "paula-pass-1234")
+		if a := paula.get("/chat"); !contains2(a.Body, `href="/inbox"`) {
+			t.Errorf("an approver's navigation has no inbox link")
+		}
+		inbox := paula.get("/inbox")
+		contains(t, "inbox (en)", inbox, "Waiting for your release", "Requested by erika", "Affected", "Current", "Proposal",
+			"<ins>Vier Augen sehen mehr.</ins>", ">Release</button>", ">Decline</button>", `hx-post="/inbox/`+run["uuid"].(string)+`"`)
+		erika := login(t, e, "erika", "erika-pass-1234")
+		if a := erika.get("/inbox"); contains2(a.Body, "Vier Augen") {
+			t.Errorf("the initiator's inbox shows her own four-eyes run")
+		}
+		a := paula.post("/inbox/"+run["uuid"].(string), url.Values{"turnDigest": {turnDigest(t, inbox)}, "answer": {"approve"}})
+		contains(t, "after release", a, "Released.", "Nothing is waiting for you.")
+		st := e.As(wt.Erika).Must("GET", "/api/runs/"+run["uuid"].(string), nil, http.StatusOK).Map(t)
+		if st["status"] == "waiting_for_approval" {
+			t.Errorf("the run still waits after the release: %v", st)
+		}
+	})
+}
+
+// Bad input to the inbox gets a clear error and changes nothing.
+func TestInboxRefusesAnUnknownAnswer(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "x"}`))
+		run := e.As(wt.Erika).Must("POST", "/api/runs", map[string]any{"configuration": 2,
+			"messages": []map[string]string{{"role": "user", "content": "x"}}}, http.StatusCreated).Map(t)
+		paula := login(t, e, "paula", "paula-pass-1234")
+		inbox := paula.get("/inbox")
+		a := paula.post("/inbox/"+run["uuid"].(string), url.Values{"turnDigest": {turnDigest(t, inbox)}, "answer": {"delete-all"}})
+		contains(t, "unknown answer", a, `role="alert"`, "The request was not understood.", ">Release</button>")
+	})
+}
+
+func contains2(body, s string) bool { return len(body) > 0 && stringsContains(body, s) }

@@ -1,0 +1,140 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+
+	"waymark/internal/catalog"
+	"waymark/internal/site"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+// screens are the templates with a "content" block; each is parsed with the
+// layout and the shared partials.
+var screens = []string{"login", "chat", "dashboard", "inbox"}
+
+var funcs = template.FuncMap{
+	"markdown": markdown,
+	"pretty": func(v any) string {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	},
+	"add":    func(a, b int) int { return a + b },
+	"treeOf": func(nodes []site.Node, selected int64) treeData { return treeData{Nodes: nodes, Selected: selected} },
+	"cardOf": func(p *page, c *cardView) cardData { return cardData{T: p.T, Card: c} },
+	"highlighted": func(p *previewView, table string, uid, alt int64) bool {
+		if p == nil || p.Highlight == "" {
+			return false
+		}
+		return p.Highlight == fmt.Sprintf("%s:%d", table, uid) || (alt > 0 && p.Highlight == fmt.Sprintf("%s:%d", table, alt))
+	},
+}
+
+type treeData struct {
+	Nodes    []site.Node
+	Selected int64
+}
+
+type cardData struct {
+	T    catalog.T
+	Card *cardView
+}
+
+func parseTemplates() (map[string]*template.Template, error) {
+	out := map[string]*template.Template{}
+	for _, s := range screens {
+		t, err := template.New(s).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/partials.html", "templates/"+s+".html")
+		if err != nil {
+			return nil, fmt.Errorf("web: templates of %s: %w", s, err)
+		}
+		out[s] = t
+	}
+	return out, nil
+}
+
+// page is what every template renders: the texts, the user and one screen's data.
+type page struct {
+	T        catalog.T
+	Me       *user
+	HX       string // hx-headers of the body
+	Title    string
+	Nav      string
+	Approver bool
+	OOB      bool // partials render as out-of-band swaps
+
+	Login *loginData
+	Chat  *chatData
+	Dash  *dashData
+	Inbox *inboxData
+}
+
+func (u *UI) newPage(me *user, nav, titleKey string) *page {
+	p := &page{Me: me, Nav: nav}
+	if me != nil {
+		p.T, p.HX = me.T, me.hxHeaders()
+		p.Approver = me.A.HasGrant("approve")
+	}
+	p.Title = p.T.Get(titleKey)
+	return p
+}
+
+// contentSecurityPolicy lets a page load only the server's own assets: no
+// inline script, no other host, no framing.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+// render writes template name of screen (the whole page is "layout").
+func (u *UI) render(w http.ResponseWriter, r *http.Request, screen, name string, p *page, status int) {
+	t, ok := u.pages[screen]
+	if !ok {
+		http.Error(w, "no such screen", http.StatusInternalServerError)
+		return
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, name, p); err != nil {
+		u.log.ErrorContext(r.Context(), "render", "screen", screen, "template", name, "err", err)
+		http.Error(w, p.T.Get("error.internal"), http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+//go:embed assets
+var assetFiles embed.FS
+
+var assetTypes = map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml"}
+
+func (u *UI) handleAsset(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	data, err := fs.ReadFile(assetFiles, "assets/"+name)
+	if err != nil || strings.Contains(name, "/") {
+		http.NotFound(w, r)
+		return
+	}
+	ct := "text/plain; charset=utf-8"
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		if t, ok := assetTypes[name[i:]]; ok {
+			ct = t
+		}
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, _ = w.Write(data)
+}

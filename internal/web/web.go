@@ -1,0 +1,125 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+
+	"waymark/internal/access"
+	"waymark/internal/agent"
+	"waymark/internal/chat"
+	"waymark/internal/httpapi"
+	"waymark/internal/llmconfig"
+	"waymark/internal/process"
+	"waymark/internal/site"
+	"waymark/internal/store"
+)
+
+// Deps are the services the screens call; all are required.
+type Deps struct {
+	API        *httpapi.Server
+	Chat       *chat.Service
+	OpenPoints *chat.OpenPoints
+	Runtime    *agent.Runtime
+	Site       *site.Site
+	Catalogue  *process.Catalogue
+	DB         *store.DB // for access.LoadUser (names on inbox cards)
+	Configs    *llmconfig.Store
+}
+
+// Config tunes the UI; nil takes the defaults.
+type Config struct {
+	Logger *slog.Logger
+}
+
+// UI serves the screens.
+type UI struct {
+	Deps
+	log   *slog.Logger
+	pages map[string]*template.Template // by screen
+}
+
+// New parses the templates and returns the UI.
+func New(d Deps, cfg *Config) (*UI, error) {
+	for name, ok := range map[string]bool{"API": d.API != nil, "Chat": d.Chat != nil, "OpenPoints": d.OpenPoints != nil,
+		"Runtime": d.Runtime != nil, "Site": d.Site != nil, "Catalogue": d.Catalogue != nil, "DB": d.DB != nil, "Configs": d.Configs != nil} {
+		if !ok {
+			return nil, fmt.Errorf("web.New: Deps.%s is required", name)
+		}
+	}
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	u := &UI{Deps: d, log: cfg.Logger}
+	if u.log == nil {
+		u.log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if u.pages, err = parseTemplates(); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// Register mounts every route of the UI on the API server (all in one place).
+func (u *UI) Register() {
+	m := func(pattern string, h func(w http.ResponseWriter, r *http.Request)) {
+		u.API.Mount(pattern, http.HandlerFunc(h))
+	}
+	m("GET /{$}", u.handleRoot)
+	m("GET /assets/{file}", u.handleAsset)
+	m("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/assets/favicon.svg", http.StatusMovedPermanently)
+	})
+	m("GET /login", u.handleLoginPage)
+	m("POST /login", u.handleLogin)
+	m("POST /logout", u.authed(u.handleLogout))
+	m("GET /chat", u.authed(u.handleChatHome))
+	m("POST /chat", u.authed(u.handleChatStart))
+	m("GET /chat/{id}", u.authed(u.handleConversation))
+	m("GET /chat/{id}/view", u.authed(u.handleConversationView))
+	m("POST /chat/{id}/messages", u.authed(u.handleMessage))
+	m("POST /chat/{id}/answer", u.authed(u.handleAnswer))
+	m("POST /chat/{id}/skill", u.authed(u.handleSkill))
+	m("POST /chat/{id}/question", u.authed(u.handleQuestion))
+	m("POST /chat/{id}/end-tour", u.authed(u.handleEndTour))
+	m("GET /dashboard", u.authed(u.handleDashboard))
+	m("GET /inbox", u.authed(u.handleInbox))
+	m("GET /inbox/view", u.authed(u.handleInboxView))
+	m("POST /inbox/{uuid}", u.authed(u.handleInboxDecide))
+}
+
+func (u *UI) handleRoot(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// errCode is the API's code of err ("internal" for anything unknown).
+func errCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var he *httpapi.Error
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	_, code := httpapi.Classify(err)
+	return code
+}
+
+// logErr logs an error the user sees only as a code.
+func (u *UI) logErr(ctx context.Context, msg string, err error) {
+	if _, code := httpapi.Classify(err); code == "internal" {
+		u.log.ErrorContext(ctx, msg, "err", err)
+	}
+}
+
+func (u *UI) userName(ctx context.Context, uid int64) (string, error) {
+	usr, err := access.LoadUser(ctx, u.DB, uid)
+	if err != nil {
+		return "", err
+	}
+	return usr.Username, nil
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"waymark/internal/content"
 	"waymark/internal/store"
@@ -138,31 +137,9 @@ func (c *Checker) ActorMayReadRecord(ctx context.Context, a *Actor, rec content.
 	return c.pagePerm(ctx, c.db, a, page, content.PermShow)
 }
 
-// pageForPerms returns the record whose permissions and rootline decide for a page:
-// the default-language page for a translation.
-func pageForPerms(ctx context.Context, q store.Querier, pageUID int64) (content.Record, error) {
-	p, err := content.Get(ctx, q, "pages", pageUID)
-	if err != nil {
-		return content.Record{}, err
-	}
-	if p.Language > 0 && p.L10nParent > 0 {
-		parent, err := content.Get(ctx, q, "pages", p.L10nParent)
-		if err != nil {
-			return content.Record{}, err
-		}
-		if !parent.Live() {
-			return parent, nil
-		}
-		if !p.Live() {
-			return p, nil
-		}
-		return parent, nil
-	}
-	return p, nil
-}
-
-// inMount walks the rootline of pageUID and reports whether a mount is on it.
-// Page uid 0 and deleted or non-live pages are never in a mount for editors.
+// inMount reports whether page pageUID (the default-language page of a
+// translation) lies in one of the actor's mounts. Page uid 0 and deleted or
+// non-live pages are never in a mount for editors.
 func (c *Checker) inMount(ctx context.Context, q store.Querier, a *Actor, pageUID int64) (bool, error) {
 	if a.IsAdmin() {
 		return true, nil
@@ -170,66 +147,38 @@ func (c *Checker) inMount(ctx context.Context, q store.Querier, a *Actor, pageUI
 	if pageUID <= 0 || len(a.mounts) == 0 {
 		return false, nil
 	}
-	p, err := pageForPerms(ctx, q, pageUID)
-	if errors.Is(err, content.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
+	t := NewPageTree(q, a)
+	if err := t.Load(ctx, []int64{pageUID}); err != nil {
 		return false, err
 	}
-	return c.rootlineInMount(ctx, q, a, p)
+	p := t.deciding(pageUID)
+	return p != nil && t.inMounts(p), nil
 }
 
-// rootlineInMount walks up from page p (the record that decides for a page).
-func (c *Checker) rootlineInMount(ctx context.Context, q store.Querier, a *Actor, p content.Record) (bool, error) {
-	var err error
-	for depth := 0; depth < 100; depth++ {
-		if !p.Live() {
-			return false, nil
-		}
-		if slices.Contains(a.mounts, p.UID) {
-			return true, nil
-		}
-		if p.PID == 0 {
-			return false, nil
-		}
-		if p, err = content.Get(ctx, q, "pages", p.PID); err != nil {
-			if errors.Is(err, content.ErrNotFound) {
-				return false, nil
-			}
-			return false, err
-		}
-	}
-	return false, nil // a cycle in the tree: fail closed
-}
-
-// pagePerm checks that the page is live, in a mount and grants bit to the actor.
+// pagePerm checks that the page is live, in a mount and grants bit to the
+// actor: the rule of PageTree, for one page.
 func (c *Checker) pagePerm(ctx context.Context, q store.Querier, a *Actor, pageUID int64, bit int) (bool, error) {
 	if pageUID <= 0 {
 		return a.IsAdmin(), nil
 	}
-	p, err := pageForPerms(ctx, q, pageUID)
-	if errors.Is(err, content.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
+	t := NewPageTree(q, a)
+	if err := t.Load(ctx, []int64{pageUID}); err != nil {
 		return false, err
 	}
-	return c.pagePermOf(ctx, q, a, p, bit)
+	return t.pagePerm(pageUID, bit), nil
 }
 
-// pagePermOf is pagePerm for the page record that decides (see pageForPerms).
+// pagePermOf is pagePerm for the page record that decides (a default-language
+// page), read by the caller already.
 func (c *Checker) pagePermOf(ctx context.Context, q store.Querier, a *Actor, p content.Record, bit int) (bool, error) {
-	if !p.Live() {
-		return false, nil
+	t := NewPageTree(q, a)
+	if t.rootlines() && p.PID > 0 {
+		t.pages[p.UID] = &p
+		if err := t.Load(ctx, []int64{p.PID}); err != nil {
+			return false, err
+		}
 	}
-	if a.IsAdmin() {
-		return true, nil
-	}
-	if !a.Active() || len(a.mounts) == 0 || !HasPageBit(a, p, bit) {
-		return false, nil
-	}
-	return c.rootlineInMount(ctx, q, a, p)
+	return t.recordPerm(&p, bit), nil
 }
 
 // ActorMayShowPage is MayShowPage for an actor loaded in the same request.

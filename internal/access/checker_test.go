@@ -179,6 +179,30 @@ func showPageRecord(page int64) check {
 	}}
 }
 
+// fixturePages are every page of the fixture, and uids that name none.
+var fixturePages = []int64{-1, 0, pageRoot, pageAbout, pageShowOnly, pageOwner, pageEverybody, pageAboutDE, pageDeleted,
+	pageWorkspace, pageUnderDel, pageOtherRoot, pageOtherChild, 999}
+
+// showPageInBatch asks MayShowPages for every page of the fixture at once and
+// answers for page.
+func showPageInBatch(page int64) check {
+	return check{fmt.Sprintf("MayShowPages(…%d…)", page), func(ctx context.Context, c *access.Checker, _ *store.DB, uid int64) (bool, error) {
+		a, err := c.Actor(ctx, uid)
+		if err != nil {
+			return false, err
+		}
+		shown, err := c.MayShowPages(ctx, a, fixturePages)
+		if err != nil {
+			return false, err
+		}
+		got, ok := shown[page]
+		if !ok {
+			return false, fmt.Errorf("MayShowPages has no answer for page %d", page)
+		}
+		return got, nil
+	}}
+}
+
 func editContent(page int64) check {
 	return check{fmt.Sprintf("MayEditContentOnPage(%d)", page), func(ctx context.Context, c *access.Checker, _ *store.DB, uid int64) (bool, error) {
 		return c.MayEditContentOnPage(ctx, uid, page)

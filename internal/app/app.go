@@ -27,6 +27,7 @@ import (
 	"waymark/internal/httpapi"
 	"waymark/internal/llm/openai"
 	"waymark/internal/llmconfig"
+	"waymark/internal/openpoint"
 	"waymark/internal/process"
 	"waymark/internal/queue"
 	"waymark/internal/run"
@@ -145,7 +146,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	}
 	rt.SetQueue(q)
 	ender := process.NewEnder(db, runs)
-	points := chat.NewOpenPoints(db, clk)
+	points := openpoint.New(db, clk)
 	conversations := chat.New(db, rt, configs, skills, checker, points, clk, log)
 	conversations.SetEnder(ender)
 	conversations.SetQueue(q, rt.Lease())

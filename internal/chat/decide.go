@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"waymark/internal/agent"
+	"waymark/internal/openpoint"
 	"waymark/internal/run"
 	"waymark/internal/store"
 	"waymark/internal/tool"
@@ -132,21 +133,21 @@ func (s *Service) settleCard(ctx context.Context, r row, card Card, answer strin
 		step, firstOK := appliedWrite(card, calls)
 		o.Outcome = outcomeOf(step, firstOK)
 		if touches && step != nil {
-			if _, err := s.points.CloseApplied(ctx, *target, *step, firstOK); err != nil {
+			if _, err := s.points.CloseApplied(ctx, openpoint.Target(*target), *step, firstOK); err != nil {
 				return err
 			}
 		}
 	case AnswerSkip:
 		o.Outcome = OutcomeSkipped
 		if eligible && mayRecord {
-			if err := s.points.RecordSkip(ctx, r.Skill, r.Page, *target); err != nil {
+			if err := s.points.RecordSkip(ctx, r.Skill, r.Page, openpoint.Target(*target)); err != nil {
 				return err
 			}
 		}
 	case AnswerKeep:
 		o.Outcome = OutcomeKept
 		if eligible {
-			if _, err := s.points.CloseKept(ctx, *target); err != nil {
+			if _, err := s.points.CloseKept(ctx, openpoint.Target(*target)); err != nil {
 				return err
 			}
 		}

@@ -1,14 +1,8 @@
 package chat
 
 import (
-	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"slices"
-	"time"
-
 	"waymark/internal/clock"
+	"waymark/internal/openpoint"
 	"waymark/internal/store"
 	"waymark/internal/tool"
 )
@@ -17,168 +11,26 @@ import (
 // pendingTarget); an empty Fields list is the record as a whole.
 type Target = tool.Target
 
-// Key is what a skipped card showed: the process skill, the subject page of
-// the conversation and the target of its one pending call.
-type Key struct {
-	Skill  int64
-	Page   int64
-	Target Target
-}
-
-// ErrInvalidKey is returned by RecordSkip for a key without skill, page,
-// table or uid; nothing is stored then.
-var ErrInvalidKey = errors.New("invalid open point key")
-
-// check refuses a key that cannot name an open point.
-func (k Key) check() error {
-	switch {
-	case k.Skill <= 0:
-		return fmt.Errorf("%w: no skill", ErrInvalidKey)
-	case k.Page <= 0:
-		return fmt.Errorf("%w: no page", ErrInvalidKey)
-	case k.Target.Table == "":
-		return fmt.Errorf("%w: no target table", ErrInvalidKey)
-	case k.Target.UID <= 0:
-		return fmt.Errorf("%w: no target uid", ErrInvalidKey)
-	}
-	return nil
-}
-
-// Point is one stored open point: identities only.
-type Point struct {
-	Skill     int64
-	Page      int64
-	Table     string
-	UID       int64
-	Field     string // "" for the record as a whole
-	Language  int64  // the target record's language when the point was recorded
-	CreatedAt time.Time
-
-	id int64 // row id, the tie-break of newest first
-}
-
-// OpenPoints records, closes and lists open points (ADR-022): the tracker
-// and the repository of the reference in one.
-type OpenPoints struct {
-	db  *store.DB
-	clk clock.Clock
-}
-
-// NewOpenPoints returns the open points kept in db; clk dates new points.
-func NewOpenPoints(db *store.DB, clk clock.Clock) *OpenPoints {
-	if clk == nil {
-		clk = clock.Real{}
-	}
-	return &OpenPoints{db: db, clk: clk}
-}
-
-// fieldKeys returns the sorted, unique fields of t, or [""] when it names none.
-func fieldKeys(t Target) []string {
-	out := slices.Clone(t.Fields)
-	slices.Sort(out)
-	out = slices.Compact(out)
-	if len(out) == 0 {
-		return []string{""}
-	}
-	return out
-}
-
-// RecordSkip records the open points of a skipped card (P.R2, P.R3): one row
-// per field of target, or one row with the field "" when it names none. The
-// target record's language is read now (0 when the record is missing).
-// Recording again is harmless: a point already open keeps its date.
+// OpenPoints is the store of open points, kept under this name for callers
+// of package chat.
 //
-// The decision rules are the caller's (P.R4): call it only once the runtime
-// accepted a denial with the reason skip, for a card with exactly one call
-// that names a target, in a conversation with a skill and a page — never for
-// variant, a denial without reason, a create, a multi-call card, a refused
-// or handed-back decision, a failed continuation, a withdrawn proposal or a
-// cancelled run. A key without skill, page, table or uid is refused with
-// ErrInvalidKey and stores nothing.
-func (o *OpenPoints) RecordSkip(ctx context.Context, skill, page int64, target Target) error {
-	k := Key{Skill: skill, Page: page, Target: target}
-	if err := k.check(); err != nil {
-		return err
-	}
-	return o.db.InTx(ctx, func(tx *store.Tx) error { return o.record(ctx, tx, k) })
-}
+// Deprecated: use openpoint.Store.
+type OpenPoints = openpoint.Store
 
-// RecordSkipTx is RecordSkip inside tx.
-func (o *OpenPoints) RecordSkipTx(ctx context.Context, tx *store.Tx, skill, page int64, target Target) error {
-	k := Key{Skill: skill, Page: page, Target: target}
-	if err := k.check(); err != nil {
-		return err
-	}
-	return o.record(ctx, tx, k)
-}
+// VisiblePoint is an open point as a reader sees it.
+//
+// Deprecated: use openpoint.Entry.
+type VisiblePoint = openpoint.Entry
 
-func (o *OpenPoints) record(ctx context.Context, q store.Querier, k Key) error {
-	var lang int64
-	err := q.QueryRow(ctx, "SELECT language FROM records WHERE tbl = ? AND uid = ?", k.Target.Table, k.Target.UID).Scan(&lang)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("open point on %s:%d: language: %w", k.Target.Table, k.Target.UID, err)
-	}
-	now := store.Micros(o.clk.Now())
-	for _, f := range fieldKeys(k.Target) {
-		if _, err := q.Exec(ctx, `INSERT INTO open_points (skill_uid, page_uid, tbl, uid, field, language, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (skill_uid, page_uid, tbl, uid, field) DO NOTHING`,
-			k.Skill, k.Page, k.Target.Table, k.Target.UID, f, lang, now); err != nil {
-			return fmt.Errorf("record open point %s:%d %q: %w", k.Target.Table, k.Target.UID, f, err)
-		}
-	}
-	return nil
-}
+// Limits of the open point lists.
+//
+// Deprecated: use the constants of package openpoint.
+const (
+	DefaultLimit = openpoint.DefaultLimit
+	MaxLimit     = openpoint.MaxLimit
+)
 
-// CloseApplied closes the open points an approved card's write settled
-// (P.C1): when firstStepOK (the first tool step is the approved call and it
-// succeeded) and step states complete without a hook failure after the
-// write, every open point on target's record and fields is deleted,
-// whichever skill or page recorded it. Otherwise — a partial write, a hook
-// failure, a failed call, a write that states no completeness — it closes
-// nothing (P.C2). It returns the number of points closed.
-func (o *OpenPoints) CloseApplied(ctx context.Context, target Target, step tool.WriteStep, firstStepOK bool) (int, error) {
-	return o.closeApplied(ctx, o.db, target, step, firstStepOK)
-}
-
-// CloseAppliedTx is CloseApplied inside tx, to commit with the decision.
-func (o *OpenPoints) CloseAppliedTx(ctx context.Context, tx *store.Tx, target Target, step tool.WriteStep, firstStepOK bool) (int, error) {
-	return o.closeApplied(ctx, tx, target, step, firstStepOK)
-}
-
-func (o *OpenPoints) closeApplied(ctx context.Context, q store.Querier, target Target, step tool.WriteStep, firstStepOK bool) (int, error) {
-	if !firstStepOK || !step.Closes() {
-		return 0, nil
-	}
-	return o.close(ctx, q, target)
-}
-
-// CloseKept closes the open points of a card answered with *Behalten* (P.K1):
-// every open point on target's record and fields, whoever recorded it; none
-// is recorded. A card without target (empty table) closes nothing (P.K2).
-func (o *OpenPoints) CloseKept(ctx context.Context, target Target) (int, error) {
-	return o.close(ctx, o.db, target)
-}
-
-// CloseKeptTx is CloseKept inside tx.
-func (o *OpenPoints) CloseKeptTx(ctx context.Context, tx *store.Tx, target Target) (int, error) {
-	return o.close(ctx, tx, target)
-}
-
-func (o *OpenPoints) close(ctx context.Context, q store.Querier, t Target) (int, error) {
-	if t.Table == "" || t.UID <= 0 {
-		return 0, nil
-	}
-	closed := 0
-	for _, f := range fieldKeys(t) {
-		res, err := q.Exec(ctx, "DELETE FROM open_points WHERE tbl = ? AND uid = ? AND field = ?", t.Table, t.UID, f)
-		if err != nil {
-			return closed, fmt.Errorf("close open points on %s:%d %q: %w", t.Table, t.UID, f, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return closed, fmt.Errorf("close open points on %s:%d: %w", t.Table, t.UID, err)
-		}
-		closed += int(n)
-	}
-	return closed, nil
-}
+// NewOpenPoints returns the open points kept in db.
+//
+// Deprecated: use openpoint.New.
+func NewOpenPoints(db *store.DB, clk clock.Clock) *OpenPoints { return openpoint.New(db, clk) }

@@ -13,9 +13,9 @@ import (
 	"waymark/internal/agent"
 	"waymark/internal/clock"
 	"waymark/internal/llmconfig"
+	"waymark/internal/openpoint"
 	"waymark/internal/skill"
 	"waymark/internal/store"
-	"waymark/internal/tool"
 )
 
 // Runtime is what the chat needs of the agent runtime.
@@ -28,12 +28,14 @@ type Runtime interface {
 	Events(ctx context.Context, actor int64, id string, after int64, limit int) ([]agent.Event, error)
 }
 
-// PointKeeper records and closes open points (OpenPoints implements it).
+// PointKeeper records and closes open points (openpoint.Store implements it).
 type PointKeeper interface {
-	RecordSkip(ctx context.Context, skill, page int64, target tool.Target) error
-	CloseApplied(ctx context.Context, target tool.Target, step tool.WriteStep, firstStepOK bool) (int, error)
-	CloseKept(ctx context.Context, target tool.Target) (int, error)
+	RecordSkip(ctx context.Context, skill, page int64, target openpoint.Target) error
+	CloseApplied(ctx context.Context, target openpoint.Target, step openpoint.Step, firstStepOK bool) (int, error)
+	CloseKept(ctx context.Context, target openpoint.Target) (int, error)
 }
+
+var _ PointKeeper = (*openpoint.Store)(nil)
 
 // Errors of the conversation API.
 var (

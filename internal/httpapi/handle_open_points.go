@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 
 	"waymark/internal/chat"
+	"waymark/internal/openpoint"
 )
 
 // handlePageOpenPoints answers GET /api/pages/{uid}/open-points?skill=: the
@@ -21,6 +23,9 @@ func (s *Server) handlePageOpenPoints(w http.ResponseWriter, r *http.Request) er
 		}
 	}
 	list, err := s.points.ForPage(r.Context(), ActorFrom(r.Context()).UID, page, skill)
+	if errors.Is(err, openpoint.ErrNotFound) {
+		return chat.ErrNotFound // answered like every other missing or hidden thing
+	}
 	if err != nil {
 		return err
 	}
@@ -30,11 +35,11 @@ func (s *Server) handlePageOpenPoints(w http.ResponseWriter, r *http.Request) er
 // handleOpenPoints answers GET /api/open-points?limit=20: site-wide, newest
 // first, the limit counted after the visibility rule (P.D1).
 func (s *Server) handleOpenPoints(w http.ResponseWriter, r *http.Request) error {
-	limit := chat.DefaultLimit
+	limit := openpoint.DefaultLimit
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > chat.MaxLimit {
-			return Errorf(http.StatusBadRequest, "bad_request", "limit: want 1 to %d", chat.MaxLimit)
+		if err != nil || n < 1 || n > openpoint.MaxLimit {
+			return Errorf(http.StatusBadRequest, "bad_request", "limit: want 1 to %d", openpoint.MaxLimit)
 		}
 		limit = n
 	}

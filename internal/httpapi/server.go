@@ -15,6 +15,7 @@ import (
 	"waymark/internal/chat"
 	"waymark/internal/clock"
 	"waymark/internal/llmconfig"
+	"waymark/internal/openpoint"
 	"waymark/internal/process"
 	"waymark/internal/site"
 	"waymark/internal/skill"
@@ -41,7 +42,7 @@ type Config struct {
 	// Chat serves the conversations API; nil leaves those routes out.
 	Chat *chat.Service
 	// OpenPoints serves the open points of a page and the site-wide dashboard.
-	OpenPoints *chat.OpenPoints
+	OpenPoints *openpoint.Store
 	// Configs serves the administration of configurations (/api/admin/configurations…)
 	// and the configurations a user may use (GET /api/configurations).
 	// Site serves what the editor's screens read (page tree, page preview); nil
@@ -71,7 +72,7 @@ type Server struct {
 	ender     *process.Ender
 	catalogue *process.Catalogue
 	chat      *chat.Service
-	points    *chat.OpenPoints
+	points    *openpoint.Store
 	patterns  []string // every registered route, in order (Routes)
 	site      *site.Site
 	configs   *llmconfig.Store

@@ -6,6 +6,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/content"
+	"waymark/internal/openpoint"
 	"waymark/internal/store"
 )
 
@@ -24,6 +25,7 @@ type builtins struct {
 	db      *store.DB
 	writer  *content.Writer
 	checker *access.Checker
+	points  *openpoint.Store // reads only
 }
 
 // Builtins returns the builtin content tools of API.md §4: read_page,
@@ -31,7 +33,7 @@ type builtins struct {
 // highlight_record (disabled by default) and list_open_points. Reads check
 // the acting user with checker; writes go through writer as that user.
 func Builtins(db *store.DB, writer *content.Writer, checker *access.Checker) []Tool {
-	b := &builtins{db: db, writer: writer, checker: checker}
+	b := &builtins{db: db, writer: writer, checker: checker, points: openpoint.New(db, nil)}
 	return []Tool{
 		&readPage{b},
 		&readRecord{b},

@@ -4,18 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
-	"waymark/internal/access"
-	"waymark/internal/content"
+	"waymark/internal/openpoint"
 )
 
-// openPointsLimit is the most open points list_open_points answers with.
-const openPointsLimit = 50
-
-// listOpenPoints is list_open_points {page, skill?} (ADR-022, P.O2). It reads
-// the table open_points itself — package chat, which records the points,
-// imports this package — under the visibility rule of chat.OpenPoints.ForPage.
+// listOpenPoints is list_open_points {page, skill?} (ADR-022, P.O2): the
+// open points of one page under the visibility rule of package openpoint
+// (the one of the page list, the dashboard and the prompt), at most
+// openpoint.PageLimit.
 type listOpenPoints struct{ b *builtins }
 
 func (t *listOpenPoints) Def() Def {
@@ -58,89 +54,16 @@ func (t *listOpenPoints) Execute(ctx context.Context, call Call) (Result, error)
 	if err := decodeArgs(call.Args, &args); err != nil {
 		return ErrorResult(err.Error()), nil
 	}
-	actor, err := t.b.checker.Actor(ctx, call.User)
-	if err != nil {
-		return Result{}, err
-	}
-	if ok, err := t.b.checker.ActorMayShowPage(ctx, actor, args.Page); err != nil {
-		return Result{}, err
-	} else if !ok || args.Page <= 0 {
+	points, err := t.b.points.OnPage(ctx, call.User, args.Page, args.Skill)
+	if errors.Is(err, openpoint.ErrNotFound) {
 		return ErrorResult(MsgPageNotFound), nil
 	}
-	points, err := t.pointsOn(ctx, args.Page, args.Skill)
 	if err != nil {
 		return Result{}, err
 	}
-	schemas, err := content.LoadSchemas(ctx, t.b.db)
-	if err != nil {
-		return Result{}, err
-	}
-	out := []openPointView{}
-	live := map[content.Ref]bool{}
+	out := make([]openPointView, 0, len(points))
 	for _, p := range points {
-		if len(out) == openPointsLimit {
-			break
-		}
-		if !actor.CanReadTable(p.Table) || !actor.MayEditLanguage(p.language) || !mayEditPointField(actor, schemas, p.Table, p.Field) {
-			continue
-		}
-		ref := content.Ref{Table: p.Table, UID: p.UID}
-		ok, seen := live[ref]
-		if !seen {
-			rec, err := content.Get(ctx, t.b.db, p.Table, p.UID)
-			if err != nil && !errors.Is(err, content.ErrNotFound) {
-				return Result{}, err
-			}
-			ok = err == nil && rec.Live()
-			live[ref] = ok
-		}
-		if ok {
-			out = append(out, p.openPointView)
-		}
+		out = append(out, openPointView{Table: p.Table, UID: p.UID, Field: p.Field, Skill: p.Skill})
 	}
 	return Result{Content: map[string]any{"page": args.Page, "openPoints": out}}, nil
-}
-
-// storedPoint is a row of open_points.
-type storedPoint struct {
-	openPointView
-	language int64
-}
-
-// pointsOn reads the open points of page (of skill, when > 0), newest first.
-func (t *listOpenPoints) pointsOn(ctx context.Context, page, skill int64) ([]storedPoint, error) {
-	q := "SELECT skill_uid, tbl, uid, field, language FROM open_points WHERE page_uid = ?"
-	args := []any{page}
-	if skill > 0 {
-		q += " AND skill_uid = ?"
-		args = append(args, skill)
-	}
-	rows, err := t.b.db.Query(ctx, q+" ORDER BY created_at DESC, id DESC LIMIT 1000", args...)
-	if err != nil {
-		return nil, fmt.Errorf("open points of page %d: %w", page, err)
-	}
-	defer rows.Close()
-	var out []storedPoint
-	for rows.Next() {
-		var p storedPoint
-		if err := rows.Scan(&p.Skill, &p.Table, &p.UID, &p.Field, &p.language); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
-}
-
-// mayEditPointField is the exclude rule: a field the schema does not know is
-// for administrators only, the record as a whole ("") for everyone.
-func mayEditPointField(a *access.Actor, schemas *content.Schemas, table, field string) bool {
-	if field == "" {
-		return true
-	}
-	if tb, ok := schemas.Table(table); ok {
-		if f, ok := tb.Field(field); ok {
-			return a.MayEditField(table, field, f.Exclude)
-		}
-	}
-	return a.IsAdmin()
 }

@@ -1,4 +1,4 @@
-package chat
+package openpoint_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"waymark/internal/clock"
+	"waymark/internal/openpoint"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
 	"waymark/internal/tool"
@@ -18,10 +19,10 @@ import (
 // beside a baseline of one empty-ish commit on the same database.
 func BenchmarkRecordAndCloseOnADecision(b *testing.B) {
 	db := storetest.SQLite(b)
-	benchSite(b, db)
+	openpoint.BenchSite(b, db)
 	ctx := context.Background()
-	op := NewOpenPoints(db, clock.Real{})
-	target := tool.Target{Table: "pages", UID: 42, Fields: []string{"description", "seoTitle"}}
+	op := openpoint.New(db, clock.Real{})
+	target := openpoint.Target{Table: "pages", UID: 42, Fields: []string{"description", "seoTitle"}}
 	step := tool.WriteStep{Table: "pages", UID: 42, Fields: target.Fields, Completeness: tool.Complete}
 	base := median(b, 500, func() error {
 		return db.InTx(ctx, func(tx *store.Tx) error {

@@ -1,4 +1,4 @@
-package chat
+package openpoint
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"waymark/internal/store"
 )
 
-// VisiblePoint is an open point as a reader sees it on the dashboard and the
+// Entry is an open point as a reader sees it on the dashboard and the
 // page list (P.D2): identities, the date and a sentence from schema labels
 // and the page title in the reader's backend language — never model text.
-type VisiblePoint struct {
+type Entry struct {
 	Page            int64     `json:"page"`
 	Language        int64     `json:"language"` // the target record's language
 	Skill           int64     `json:"skill"`
@@ -46,14 +46,14 @@ const (
 // point whose record was deleted stays stored (P.Z1) but is not listed: it
 // has no value to describe and nothing the reader could open; it shows again
 // when the record is restored.
-func (o *OpenPoints) Visible(ctx context.Context, reader int64, limit int) ([]VisiblePoint, error) {
+func (o *Store) Visible(ctx context.Context, reader int64, limit int) ([]Entry, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
 	v, err := o.viewOf(ctx, reader)
 	if err != nil || v == nil {
-		return []VisiblePoint{}, err
+		return []Entry{}, err
 	}
 	points, err := v.scan(ctx, "", nil, limit)
 	if err != nil {
@@ -64,21 +64,36 @@ func (o *OpenPoints) Visible(ctx context.Context, reader int64, limit int) ([]Vi
 
 // ForPage lists the open points of one page the reader may see, newest first
 // and at most PageLimit, all skills or only skill (when > 0), under the rule
-// of Visible. A page the reader may not show answers exactly like a missing
-// one: ErrNotFound.
-func (o *OpenPoints) ForPage(ctx context.Context, reader, page, skill int64) ([]VisiblePoint, error) {
-	v, err := o.viewOf(ctx, reader)
+// of Visible, each described like on the dashboard. A page the reader may
+// not show answers exactly like a missing one: ErrNotFound.
+func (o *Store) ForPage(ctx context.Context, reader, page, skill int64) ([]Entry, error) {
+	v, points, err := o.onPage(ctx, reader, page, skill)
 	if err != nil {
 		return nil, err
 	}
+	return v.describe(ctx, points)
+}
+
+// OnPage is ForPage without the descriptions: the identities the read tool
+// list_open_points answers the model with (P.O2).
+func (o *Store) OnPage(ctx context.Context, reader, page, skill int64) ([]Point, error) {
+	_, points, err := o.onPage(ctx, reader, page, skill)
+	return points, err
+}
+
+func (o *Store) onPage(ctx context.Context, reader, page, skill int64) (*view, []Point, error) {
+	v, err := o.viewOf(ctx, reader)
+	if err != nil {
+		return nil, nil, err
+	}
 	if v == nil || page <= 0 {
-		return nil, ErrNotFound
+		return nil, nil, ErrNotFound
 	}
-	if err := v.pages.load(ctx, []int64{page}); err != nil {
-		return nil, err
+	if err := v.pages.Load(ctx, []int64{page}); err != nil {
+		return nil, nil, err
 	}
-	if !v.pages.mayShow(page) {
-		return nil, ErrNotFound
+	if !v.pages.MayShow(page) {
+		return nil, nil, ErrNotFound
 	}
 	where, args := "page_uid = ?", []any{page}
 	if skill > 0 {
@@ -86,9 +101,9 @@ func (o *OpenPoints) ForPage(ctx context.Context, reader, page, skill int64) ([]
 	}
 	points, err := v.scan(ctx, where, args, PageLimit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return v.describe(ctx, points)
+	return v, points, nil
 }
 
 // view is the visibility rule for one reader, read at one moment.
@@ -96,11 +111,11 @@ type view struct {
 	q       store.Querier
 	actor   *access.Actor
 	schemas *content.Schemas
-	pages   *pageTree
+	pages   *access.PageTree
 }
 
 // viewOf loads reader; nil without error when the reader is missing or disabled.
-func (o *OpenPoints) viewOf(ctx context.Context, reader int64) (*view, error) {
+func (o *Store) viewOf(ctx context.Context, reader int64) (*view, error) {
 	a, err := access.LoadActor(ctx, o.db, reader)
 	if errors.Is(err, access.ErrNoUser) {
 		return nil, nil
@@ -115,7 +130,7 @@ func (o *OpenPoints) viewOf(ctx context.Context, reader int64) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &view{q: o.db, actor: a, schemas: schemas, pages: newPageTree(o.db, a)}, nil
+	return &view{q: o.db, actor: a, schemas: schemas, pages: access.NewPageTree(o.db, a)}, nil
 }
 
 // scan reads open points newest first (restricted by where, when set) in
@@ -154,20 +169,11 @@ func (v *view) scan(ctx context.Context, where string, args []any, limit int) ([
 }
 
 func (v *view) batch(ctx context.Context, q string, args ...any) ([]Point, error) {
-	rows, err := v.q.Query(ctx, q, args...)
+	points, err := store.Collect(ctx, v.q, scanPoint, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read open points: %w", err)
 	}
-	defer rows.Close()
-	var out []Point
-	for rows.Next() {
-		p, err := scanPoint(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return points, nil
 }
 
 // keep filters points by the rule, in order: first what the actor alone
@@ -181,13 +187,13 @@ func (v *view) keep(ctx context.Context, points []Point) ([]Point, error) {
 			pageUIDs = append(pageUIDs, p.Page)
 		}
 	}
-	if err := v.pages.load(ctx, pageUIDs); err != nil {
+	if err := v.pages.Load(ctx, pageUIDs); err != nil {
 		return nil, err
 	}
 	shown := cand[:0]
 	byTable := map[string][]int64{}
 	for _, p := range cand {
-		if v.pages.mayShow(p.Page) {
+		if v.pages.MayShow(p.Page) {
 			shown = append(shown, p)
 			byTable[p.Table] = append(byTable[p.Table], p.UID)
 		}
@@ -195,24 +201,16 @@ func (v *view) keep(ctx context.Context, points []Point) ([]Point, error) {
 	live := map[string]map[int64]bool{}
 	for table, uids := range byTable {
 		set := map[int64]bool{}
-		err := eachChunk(uids, func(args []any, in string) error {
-			rows, err := v.q.Query(ctx, `SELECT uid FROM records WHERE tbl = ? AND deleted = FALSE AND workspace = 0
+		err := store.EachChunk(uids, func(args []any, in string) error {
+			found, err := store.Collect(ctx, v.q, scanUID, `SELECT uid FROM records WHERE tbl = ? AND deleted = FALSE AND workspace = 0
 				AND uid IN (`+in+`)`, append([]any{table}, args...)...)
-			if err != nil {
-				return fmt.Errorf("records of open points: %w", err)
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var uid int64
-				if err := rows.Scan(&uid); err != nil {
-					return err
-				}
+			for _, uid := range found {
 				set[uid] = true
 			}
-			return rows.Err()
+			return err
 		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("records of open points: %w", err)
 		}
 		live[table] = set
 	}
@@ -240,4 +238,10 @@ func (v *view) mayEditField(table, field string) bool {
 		return v.actor.IsAdmin()
 	}
 	return v.actor.MayEditField(table, field, f.Exclude)
+}
+
+func scanUID(sc store.Scanner) (int64, error) {
+	var uid int64
+	err := sc.Scan(&uid)
+	return uid, err
 }

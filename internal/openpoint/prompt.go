@@ -1,4 +1,4 @@
-package chat
+package openpoint
 
 import (
 	"context"
@@ -14,7 +14,7 @@ const PromptLimit = 20
 // pointColumns are the columns scanPoint reads, in order.
 const pointColumns = "id, skill_uid, page_uid, tbl, uid, field, language, created_at"
 
-func scanPoint(sc interface{ Scan(...any) error }) (Point, error) {
+func scanPoint(sc store.Scanner) (Point, error) {
 	var p Point
 	var created int64
 	if err := sc.Scan(&p.id, &p.Skill, &p.Page, &p.Table, &p.UID, &p.Field, &p.Language, &created); err != nil {
@@ -31,7 +31,7 @@ func scanPoint(sc interface{ Scan(...any) error }) (Point, error) {
 // a page the reader may not show, a table she may not read, a field she may
 // not edit, or a target record that is deleted or gone. A skill or page of
 // 0, and a missing or disabled reader, have none.
-func (o *OpenPoints) ForPrompt(ctx context.Context, reader, skill, page int64) ([]Point, error) {
+func (o *Store) ForPrompt(ctx context.Context, reader, skill, page int64) ([]Point, error) {
 	if skill <= 0 || page <= 0 {
 		return nil, nil
 	}
@@ -48,7 +48,7 @@ func (o *OpenPoints) ForPrompt(ctx context.Context, reader, skill, page int64) (
 
 // PromptFor is PromptText of ForPrompt: the block the system prompt of
 // reader's conversation with skill on page carries, "" when nothing is open.
-func (o *OpenPoints) PromptFor(ctx context.Context, reader, skill, page int64) (string, error) {
+func (o *Store) PromptFor(ctx context.Context, reader, skill, page int64) (string, error) {
 	points, err := o.ForPrompt(ctx, reader, skill, page)
 	if err != nil {
 		return "", err

@@ -1,4 +1,4 @@
-package chat
+package openpoint
 
 import (
 	"context"
@@ -36,11 +36,11 @@ func Sentence(lang, label, title string, missing bool) string {
 // describe turns kept points into what the reader sees: the skill's stored
 // identifier and the sentence built from schema labels, the target's current
 // value (empty or not) and the page title in the point's language.
-func (v *view) describe(ctx context.Context, points []Point) ([]VisiblePoint, error) {
+func (v *view) describe(ctx context.Context, points []Point) ([]Entry, error) {
 	lang := v.actor.BackendLanguage
 	idents := map[int64]string{}
 	titles := map[[2]int64]string{}
-	out := make([]VisiblePoint, 0, len(points))
+	out := make([]Entry, 0, len(points))
 	for _, p := range points {
 		ident, ok := idents[p.Skill]
 		if !ok {
@@ -73,7 +73,7 @@ func (v *view) describe(ctx context.Context, points []Point) ([]VisiblePoint, er
 			}
 			missing = strings.TrimSpace(rec.Fields[p.Field]) == ""
 		}
-		out = append(out, VisiblePoint{Page: p.Page, Language: p.Language, Skill: p.Skill, SkillIdentifier: ident,
+		out = append(out, Entry{Page: p.Page, Language: p.Language, Skill: p.Skill, SkillIdentifier: ident,
 			Table: p.Table, UID: p.UID, Field: p.Field, CreatedAt: p.CreatedAt, Summary: Sentence(lang, label, title, missing)})
 	}
 	return out, nil

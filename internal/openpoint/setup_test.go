@@ -1,4 +1,4 @@
-package chat
+package openpoint
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func opExec(t testing.TB, db *store.DB, q string, args ...any) {
 }
 
 // opSetup seeds groups, users, pages, content and skills and returns the open points with a fake clock.
-func opSetup(t *testing.T, db *store.DB) (*OpenPoints, *clock.Fake) {
+func opSetup(t *testing.T, db *store.DB) (*Store, *clock.Fake) {
 	t.Helper()
 	ctx := context.Background()
 	group := `INSERT INTO be_groups (uid, title, tables_select, tables_modify, non_exclude_fields, languages, mounts, subgroups) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
@@ -98,7 +98,7 @@ func opSetup(t *testing.T, db *store.DB) (*OpenPoints, *clock.Fake) {
 		t.Fatalf("seed records: %v", err)
 	}
 	clk := clock.NewFake(opStart)
-	return NewOpenPoints(db, clk), clk
+	return New(db, clk), clk
 }
 
 // opRows lists the stored open points as "skill page table:uid field lang created", oldest first.
@@ -122,7 +122,7 @@ func opRows(t *testing.T, db *store.DB) []string {
 }
 
 // opRecord records a skip and fails the test on an error.
-func opRecord(t *testing.T, o *OpenPoints, skill, page int64, table string, uid int64, fields ...string) {
+func opRecord(t *testing.T, o *Store, skill, page int64, table string, uid int64, fields ...string) {
 	t.Helper()
 	if err := o.RecordSkip(context.Background(), skill, page, Target{Table: table, UID: uid, Fields: fields}); err != nil {
 		t.Fatalf("RecordSkip(%d, %d, %s:%d %v): %v", skill, page, table, uid, fields, err)
@@ -130,7 +130,7 @@ func opRecord(t *testing.T, o *OpenPoints, skill, page int64, table string, uid 
 }
 
 // idents renders visible points as "table:uid field" for comparisons.
-func idents(points []VisiblePoint) []string {
+func idents(points []Entry) []string {
 	out := []string{}
 	for _, p := range points {
 		out = append(out, fmt.Sprintf("%s:%d %s", p.Table, p.UID, p.Field))

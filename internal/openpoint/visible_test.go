@@ -1,23 +1,19 @@
-package chat
+package openpoint
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"waymark/internal/access"
-	"waymark/internal/content"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
-	"waymark/internal/tool"
 )
 
 // opSpread records one point on each kind of target of the fixture, one minute apart, newest last.
-func opSpread(t *testing.T, o *OpenPoints, clk interface{ Advance(time.Duration) }) {
+func opSpread(t *testing.T, o *Store, clk interface{ Advance(time.Duration) }) {
 	t.Helper()
 	for _, p := range []struct {
 		page  int64
@@ -193,102 +189,6 @@ func TestForPageAnswersMissingAndForbiddenAlike(t *testing.T) {
 		got, err = o.ForPage(ctx, opAdmin, opSecret, 0)
 		if err != nil || !slices.Equal(idents(got), []string{"tt_content:103 header"}) {
 			t.Errorf("ForPage(admin, Secret) = %q, %v", idents(got), err)
-		}
-	})
-}
-
-// The in-memory page rule of the dashboard must agree with the checker's.
-func TestPageTreeAgreesWithTheChecker(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		opSetup(t, db)
-		ctx := context.Background()
-		// A translation whose default page is deleted, a page below a deleted page, a page in a group.
-		for _, r := range []content.Record{
-			{Table: "pages", UID: 20, PID: opHome, Deleted: true, Perms: content.Perms{Everybody: 1}},
-			{Table: "pages", UID: 21, PID: 20, Perms: content.Perms{Everybody: 1}},
-			{Table: "pages", UID: 22, Language: 1, L10nParent: 20, Perms: content.Perms{Everybody: 1}},
-			{Table: "pages", UID: 23, PID: opHome, Group: 4, Perms: content.Perms{Group: 1}},
-			{Table: "pages", UID: 24, PID: opHome, Owner: opAnna, Perms: content.Perms{User: 1}},
-			{Table: "pages", UID: 25, PID: 999},
-		} {
-			if err := content.PutTx(ctx, db, r, 1); err != nil {
-				t.Fatal(err)
-			}
-		}
-		checker := access.NewChecker(db)
-		pages := []int64{-1, 0, opHome, opSecret, opHomeGerman, 4, opOutside, opAbout, 20, 21, 22, 23, 24, 25, opMissing, opWelcome}
-		for _, reader := range []int64{opAdmin, opErika, opRudi, opAnna, opOtto, opOff} {
-			a, err := access.LoadActor(ctx, db, reader)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tree := newPageTree(db, a)
-			if err := tree.load(ctx, pages); err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range pages {
-				want, err := checker.ActorMayShowPage(ctx, a, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := tree.mayShow(p); got != want {
-					t.Errorf("user %d page %d: tree says %v, checker %v", reader, p, got, want)
-				}
-			}
-		}
-	})
-}
-
-// The read tool list_open_points (package tool) applies the rule of ForPage on its own: they must agree.
-func TestListOpenPointsToolAgreesWithForPage(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		o, clk := opSetup(t, db)
-		opSpread(t, o, clk)
-		opRecord(t, o, opAlt, opHome, "pages", opHome, "seoTitle")
-		ctx := context.Background()
-		var list tool.Tool
-		for _, tl := range tool.Builtins(db, nil, access.NewChecker(db)) {
-			if tl.Def().Name == "list_open_points" {
-				list = tl
-			}
-		}
-		for _, reader := range []int64{opAdmin, opErika, opRudi, opAnna, opOtto, opHans, opOff, 4711} {
-			for _, page := range []int64{opHome, opSecret, opHomeGerman, opOutside, opAbout, opMissing} {
-				for _, skill := range []int64{0, opAlt} {
-					args := fmt.Sprintf(`{"page":%d}`, page)
-					if skill > 0 {
-						args = fmt.Sprintf(`{"page":%d,"skill":%d}`, page, skill)
-					}
-					res, err := list.Execute(ctx, tool.Call{User: reader, Args: json.RawMessage(args)})
-					if err != nil {
-						t.Fatal(err)
-					}
-					raw, _ := json.Marshal(res.Content)
-					var want string
-					switch points, err := o.ForPage(ctx, reader, page, skill); {
-					case errors.Is(err, ErrNotFound):
-						want = `{"error":"page not found"}`
-					case err != nil:
-						t.Fatal(err)
-					default:
-						type item struct {
-							Table string `json:"table"`
-							UID   int64  `json:"uid"`
-							Field string `json:"field"`
-							Skill int64  `json:"skill"`
-						}
-						views := []item{}
-						for _, p := range points {
-							views = append(views, item{p.Table, p.UID, p.Field, p.Skill})
-						}
-						w, _ := json.Marshal(map[string]any{"page": page, "openPoints": views})
-						want = string(w)
-					}
-					if string(raw) != want {
-						t.Errorf("user %d page %d skill %d: list_open_points = %s, ForPage gives %s", reader, page, skill, raw, want)
-					}
-				}
-			}
 		}
 	})
 }

@@ -218,7 +218,7 @@ func denial(decidedBy string, reason DenyReason) tool.Result {
 // events and, for an approval whose first call writes, the write fence.
 func (rt *Runtime) claim(ctx context.Context, seg *segment, from run.Status, fence []byte) error {
 	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := rt.runs.ResumeTx(ctx, tx, seg.run.UUID, from, seg.owner, rt.cfg.Lease, fence, seg.flush())
+		won, err := rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.Resumption{From: from, Owner: seg.owner, Lease: rt.cfg.Lease, Fence: fence}, seg.flush())
 		if err != nil {
 			return err
 		}
@@ -251,7 +251,7 @@ func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c
 	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
 	messages, events := len(st.Messages), len(seg.events)
 	err := rt.writeInTx(ctx, seg, st, lc, releasedOf(c, lang), ErrNotWaiting, func(tx *store.Tx) (bool, error) {
-		return rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.StatusWaitingForApproval, seg.owner, rt.cfg.Lease, nil, seg.flush())
+		return rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.Resumption{From: run.StatusWaitingForApproval, Owner: seg.owner, Lease: rt.cfg.Lease}, seg.flush())
 	})
 	if err != nil {
 		st.Messages, seg.events = st.Messages[:messages], seg.events[:events]

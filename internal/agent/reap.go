@@ -38,7 +38,7 @@ func (rt *Runtime) Reap(ctx context.Context) (ReapReport, error) {
 		reason, class := deadLetter(r, rt.cfg.MaxRequeues)
 		var won bool
 		if reason != "" {
-			won, err = rt.runs.SettleExpired(ctx, r.UUID, r.LeaseOwner, reason, class, "the run's lease expired")
+			won, err = rt.runs.SettleExpired(ctx, r.UUID, r.LeaseOwner, run.Settlement{Reason: reason, ErrClass: class, ErrMsg: "the run's lease expired"})
 			if won {
 				rep.DeadLettered++
 				rt.statusEvent(ctx, r, map[string]any{"status": run.StatusFailed, "reason": reason, "errorClass": class})
@@ -77,22 +77,12 @@ func (rt *Runtime) restartStranded(ctx context.Context) (int, error) {
 	if rt.db.Dialect() == store.Postgres {
 		runOf = "j.args->>'run'"
 	}
-	rows, err := rt.db.Query(ctx, `SELECT r.uuid FROM runs r WHERE r.status = 'queued' AND r.updated_at < ?
+	ids, err := store.Collect(ctx, rt.db, store.Column[string], `SELECT r.uuid FROM runs r WHERE r.status = 'queued' AND r.updated_at < ?
 		AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('available', 'scheduled', 'retryable', 'running', 'pending')
 			AND `+runOf+` = r.uuid) ORDER BY r.updated_at LIMIT 100`, store.Micros(rt.clk.Now().Add(-strandedAfter)))
 	if err != nil {
 		return 0, fmt.Errorf("stranded runs: %w", err)
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
 	for _, id := range ids {
 		if err := rt.db.InSQLTx(ctx, func(tx *store.Tx) error { return rt.queue.InsertTx(ctx, tx, id, 0) }); err != nil {
 			return 0, err

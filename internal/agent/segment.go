@@ -99,7 +99,7 @@ func (s *segment) boundary(ctx context.Context) error { return s.renew(ctx, nil)
 func (s *segment) settle(ctx context.Context, status run.Status, reason run.Reason, errClass, msg, answer string) error {
 	s.emit(run.EventStatus, map[string]any{"status": status, "reason": reason, "errorClass": errClass})
 	err := s.rt.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := s.rt.runs.SettleTx(ctx, tx, s.run.UUID, s.owner, status, reason, errClass, msg, run.StoredAnswer(s.privacy, answer), s.flush())
+		won, err := s.rt.runs.SettleTx(ctx, tx, s.run.UUID, s.owner, run.Settlement{Status: status, Reason: reason, ErrClass: errClass, ErrMsg: msg, Answer: run.StoredAnswer(s.privacy, answer)}, s.flush())
 		if err != nil {
 			return err
 		}

@@ -53,15 +53,19 @@ func (m *runMetrics) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range run.Statuses() {
 		counts[string(s)] = 0
 	}
-	if rows, err := m.db.Query(ctx, "SELECT status, COUNT(*) FROM runs GROUP BY status"); err == nil {
-		for rows.Next() {
-			var s string
-			var n float64
-			if rows.Scan(&s, &n) == nil {
-				counts[s] = n
-			}
+	type count struct {
+		status string
+		n      float64
+	}
+	stored, err := store.Collect(ctx, m.db, func(sc store.Scanner) (count, error) {
+		var c count
+		err := sc.Scan(&c.status, &c.n)
+		return c, err
+	}, "SELECT status, COUNT(*) FROM runs GROUP BY status")
+	if err == nil { // a failed read reports every status as 0, as before
+		for _, c := range stored {
+			counts[c.status] = c.n
 		}
-		rows.Close()
 	}
 	for s, n := range counts {
 		ch <- prometheus.MustNewConstMetric(m.byStatus, prometheus.GaugeValue, n, s)

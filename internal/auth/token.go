@@ -14,20 +14,10 @@ import (
 // Importing the same fixture twice therefore stores one row.
 func PutTokenTx(ctx context.Context, q store.Querier, user int64, token, label string, now time.Time) error {
 	lookup := TokenLookup(token)
-	rows, err := q.Query(ctx, "SELECT hash FROM api_tokens WHERE lookup = ? AND user_uid = ?", lookup, user)
+	hashes, err := store.Collect(ctx, q, store.Column[string], "SELECT hash FROM api_tokens WHERE lookup = ? AND user_uid = ?", lookup, user)
 	if err != nil {
 		return fmt.Errorf("tokens of user %d: %w", user, err)
 	}
-	var hashes []string
-	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			rows.Close()
-			return err
-		}
-		hashes = append(hashes, h)
-	}
-	rows.Close()
 	for _, h := range hashes {
 		if CheckToken(h, token) {
 			return nil

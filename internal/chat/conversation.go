@@ -313,20 +313,11 @@ func addMessageTx(ctx context.Context, q store.Querier, id int64, m Message, now
 }
 
 func messages(ctx context.Context, q store.Querier, id int64) ([]Message, error) {
-	rows, err := q.Query(ctx, `SELECT role, content, notice FROM conversation_messages WHERE conversation_id = ? ORDER BY id`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Message{}
-	for rows.Next() {
+	return store.Collect(ctx, q, func(sc store.Scanner) (Message, error) {
 		var m Message
-		if err := rows.Scan(&m.Role, &m.Content, &m.Notice); err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+		err := sc.Scan(&m.Role, &m.Content, &m.Notice)
+		return m, err
+	}, `SELECT role, content, notice FROM conversation_messages WHERE conversation_id = ? ORDER BY id`, id)
 }
 
 func addOutcomeTx(ctx context.Context, q store.Querier, id int64, o Outcome, now int64) error {
@@ -337,24 +328,17 @@ func addOutcomeTx(ctx context.Context, q store.Querier, id int64, o Outcome, now
 }
 
 func outcomes(ctx context.Context, q store.Querier, id int64) ([]Outcome, error) {
-	rows, err := q.Query(ctx, `SELECT run_uuid, outcome, after_message, tbl, uid, fields FROM conversation_outcomes
-		WHERE conversation_id = ? ORDER BY id`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Outcome{}
-	for rows.Next() {
+	return store.Collect(ctx, q, func(sc store.Scanner) (Outcome, error) {
 		var o Outcome
 		var fields string
-		if err := rows.Scan(&o.Run, &o.Outcome, &o.After, &o.Table, &o.UID, &fields); err != nil {
-			return nil, err
+		if err := sc.Scan(&o.Run, &o.Outcome, &o.After, &o.Table, &o.UID, &fields); err != nil {
+			return o, err
 		}
 		_ = json.Unmarshal([]byte(fields), &o.Fields)
 		if o.Fields == nil {
 			o.Fields = []string{}
 		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
+		return o, nil
+	}, `SELECT run_uuid, outcome, after_message, tbl, uid, fields FROM conversation_outcomes
+		WHERE conversation_id = ? ORDER BY id`, id)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"waymark/internal/content"
+	"waymark/internal/store"
 )
 
 // View is a Conversation of API.md §3 (chat).
@@ -68,20 +69,10 @@ func (s *Service) Get(ctx context.Context, actor, id int64) (View, error) {
 
 // List returns the actor's conversations, newest first.
 func (s *Service) List(ctx context.Context, actor int64) ([]View, error) {
-	rows, err := s.db.Query(ctx, "SELECT "+convColumns+" FROM conversations WHERE owner_uid = ? ORDER BY updated_at DESC, id DESC LIMIT 200", actor)
+	list, err := store.Collect(ctx, s.db, scanRow, "SELECT "+convColumns+" FROM conversations WHERE owner_uid = ? ORDER BY updated_at DESC, id DESC LIMIT 200", actor)
 	if err != nil {
 		return nil, err
 	}
-	var list []row
-	for rows.Next() {
-		r, err := scanRow(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		list = append(list, r)
-	}
-	rows.Close()
 	out := []View{}
 	for _, r := range list {
 		v, err := s.view(ctx, r)

@@ -56,20 +56,11 @@ func OnPage(ctx context.Context, q store.Querier, table string, pid int64, langu
 		}
 		query += ")"
 	}
-	rows, err := q.Query(ctx, query+" ORDER BY uid", args...)
+	out, err := store.Collect(ctx, q, scanRecord, query+" ORDER BY uid", args...)
 	if err != nil {
 		return nil, fmt.Errorf("records on page %d: %w", pid, err)
 	}
-	defer rows.Close()
-	var out []Record
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Translation returns the live translation of a default-language record into

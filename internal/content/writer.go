@@ -142,19 +142,10 @@ type HistoryEntry struct {
 
 // History lists the changes of a record, oldest first.
 func History(ctx context.Context, q store.Querier, table string, uid int64) ([]HistoryEntry, error) {
-	rows, err := q.Query(ctx, `SELECT field, old_value, new_value, user_uid, run_uuid, created_at
-		FROM record_history WHERE tbl = ? AND uid = ? ORDER BY id`, table, uid)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []HistoryEntry
-	for rows.Next() {
+	return store.Collect(ctx, q, func(sc store.Scanner) (HistoryEntry, error) {
 		var h HistoryEntry
-		if err := rows.Scan(&h.Field, &h.Old, &h.New, &h.User, &h.Run, &h.At); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
+		err := sc.Scan(&h.Field, &h.Old, &h.New, &h.User, &h.Run, &h.At)
+		return h, err
+	}, `SELECT field, old_value, new_value, user_uid, run_uuid, created_at
+		FROM record_history WHERE tbl = ? AND uid = ? ORDER BY id`, table, uid)
 }

@@ -101,20 +101,8 @@ func (s *Store) GetByIdentifier(ctx context.Context, identifier string) (Configu
 
 // List reads every configuration, active or not, ordered by uid.
 func (s *Store) List(ctx context.Context) ([]Configuration, error) {
-	rows, err := s.db.Query(ctx, "SELECT "+columns+" FROM configurations ORDER BY uid")
+	out, err := store.Collect(ctx, s.db, scan, "SELECT "+columns+" FROM configurations ORDER BY uid")
 	if err != nil {
-		return nil, fmt.Errorf("list configurations: %w", err)
-	}
-	defer rows.Close()
-	var out []Configuration
-	for rows.Next() {
-		c, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list configurations: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list configurations: %w", err)
 	}
 	return out, nil

@@ -108,7 +108,7 @@ func (bn *bench) finish(b *testing.B, id, class, msg string) {
 	if class != "" {
 		status, reason = run.StatusFailed, run.ReasonPolicyDenied
 	}
-	if won, err := bn.runs.Settle(context.Background(), id, "seg-"+id, status, reason, class, msg, ""); err != nil || !won {
+	if won, err := bn.runs.Settle(context.Background(), id, "seg-"+id, run.Settlement{Status: status, Reason: reason, ErrClass: class, ErrMsg: msg}); err != nil || !won {
 		b.Fatalf("settle %s = %v, %v", id, won, err)
 	}
 }

@@ -326,20 +326,11 @@ func (s *Store) Events(ctx context.Context, id string, after int64, limit int) (
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
-	rows, err := s.db.Query(ctx, q, args...)
+	out, err := store.Collect(ctx, s.db, scanEvent, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", id, err)
 	}
-	defer rows.Close()
-	out := []Event{}
-	for rows.Next() {
-		ev, err := scanEvent(rows)
-		if err != nil {
-			return nil, fmt.Errorf("events of run %s: %w", id, err)
-		}
-		out = append(out, ev)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // EventsOfKinds returns the run's events of the given kinds, in order.
@@ -356,20 +347,11 @@ func (s *Store) EventsOfKinds(ctx context.Context, id string, kinds ...Kind) ([]
 		q += "?"
 		args = append(args, string(k))
 	}
-	rows, err := s.db.Query(ctx, q+`) ORDER BY sequence`, args...)
+	out, err := store.Collect(ctx, s.db, scanEvent, q+`) ORDER BY sequence`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", id, err)
 	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // LatestEvent returns the run's newest event of kind; ok is false when it

@@ -71,10 +71,10 @@ func (b bundle) in(t *testing.T, st run.Status) string {
 		won, err = b.store.Suspend(b.ctx, id, owner, st, []byte(`{"pending":["call_1"]}`))
 		must("Suspend", won, err)
 	case run.StatusCompleted:
-		won, err = b.store.Settle(b.ctx, id, owner, st, run.ReasonCompleted, "", "", "")
+		won, err = b.store.Settle(b.ctx, id, owner, run.Settlement{Status: st, Reason: run.ReasonCompleted})
 		must("Settle", won, err)
 	case run.StatusFailed:
-		won, err = b.store.Settle(b.ctx, id, owner, st, run.ReasonProviderFailed, "provider", "boom", "")
+		won, err = b.store.Settle(b.ctx, id, owner, run.Settlement{Status: st, Reason: run.ReasonProviderFailed, ErrClass: "provider", ErrMsg: "boom"})
 		must("Settle", won, err)
 	}
 	return id

@@ -47,7 +47,7 @@ func TestExpiredLeasesFollowTheClock(t *testing.T) {
 		if won, err := b.store.RequeueExpired(b.ctx, short, owner, 0); won || err != nil {
 			t.Errorf("RequeueExpired of a renewed lease = %v, %v; want a loss", won, err)
 		}
-		if won, err := b.store.SettleExpired(b.ctx, short, owner, run.ReasonRetriesExhausted, "lease_lost", ""); won || err != nil {
+		if won, err := b.store.SettleExpired(b.ctx, short, owner, run.Settlement{Reason: run.ReasonRetriesExhausted, ErrClass: "lease_lost"}); won || err != nil {
 			t.Errorf("SettleExpired of a renewed lease = %v, %v; want a loss", won, err)
 		}
 		b.clk.Advance(time.Hour)
@@ -61,7 +61,7 @@ func TestExpiredLeasesFollowTheClock(t *testing.T) {
 		if r.Status != run.StatusQueued || r.RequeueCount != 1 || r.LeaseOwner != "" || !r.LeaseExpiresAt.IsZero() || r.Request == nil {
 			t.Errorf("requeued run = %+v", r)
 		}
-		if won, err := b.store.SettleExpired(b.ctx, long, owner, run.ReasonRetriesExhausted, "lease_lost", "lease expired"); !won || err != nil {
+		if won, err := b.store.SettleExpired(b.ctx, long, owner, run.Settlement{Reason: run.ReasonRetriesExhausted, ErrClass: "lease_lost", ErrMsg: "lease expired"}); !won || err != nil {
 			t.Fatalf("SettleExpired = %v, %v", won, err)
 		}
 		if r := b.get(t, long); r.Status != run.StatusFailed || r.Reason != run.ReasonRetriesExhausted || r.ErrorClass != "lease_lost" {

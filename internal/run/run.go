@@ -167,7 +167,7 @@ func (s *Store) Get(ctx context.Context, id string) (Run, error) {
 	return r, nil
 }
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanRun(sc scanner) (Run, error) {
 	var (

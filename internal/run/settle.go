@@ -7,46 +7,61 @@ import (
 	"waymark/internal/store"
 )
 
-// Settle ends a run: a non-terminal run held by owner → status (terminal)
-// with reason, error class and message and the stored answer (pass it
-// through StoredAnswer). owner "" settles only a run no one holds (queued or
-// waiting), as for a refusal of a run not yet claimed. Settle stamps
-// finished_at, releases the lease and clears the stored request and the
-// suspended state; the write fence is left as it is, for the audit. A late
-// second settle loses.
-func (s *Store) Settle(ctx context.Context, id, owner string, status Status, reason Reason, errClass, errMsg, answer string) (bool, error) {
-	return s.settle(ctx, s.db, id, owner, status, reason, errClass, errMsg, answer, false, Flush{})
+// Settlement is how a settle ends a run.
+type Settlement struct {
+	Status   Status // terminal (SettleExpired: always failed)
+	Reason   Reason // the termination reason
+	ErrClass string // the error class, "" for none
+	ErrMsg   string // the error message, "" for none
+	Answer   string // the stored answer: pass it through StoredAnswer (SettleExpired: none)
+}
+
+// Settle ends a run: a non-terminal run held by owner → the settlement's
+// status (terminal) with its reason, error class and message and stored
+// answer. owner "" settles only a run no one holds (queued or waiting), as
+// for a refusal of a run not yet claimed. Settle stamps finished_at,
+// releases the lease and clears the stored request and the suspended state;
+// the write fence is left as it is, for the audit. A late second settle
+// loses.
+func (s *Store) Settle(ctx context.Context, id, owner string, to Settlement) (bool, error) {
+	return s.settle(ctx, s.db, id, owner, to, false, Flush{})
 }
 
 // SettleTx is Settle inside tx, committing f (its status event) with it.
-func (s *Store) SettleTx(ctx context.Context, tx *store.Tx, id, owner string, status Status, reason Reason, errClass, errMsg, answer string, f Flush) (bool, error) {
-	return s.settle(ctx, tx, id, owner, status, reason, errClass, errMsg, answer, false, f)
+func (s *Store) SettleTx(ctx context.Context, tx *store.Tx, id, owner string, to Settlement, f Flush) (bool, error) {
+	return s.settle(ctx, tx, id, owner, to, false, f)
 }
 
 // SettleExpired dead-letters a running run whose lease, held by owner, has
-// expired by the clock: → failed with reason. The expiry is re-checked in
-// the UPDATE, so a concurrent Renew wins over the reaper.
-func (s *Store) SettleExpired(ctx context.Context, id, owner string, reason Reason, errClass, errMsg string) (bool, error) {
-	return s.settle(ctx, s.db, id, owner, StatusFailed, reason, errClass, errMsg, "", true, Flush{})
+// expired by the clock: → failed with the settlement's reason, error class
+// and message (its status and answer are not used). The expiry is
+// re-checked in the UPDATE, so a concurrent Renew wins over the reaper.
+func (s *Store) SettleExpired(ctx context.Context, id, owner string, to Settlement) (bool, error) {
+	return s.settleExpired(ctx, s.db, id, owner, to)
 }
 
 // SettleExpiredTx is SettleExpired inside tx.
-func (s *Store) SettleExpiredTx(ctx context.Context, tx *store.Tx, id, owner string, reason Reason, errClass, errMsg string) (bool, error) {
-	return s.settle(ctx, tx, id, owner, StatusFailed, reason, errClass, errMsg, "", true, Flush{})
+func (s *Store) SettleExpiredTx(ctx context.Context, tx *store.Tx, id, owner string, to Settlement) (bool, error) {
+	return s.settleExpired(ctx, tx, id, owner, to)
 }
 
-func (s *Store) settle(ctx context.Context, q store.Querier, id, owner string, status Status, reason Reason, errClass, errMsg, answer string, expired bool, f Flush) (bool, error) {
+func (s *Store) settleExpired(ctx context.Context, q store.Querier, id, owner string, to Settlement) (bool, error) {
+	to.Status, to.Answer = StatusFailed, ""
+	return s.settle(ctx, q, id, owner, to, true, Flush{})
+}
+
+func (s *Store) settle(ctx context.Context, q store.Querier, id, owner string, to Settlement, expired bool, f Flush) (bool, error) {
 	switch {
-	case !status.Terminal():
-		return false, invalid("settle", id, "status %q is not terminal", status)
-	case !reason.Valid():
-		return false, invalid("settle", id, "unknown termination reason %q", reason)
+	case !to.Status.Terminal():
+		return false, invalid("settle", id, "status %q is not terminal", to.Status)
+	case !to.Reason.Valid():
+		return false, invalid("settle", id, "unknown termination reason %q", to.Reason)
 	case expired && owner == "":
 		return false, invalid("settle", id, "lease owner is empty")
 	}
 	now := store.Micros(s.clk.Now())
 	where := `status IN ` + nonTerminalSQL + ` AND lease_owner = ?`
-	args := []any{string(status), string(reason), errClass, errMsg, answer, now, now, owner}
+	args := []any{string(to.Status), string(to.Reason), to.ErrClass, to.ErrMsg, to.Answer, now, now, owner}
 	if expired {
 		where += ` AND status = 'running' AND lease_expires_at > 0 AND lease_expires_at < ?`
 		args = append(args, now)
@@ -92,19 +107,6 @@ func (s *Store) cancel(ctx context.Context, q store.Querier, id, from string) (b
 // oldest expiry first: the reaper's candidates for RequeueExpired or
 // SettleExpired.
 func (s *Store) ExpiredLeases(ctx context.Context, now time.Time) ([]Run, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+runColumns+` FROM runs WHERE status = 'running'
+	return store.Collect(ctx, s.db, scanRun, `SELECT `+runColumns+` FROM runs WHERE status = 'running'
 		AND lease_expires_at > 0 AND lease_expires_at < ? ORDER BY lease_expires_at, uuid`, store.Micros(now))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }

@@ -170,34 +170,43 @@ func (s *Store) suspend(ctx context.Context, q store.Querier, id, owner string, 
 		`status = 'running' AND lease_owner = ?`, []any{string(to), string(suspended), store.Micros(s.clk.Now()), owner}, f)
 }
 
+// Resumption is how Resume claims a waiting run.
+type Resumption struct {
+	From  Status        // the waiting status the decision answers
+	Owner string        // the segment that executes the decision
+	Lease time.Duration // the owner's lease
+	Fence []byte        // ResumeTx: set as the write fence in the same UPDATE when non-nil
+}
+
 // Resume claims a waiting run for the segment that executes a decision:
-// from (the waiting status the decision answers) → running with owner's
+// From (the waiting status the decision answers) → running with Owner's
 // lease. The suspended state is kept until the run suspends again (it is
 // overwritten) or ends (Settle and Cancel clear it), so the resumer reads it
-// after winning the claim.
-func (s *Store) Resume(ctx context.Context, id string, from Status, owner string, lease time.Duration) (bool, error) {
-	return s.ResumeTx(ctx, nil, id, from, owner, lease, nil, Flush{})
+// after winning the claim. Resume sets no fence.
+func (s *Store) Resume(ctx context.Context, id string, r Resumption) (bool, error) {
+	r.Fence = nil
+	return s.ResumeTx(ctx, nil, id, r, Flush{})
 }
 
 // ResumeTx is Resume inside tx (nil: on its own), committing f with it; a
-// non-nil fence is set as the write fence in the same UPDATE (SetFence).
-func (s *Store) ResumeTx(ctx context.Context, tx *store.Tx, id string, from Status, owner string, lease time.Duration, fence []byte, f Flush) (bool, error) {
-	if !from.Waiting() {
-		return false, invalid("resume", id, "status %q is not a waiting status", from)
+// non-nil Fence is set as the write fence in the same UPDATE (SetFence).
+func (s *Store) ResumeTx(ctx context.Context, tx *store.Tx, id string, r Resumption, f Flush) (bool, error) {
+	if !r.From.Waiting() {
+		return false, invalid("resume", id, "status %q is not a waiting status", r.From)
 	}
-	if err := checkLease("resume", id, owner, lease); err != nil {
+	if err := checkLease("resume", id, r.Owner, r.Lease); err != nil {
 		return false, err
 	}
 	now := s.clk.Now()
-	set, args := `status = 'running', lease_owner = ?, lease_expires_at = ?, updated_at = ?`, []any{owner, store.Micros(now.Add(lease)), store.Micros(now)}
-	if fence != nil {
-		if !json.Valid(fence) {
+	set, args := `status = 'running', lease_owner = ?, lease_expires_at = ?, updated_at = ?`, []any{r.Owner, store.Micros(now.Add(r.Lease)), store.Micros(now)}
+	if r.Fence != nil {
+		if !json.Valid(r.Fence) {
 			return false, invalid("resume", id, "fence is not JSON")
 		}
 		set += ", pending_effect = ?"
-		args = append(args, string(fence))
+		args = append(args, string(r.Fence))
 	}
-	return s.guarded(ctx, s.querier(tx), "resume", id, set, `status = ?`, append(args, string(from)), f)
+	return s.guarded(ctx, s.querier(tx), "resume", id, set, `status = ?`, append(args, string(r.From)), f)
 }
 
 // querier is tx, or the pool when tx is nil.

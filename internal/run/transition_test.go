@@ -32,16 +32,16 @@ func transitions() []transition {
 			return b.store.Suspend(b.ctx, id, owner, run.StatusWaitingForInput, state)
 		}, []run.Status{run.StatusRunning}, run.StatusWaitingForInput},
 		{"ResumeApproval", func(b bundle, id string) (bool, error) {
-			return b.store.Resume(b.ctx, id, run.StatusWaitingForApproval, other, lease)
+			return b.store.Resume(b.ctx, id, run.Resumption{From: run.StatusWaitingForApproval, Owner: other, Lease: lease})
 		}, []run.Status{run.StatusWaitingForApproval}, run.StatusRunning},
 		{"ResumeInput", func(b bundle, id string) (bool, error) {
-			return b.store.Resume(b.ctx, id, run.StatusWaitingForInput, other, lease)
+			return b.store.Resume(b.ctx, id, run.Resumption{From: run.StatusWaitingForInput, Owner: other, Lease: lease})
 		}, []run.Status{run.StatusWaitingForInput}, run.StatusRunning},
 		{"SettleOwned", func(b bundle, id string) (bool, error) {
-			return b.store.Settle(b.ctx, id, owner, run.StatusCompleted, run.ReasonCompleted, "", "", "")
+			return b.store.Settle(b.ctx, id, owner, run.Settlement{Status: run.StatusCompleted, Reason: run.ReasonCompleted})
 		}, []run.Status{run.StatusRunning}, run.StatusCompleted},
 		{"SettleUnowned", func(b bundle, id string) (bool, error) {
-			return b.store.Settle(b.ctx, id, "", run.StatusFailed, run.ReasonPolicyDenied, "process_invocation_refused", "", "")
+			return b.store.Settle(b.ctx, id, "", run.Settlement{Status: run.StatusFailed, Reason: run.ReasonPolicyDenied, ErrClass: "process_invocation_refused"})
 		}, []run.Status{run.StatusQueued, run.StatusWaitingForApproval, run.StatusWaitingForInput}, run.StatusFailed},
 		{"Cancel", func(b bundle, id string) (bool, error) { return b.store.Cancel(b.ctx, id) },
 			[]run.Status{run.StatusQueued, run.StatusRunning, run.StatusWaitingForApproval, run.StatusWaitingForInput}, run.StatusCancelled},
@@ -126,7 +126,7 @@ func TestSettleRecordsTheEndAndClearsResumableState(t *testing.T) {
 		b := setup(t, db)
 		id := b.in(t, run.StatusRunning)
 		b.clk.Advance(time.Minute)
-		won, err := b.store.Settle(b.ctx, id, owner, run.StatusFailed, run.ReasonNotRetryable, "provider_error", "bad key", "partial")
+		won, err := b.store.Settle(b.ctx, id, owner, run.Settlement{Status: run.StatusFailed, Reason: run.ReasonNotRetryable, ErrClass: "provider_error", ErrMsg: "bad key", Answer: "partial"})
 		if err != nil || !won {
 			t.Fatalf("Settle = %v, %v", won, err)
 		}
@@ -140,7 +140,7 @@ func TestSettleRecordsTheEndAndClearsResumableState(t *testing.T) {
 			t.Errorf("settled run keeps lease or state: finished %v owner %q expiry %v request %s suspended %s",
 				r.FinishedAt, r.LeaseOwner, r.LeaseExpiresAt, r.Request, r.Suspended)
 		}
-		if won, _ := b.store.Settle(b.ctx, id, owner, run.StatusCompleted, run.ReasonCompleted, "", "", ""); won {
+		if won, _ := b.store.Settle(b.ctx, id, owner, run.Settlement{Status: run.StatusCompleted, Reason: run.ReasonCompleted}); won {
 			t.Error("a late second settle won")
 		}
 	})
@@ -153,10 +153,10 @@ func TestBadTransitionInputIsRefusedAndChangesNothing(t *testing.T) {
 		before := b.get(t, id)
 		calls := map[string]func() (bool, error){
 			"Settle non-terminal": func() (bool, error) {
-				return b.store.Settle(b.ctx, id, owner, run.StatusWaitingForInput, run.ReasonCompleted, "", "", "")
+				return b.store.Settle(b.ctx, id, owner, run.Settlement{Status: run.StatusWaitingForInput, Reason: run.ReasonCompleted})
 			},
 			"Settle unknown reason": func() (bool, error) {
-				return b.store.Settle(b.ctx, id, owner, run.StatusFailed, "oops", "", "", "")
+				return b.store.Settle(b.ctx, id, owner, run.Settlement{Status: run.StatusFailed, Reason: "oops"})
 			},
 			"Suspend to running": func() (bool, error) {
 				return b.store.Suspend(b.ctx, id, owner, run.StatusRunning, []byte(`{}`))
@@ -171,7 +171,7 @@ func TestBadTransitionInputIsRefusedAndChangesNothing(t *testing.T) {
 				return b.store.AddUsage(b.ctx, id, owner, run.Usage{PromptTokens: -1})
 			},
 			"Resume from queued": func() (bool, error) {
-				return b.store.Resume(b.ctx, id, run.StatusQueued, owner, lease)
+				return b.store.Resume(b.ctx, id, run.Resumption{From: run.StatusQueued, Owner: owner, Lease: lease})
 			},
 		}
 		for name, call := range calls {
@@ -197,10 +197,10 @@ func TestWrongOwnerLoses(t *testing.T) {
 				return b.store.Suspend(b.ctx, id, zombie, run.StatusWaitingForApproval, []byte(`{}`))
 			},
 			"Settle": func() (bool, error) {
-				return b.store.Settle(b.ctx, id, zombie, run.StatusCompleted, run.ReasonCompleted, "", "", "")
+				return b.store.Settle(b.ctx, id, zombie, run.Settlement{Status: run.StatusCompleted, Reason: run.ReasonCompleted})
 			},
 			"Unowned": func() (bool, error) {
-				return b.store.Settle(b.ctx, id, "", run.StatusFailed, run.ReasonPolicyDenied, "", "", "")
+				return b.store.Settle(b.ctx, id, "", run.Settlement{Status: run.StatusFailed, Reason: run.ReasonPolicyDenied})
 			},
 			"SetFence": func() (bool, error) { return b.store.SetFence(b.ctx, id, zombie, []byte(`{}`)) },
 			"Requeue":  func() (bool, error) { return b.store.Requeue(b.ctx, id, zombie, 0) },

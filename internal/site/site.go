@@ -66,6 +66,7 @@ const maxPages = 5000
 // hang below its nearest shown ancestor (or at the top, like mounts).
 func (s *Site) Tree(ctx context.Context, a *access.Actor) ([]Node, error) {
 	seen := 0
+	shown := access.NewPageTree(s.db, a) // one batch read of the page rule for the whole tree
 	var walk func(pid int64, depth int) ([]Node, error)
 	walk = func(pid int64, depth int) ([]Node, error) {
 		if depth > 100 {
@@ -84,11 +85,10 @@ func (s *Site) Tree(ctx context.Context, a *access.Actor) ([]Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			ok, err := s.checker.ActorMayShowPageRecord(ctx, a, p)
-			if err != nil {
+			if err := shown.Load(ctx, []int64{p.UID}); err != nil {
 				return nil, err
 			}
-			if !ok {
+			if !shown.MayShow(p.UID) {
 				out = append(out, below...)
 				continue
 			}

@@ -1,7 +1,7 @@
 // Package web is the editor's web UI (issue 13): server-rendered pages, one
 // handler per screen, shared layouts, and partials that htmx swaps — the same
 // templates the full page renders. Handlers call the services the JSON API
-// calls (chat.Service, chat.OpenPoints, agent.Runtime, site.Site,
+// calls (chat.Service, openpoint.Store, agent.Runtime, site.Site,
 // process.Catalogue) and authenticate through the API server's session and
 // CSRF check; they hold no rule of their own. Texts come from
 // internal/catalog in the user's backend language; model text is Markdown

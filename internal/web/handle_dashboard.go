@@ -3,7 +3,7 @@ package web
 import (
 	"net/http"
 
-	"waymark/internal/chat"
+	"waymark/internal/openpoint"
 	"waymark/internal/site"
 )
 
@@ -14,7 +14,7 @@ type dashData struct {
 }
 
 type pointItem struct {
-	chat.VisiblePoint
+	openpoint.Entry
 	SkillName string
 }
 
@@ -31,7 +31,7 @@ func (u *UI) handleDashboard(w http.ResponseWriter, r *http.Request, me *user) {
 	ctx := r.Context()
 	p := u.newPage(me, "dashboard", "dashboard.title")
 	d := &dashData{}
-	points, err := u.OpenPoints.Visible(ctx, me.A.UID, chat.DefaultLimit)
+	points, err := u.OpenPoints.Visible(ctx, me.A.UID, openpoint.DefaultLimit)
 	if err != nil {
 		u.fail(w, r, me, err)
 		return
@@ -47,7 +47,7 @@ func (u *UI) handleDashboard(w http.ResponseWriter, r *http.Request, me *user) {
 	counts := map[site.PointCount]int{}
 	skillOf := map[site.PointCount]map[int64]int{}
 	for _, pt := range points {
-		d.Points = append(d.Points, pointItem{VisiblePoint: pt, SkillName: names[pt.Skill]})
+		d.Points = append(d.Points, pointItem{Entry: pt, SkillName: names[pt.Skill]})
 		k := site.PointCount{Page: pt.Page, Language: pt.Language}
 		counts[k]++
 		if skillOf[k] == nil {

@@ -13,6 +13,7 @@ import (
 	"waymark/internal/chat"
 	"waymark/internal/httpapi"
 	"waymark/internal/llmconfig"
+	"waymark/internal/openpoint"
 	"waymark/internal/process"
 	"waymark/internal/site"
 	"waymark/internal/store"
@@ -22,7 +23,7 @@ import (
 type Deps struct {
 	API        *httpapi.Server
 	Chat       *chat.Service
-	OpenPoints *chat.OpenPoints
+	OpenPoints *openpoint.Store
 	Runtime    *agent.Runtime
 	Site       *site.Site
 	Catalogue  *process.Catalogue

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,6 +215,11 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 			return nil, fmt.Errorf("open %s: %w", t.Addr, err)
 		}
 	} else {
+		if dir := filepath.Dir(t.Addr); !strings.HasPrefix(t.Addr, ":memory:") && !strings.HasPrefix(t.Addr, "file:") {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return nil, fmt.Errorf("open %s: the folder %s does not exist; create it first", t.Addr, dir)
+			}
+		}
 		createPrivate(t.Addr)
 		sqldb = sql.OpenDB(&serialConnector{dsn: t.DSN}) // keeps statements of unprepared queries
 	}

@@ -27,6 +27,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	maxOpen := maxOpenRunsFlag(fs)
 	hf := defineHTTPFlags(fs)
 	lease := leaseFlag(fs)
+	metricsToken := fs.String("metrics-token", "", "bearer token GET /metrics requires (none: /metrics is public); prefer the variable to the flag")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Lease: *lease,
-		Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure})
+		Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure, MetricsToken: *metricsToken})
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ type env struct {
 
 func commands() []command {
 	return []command{
-		{"demo", "[--addr 127.0.0.1:8080] [--db FILE]", "import the demo site and serve it with the offline demo model", cmdDemo},
+		{"demo", "[--addr 127.0.0.1:8080] [--db URL]", "import the demo site and serve it with the offline demo model", cmdDemo},
 		{"serve", "[--addr] [--db URL] [--workers N] [--lease D]", "serve the API and UI (and, by default, in-process workers)", cmdServe},
 		{"worker", "[--db URL] [--workers N] [--lease D]", "run queue workers only", cmdWorker},
 		{"import", "[--db URL] FILE...", "import fixtures (JSON or YAML), idempotent by uid", cmdImport},

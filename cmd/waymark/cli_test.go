@@ -31,6 +31,11 @@ func TestHelpPrintsEveryFlagWithItsEnvironmentVariableAndDefault(t *testing.T) {
 			t.Errorf("waymark help lacks %q", want)
 		}
 	}
+	for _, cmd := range []string{"user", "skill", "migrate", "version"} {
+		if code, _, stderr := cli(t, cmd, "-h"); code != 0 || !strings.Contains(stderr, "env WAYMARK_LOG_LEVEL") {
+			t.Errorf("waymark %s -h = %d %q", cmd, code, stderr)
+		}
+	}
 	code, _, stderr := cli(t, "serve", "-h")
 	if code != 0 || !strings.Contains(stderr, "--addr string") || !strings.Contains(stderr, `env WAYMARK_ADDR, default "127.0.0.1:8080"`) {
 		t.Errorf("waymark serve -h = %d %q", code, stderr)

@@ -72,7 +72,11 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, e, args[1:])
+		rest := args[1:]
+		if len(rest) == 1 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "-help") {
+			rest = helpArgs(c.name)
+		}
+		err := c.run(ctx, e, rest)
 		switch {
 		case err == nil:
 			return 0
@@ -101,6 +105,18 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Every flag is also read from the environment: --max-open-runs from WAYMARK_MAX_OPEN_RUNS; the command line wins.")
 }
 
+// helpArgs is the -h of a command; of one with subcommands, that of the
+// subcommand with every flag.
+func helpArgs(name string) []string {
+	switch name {
+	case "user":
+		return []string{"disable", "-h"}
+	case "skill":
+		return []string{"approve", "-h"}
+	}
+	return []string{"-h"}
+}
+
 // helpFlags prints every command's flags, each with its environment
 // variable and default, by asking each command for -h.
 func helpFlags(ctx context.Context, w io.Writer) {
@@ -108,15 +124,8 @@ func helpFlags(ctx context.Context, w io.Writer) {
 		if c.name == "version" {
 			continue
 		}
-		args := []string{"-h"}
-		switch c.name { // commands with subcommands: the one with every flag
-		case "user":
-			args = []string{"disable", "-h"}
-		case "skill":
-			args = []string{"approve", "-h"}
-		}
 		fmt.Fprintln(w)
-		_ = c.run(ctx, &env{stdout: io.Discard, stderr: w, log: slog.New(slog.NewTextHandler(io.Discard, nil))}, args)
+		_ = c.run(ctx, &env{stdout: io.Discard, stderr: w, log: slog.New(slog.NewTextHandler(io.Discard, nil))}, helpArgs(c.name))
 	}
 }
 

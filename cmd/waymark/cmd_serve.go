@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"waymark/internal/app"
 	"waymark/internal/demo"
@@ -26,6 +27,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	maxOpen := maxOpenRunsFlag(fs)
 	hf := defineHTTPFlags(fs)
 	lease := leaseFlag(fs)
+	metricsToken := fs.String("metrics-token", "", "bearer token GET /metrics requires (none: /metrics is public); prefer the variable to the flag")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -51,7 +53,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Lease: *lease,
-		Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure})
+		Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure, MetricsToken: *metricsToken})
 	if err != nil {
 		return err
 	}
@@ -63,39 +65,53 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 func cmdDemo(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("demo", e.stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
-	file := fs.String("db", "", "SQLite file for the demo (default: a new temporary file)")
+	dbURL := fs.String("db", "", "database: sqlite:PATH or postgres://… as everywhere, or a plain SQLite file path (default: a new temporary file)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := checkAddr(*addr); err != nil {
 		return err
 	}
-	path := *file
-	if path == "" {
+	raw := *dbURL
+	if raw == "" {
 		dir, err := os.MkdirTemp("", "waymark-demo-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, "demo.db")
+		raw = filepath.Join(dir, "demo.db")
 	}
-	db, err := openDB(ctx, "sqlite:"+path)
+	if !strings.Contains(raw, ":") {
+		raw = "sqlite:" + raw
+	}
+	db, err := openDB(ctx, raw)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: filepath.Dir(path), Workers: 2, Logger: e.log, Version: version})
+	path := db.Addr
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir("", raw), Workers: 2, Logger: e.log, Version: version})
 	if err != nil {
 		return err
 	}
-	sum, err := fixture.Import(ctx, db, demo.Fixture, "site.yaml", a.FixtureOptions())
-	if err != nil {
+	// A database that already has users is kept as it is: importing the
+	// demo site over it would undo what was changed since (issue 15 item 4).
+	var users int
+	if err := db.QueryRow(ctx, "SELECT count(*) FROM be_users").Scan(&users); err != nil {
 		return fmt.Errorf("demo site: %w", err)
+	}
+	sum := fmt.Sprintf("Existing database kept (%d users); the demo site was not imported over it", users)
+	if users == 0 {
+		s, err := fixture.Import(ctx, db, demo.Fixture, "site.yaml", a.FixtureOptions())
+		if err != nil {
+			return fmt.Errorf("demo site: %w", err)
+		}
+		sum = "Demo site imported: " + s.String()
 	}
 	return serve(ctx, e, a, *addr, httpOptions{}, func(url string) {
 		w := e.stdout
 		fmt.Fprintf(w, "Waymark demo: open %s/login in your browser (database %s)\n", url, path)
-		fmt.Fprintf(w, "Demo site imported: %s\n\nLogins (password / API token):\n", sum)
+		fmt.Fprintf(w, "%s\n\nLogins (password / API token):\n", sum)
 		for _, l := range demo.Logins() {
 			pw := l.Password
 			if pw == "" {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -15,11 +16,61 @@ import (
 	"waymark/internal/store"
 )
 
-// newFlags returns a flag set that reports errors instead of exiting.
+// newFlags returns a flag set that reports errors instead of exiting. Every
+// flag of it is also settable from the environment as WAYMARK_ and its name
+// in capitals with "-" as "_" (envName); parse applies those to the flags
+// the command line leaves unset, so a flag is defined once, in one line. Every set has
+// --log-level.
 func newFlags(name string, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("waymark "+name, flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Func("log-level", "log level: debug, info, warn or error (default info)", func(v string) error {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(v)); err != nil {
+			return fmt.Errorf("want debug, info, warn or error")
+		}
+		logLevel.Set(l)
+		return nil
+	})
 	return fs
+}
+
+// logLevel is the level of every logger of the process (--log-level).
+var logLevel = new(slog.LevelVar)
+
+// envName is the environment variable of flag name.
+func envName(name string) string {
+	return "WAYMARK_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// applyEnv sets every flag of fs not on the command line whose environment
+// variable is set.
+func applyEnv(fs *flag.FlagSet) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		v, ok := os.LookupEnv(envName(f.Name))
+		if !ok || v == "" || err != nil || given[f.Name] { // empty is unset, as before
+			return
+		}
+		if e := fs.Set(f.Name, v); e != nil {
+			err = fmt.Errorf("%w: %s=%q: %v", errUsage, envName(f.Name), v, e)
+		}
+	})
+	return err
+}
+
+// printFlags writes every flag of fs with its environment variable and default.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  --%s %s\n      %s\n      env %s", f.Name, typ, usage, envName(f.Name))
+		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" || typ == "int" {
+			fmt.Fprintf(w, ", default %q", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
 }
 
 // dbFlag defines --db with the default from WAYMARK_DB.
@@ -42,16 +93,21 @@ func skillsRootFlag(fs *flag.FlagSet) *string {
 	return fs.String("skills-root", os.Getenv("WAYMARK_SKILLS_ROOT"), "folder every directory skill source must lie in (none: directory sources are refused)")
 }
 
-// parse parses args and turns flag errors into usage errors.
+// parse applies the environment, then parses args, and turns flag errors
+// into usage errors. -h prints every flag with its environment variable and
+// default to the flag set's output.
 func parse(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			fmt.Fprintf(out, "usage: %s [flags]\n", fs.Name())
+			printFlags(out, fs)
 			return err
 		}
 		return fmt.Errorf("%w: %s", errUsage, strings.TrimSpace(err.Error()))
 	}
-	return nil
+	return applyEnv(fs)
 }
 
 // openDB opens and migrates the database named by --db.

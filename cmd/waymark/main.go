@@ -37,7 +37,7 @@ type env struct {
 
 func commands() []command {
 	return []command{
-		{"demo", "[--addr 127.0.0.1:8080] [--db FILE]", "import the demo site and serve it with the offline demo model", cmdDemo},
+		{"demo", "[--addr 127.0.0.1:8080] [--db URL]", "import the demo site and serve it with the offline demo model", cmdDemo},
 		{"serve", "[--addr] [--db URL] [--workers N] [--lease D]", "serve the API and UI (and, by default, in-process workers)", cmdServe},
 		{"worker", "[--db URL] [--workers N] [--lease D]", "run queue workers only", cmdWorker},
 		{"import", "[--db URL] FILE...", "import fixtures (JSON or YAML), idempotent by uid", cmdImport},
@@ -46,6 +46,7 @@ func commands() []command {
 		{"reap", "[--db URL]", "requeue or dead-letter runs whose lease expired", cmdReap},
 		{"token", "[--db URL] USERNAME", "print a new API token for a user", cmdToken},
 		{"user", "disable|enable [--db URL] USERNAME", "disable a user (sessions end, tokens refused) or enable again", cmdUser},
+		{"version", "", "print the module version, commit and Go version", cmdVersion},
 		{"skill", skillArgs, "skills: sync a directory source, list, approve or revoke a version", cmdSkill},
 	}
 }
@@ -55,18 +56,27 @@ var errUsage = errors.New("usage")
 
 func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, log: newLogger(stderr)}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 { // waymark help CMD is waymark CMD -h
+			return runCLI(ctx, []string{args[1], "-h"}, stdout, stderr)
 		}
+		usage(stdout)
+		helpFlags(ctx, stdout)
 		return 0
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue
 		}
-		err := c.run(ctx, e, args[1:])
+		rest := args[1:]
+		if len(rest) == 1 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "-help") {
+			rest = helpArgs(c.name)
+		}
+		err := c.run(ctx, e, rest)
 		switch {
 		case err == nil:
 			return 0
@@ -91,15 +101,40 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %-36s %s\n", c.name, c.args, c.help)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "--db takes sqlite:PATH (default sqlite:waymark.db) or a postgres:// URL; WAYMARK_DB does the same.")
+	fmt.Fprintln(w, "--db takes sqlite:PATH (default sqlite:waymark.db) or a postgres:// URL in every command.")
+	fmt.Fprintln(w, "Every flag is also read from the environment: --max-open-runs from WAYMARK_MAX_OPEN_RUNS; the command line wins.")
+}
+
+// helpArgs is the -h of a command; of one with subcommands, that of the
+// subcommand with every flag.
+func helpArgs(name string) []string {
+	switch name {
+	case "user":
+		return []string{"disable", "-h"}
+	case "skill":
+		return []string{"approve", "-h"}
+	}
+	return []string{"-h"}
+}
+
+// helpFlags prints every command's flags, each with its environment
+// variable and default, by asking each command for -h.
+func helpFlags(ctx context.Context, w io.Writer) {
+	for _, c := range commands() {
+		if c.name == "version" {
+			continue
+		}
+		fmt.Fprintln(w)
+		_ = c.run(ctx, &env{stdout: io.Discard, stderr: w, log: slog.New(slog.NewTextHandler(io.Discard, nil))}, helpArgs(c.name))
+	}
 }
 
 // newLogger logs text to a terminal and JSON otherwise.
 func newLogger(w io.Writer) *slog.Logger {
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return slog.New(slog.NewTextHandler(w, nil))
+			return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevel}))
 		}
 	}
-	return slog.New(slog.NewJSONHandler(w, nil))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: logLevel}))
 }

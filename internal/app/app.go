@@ -68,6 +68,8 @@ type Config struct {
 	// SkillsRoot is the folder directory skill sources must lie in
 	// (--skills-root); "" refuses directory sources.
 	SkillsRoot string
+	// MetricsToken, when set, is the bearer token GET /metrics requires.
+	MetricsToken string
 }
 
 // App is the wired application.
@@ -161,7 +163,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
 		return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
 	})
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, Runtime: rt, Skills: skills,
+	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {
 		return nil, err

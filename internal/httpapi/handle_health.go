@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"crypto/subtle"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -42,6 +44,12 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) handleMetrics() HandlerFunc {
 	h := promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}})
 	return func(w http.ResponseWriter, r *http.Request) error {
+		if s.metricsToken != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.metricsToken)) != 1 {
+				return Errorf(http.StatusUnauthorized, "unauthenticated", "GET /metrics needs the metrics token as a bearer token")
+			}
+		}
 		h.ServeHTTP(w, r)
 		return nil
 	}

@@ -29,6 +29,9 @@ type Config struct {
 	Clock    clock.Clock          // nil: the wall clock
 	Registry *prometheus.Registry // nil: a new registry with Go and process collectors
 	Version  string               // reported by /healthz
+	// MetricsToken, when set, is the bearer token GET /metrics requires
+	// (--metrics-token): metrics need not be public.
+	MetricsToken string
 	// SecureCookies marks the session cookie Secure even when the request
 	// came over plain HTTP (behind a TLS-terminating proxy; issue 12 item 10).
 	SecureCookies bool
@@ -58,24 +61,25 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 // Server is Waymark's HTTP API: a stdlib ServeMux with method patterns behind
 // one chain of middleware.
 type Server struct {
-	db        *store.DB
-	logger    *slog.Logger
-	clock     clock.Clock
-	registry  *prometheus.Registry
-	version   string
-	secure    bool // SecureCookies
-	auth      *auth.Authenticator
-	mux       *http.ServeMux
-	metrics   metrics
-	runtime   *agent.Runtime
-	skills    *skill.Store
-	ender     *process.Ender
-	catalogue *process.Catalogue
-	chat      *chat.Service
-	points    *openpoint.Store
-	patterns  []string // every registered route, in order (Routes)
-	site      *site.Site
-	configs   *llmconfig.Store
+	db           *store.DB
+	logger       *slog.Logger
+	clock        clock.Clock
+	registry     *prometheus.Registry
+	version      string
+	secure       bool // SecureCookies
+	auth         *auth.Authenticator
+	mux          *http.ServeMux
+	metrics      metrics
+	runtime      *agent.Runtime
+	skills       *skill.Store
+	ender        *process.Ender
+	catalogue    *process.Catalogue
+	chat         *chat.Service
+	points       *openpoint.Store
+	patterns     []string // every registered route, in order (Routes)
+	site         *site.Site
+	configs      *llmconfig.Store
+	metricsToken string // GET /metrics needs it as a bearer token when set
 }
 
 type metrics struct {
@@ -89,20 +93,21 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("httpapi: Config.DB is required")
 	}
 	s := &Server{
-		db:        cfg.DB,
-		logger:    cmp.Or(cfg.Logger, slog.Default()),
-		clock:     cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
-		version:   cfg.Version,
-		secure:    cfg.SecureCookies,
-		runtime:   cfg.Runtime,
-		skills:    cfg.Skills,
-		ender:     cfg.Ender,
-		catalogue: cfg.Catalogue,
-		chat:      cfg.Chat,
-		points:    cfg.OpenPoints,
-		site:      cfg.Site,
-		configs:   cfg.Configs,
-		mux:       http.NewServeMux(),
+		db:           cfg.DB,
+		logger:       cmp.Or(cfg.Logger, slog.Default()),
+		clock:        cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
+		version:      cfg.Version,
+		metricsToken: cfg.MetricsToken,
+		secure:       cfg.SecureCookies,
+		runtime:      cfg.Runtime,
+		skills:       cfg.Skills,
+		ender:        cfg.Ender,
+		catalogue:    cfg.Catalogue,
+		chat:         cfg.Chat,
+		points:       cfg.OpenPoints,
+		site:         cfg.Site,
+		configs:      cfg.Configs,
+		mux:          http.NewServeMux(),
 	}
 	s.registry = cfg.Registry
 	if s.registry == nil {

@@ -90,6 +90,7 @@ type Queue struct {
 	driver riverdriver.Driver[*sql.Tx]
 	works  bool
 	chat   atomic.Pointer[JobHandler] // set by SetChatHandler before Start
+	db     *store.DB                  // for its migration lock
 	// Listening reports whether workers wake on inserts (PostgreSQL LISTEN/NOTIFY).
 	Listening bool
 }
@@ -115,7 +116,7 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 	if cfg.Workers > 0 && h == nil {
 		return nil, ErrNoHandler
 	}
-	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0}
+	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0, db: db}
 	if db.Dialect() == store.SQLite {
 		q.driver = riversqlite.New(db.QueuePool())
 	} else if q.works {
@@ -174,16 +175,19 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 // so it comes after New). Call it before Start.
 func (q *Queue) SetChatHandler(h JobHandler) { q.chat.Store(&h) }
 
-// Migrate applies River's own migrations.
+// Migrate applies River's own migrations, under the store's migration lock
+// so that processes starting at once do not race (issue 15 item 3).
 func (q *Queue) Migrate(ctx context.Context) error {
 	m, err := rivermigrate.New(q.driver, nil)
 	if err != nil {
 		return fmt.Errorf("queue migrations: %w", err)
 	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("queue migrations: %w", err)
-	}
-	return nil
+	return q.db.WithMigrationLock(ctx, func(ctx context.Context) error {
+		if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+			return fmt.Errorf("queue migrations: %w", err)
+		}
+		return nil
+	})
 }
 
 // ErrNeedsSQLTx is returned by InsertTx for a transaction without a

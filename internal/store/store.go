@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,6 +215,11 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 			return nil, fmt.Errorf("open %s: %w", t.Addr, err)
 		}
 	} else {
+		if dir := filepath.Dir(t.Addr); !strings.HasPrefix(t.Addr, ":memory:") && !strings.HasPrefix(t.Addr, "file:") {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return nil, fmt.Errorf("open %s: the folder %s does not exist; create it first", t.Addr, dir)
+			}
+		}
 		createPrivate(t.Addr)
 		sqldb = sql.OpenDB(&serialConnector{dsn: t.DSN}) // keeps statements of unprepared queries
 	}
@@ -317,17 +323,77 @@ func (db *DB) provider() (*goose.Provider, error) {
 	return goose.NewProvider(gd, db.SQL, fsys)
 }
 
-// Migrate applies every embedded migration not yet applied.
+// ErrSchemaNewer is returned by Migrate when the database carries a
+// migration this binary does not know: a newer waymark migrated it, and
+// this one must not run on it (issue 15 item 3).
+var ErrSchemaNewer = errors.New("is newer than this waymark knows")
+
+// Migrate applies every embedded migration not yet applied, under the
+// installation's migration lock (see WithMigrationLock), and refuses a
+// database whose schema is newer than the embedded migrations.
 func (db *DB) Migrate(ctx context.Context) error {
 	p, err := db.provider()
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate %s: %w", db.Addr, err)
+	return db.WithMigrationLock(ctx, func(ctx context.Context) error {
+		if err := db.checkNotNewer(ctx, p); err != nil {
+			return err
+		}
+		if _, err := p.Up(ctx); err != nil {
+			return fmt.Errorf("migrate %s: %w", db.Addr, err)
+		}
+		return nil
+	})
+}
+
+// checkNotNewer fails with ErrSchemaNewer when the database's version is
+// beyond the last embedded migration.
+func (db *DB) checkNotNewer(ctx context.Context, p *goose.Provider) error {
+	srcs := p.ListSources()
+	if len(srcs) == 0 {
+		return nil
+	}
+	known := srcs[len(srcs)-1].Version
+	have, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate %s: read schema version: %w", db.Addr, err)
+	}
+	if have > known {
+		return fmt.Errorf("database %s: schema version %d %w (%d); upgrade waymark", db.Addr, have, ErrSchemaNewer, known)
 	}
 	return nil
 }
+
+// WithMigrationLock runs fn while holding the installation's migration
+// lock: on PostgreSQL a session advisory lock keyed by the current schema,
+// taken on a connection of its own and released when fn returns, so that
+// several processes starting at once migrate one after the other instead
+// of racing on the same DDL. SQLite needs none: its migrations run in
+// write transactions, which SQLite already serialises.
+func (db *DB) WithMigrationLock(ctx context.Context, fn func(ctx context.Context) error) error {
+	if db.dialect != Postgres {
+		return fn(ctx)
+	}
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("migration lock on %s: %w", db.Addr, err)
+	}
+	defer conn.Close()
+	const lockQ = "SELECT pg_advisory_lock(" + migrationLockClass + ", hashtext(current_schema()))"
+	if _, err := conn.ExecContext(ctx, lockQ); err != nil {
+		return fmt.Errorf("migration lock on %s: %w", db.Addr, err)
+	}
+	defer func() {
+		// Unlock even when ctx is cancelled; a closed session drops it anyway.
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock("+migrationLockClass+", hashtext(current_schema()))")
+	}()
+	return fn(ctx)
+}
+
+// migrationLockClass is the first key of the migration advisory lock
+// ("wm" in ASCII), the second being the schema's hash.
+const migrationLockClass = "30573"
 
 // MigrationsCurrent reports whether every embedded migration is applied (for /readyz).
 func (db *DB) MigrationsCurrent(ctx context.Context) (bool, error) {

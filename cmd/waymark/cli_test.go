@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Issue 15 item 4: waymark help and waymark CMD -h print every flag with
+// its environment variable and default.
+func TestHelpPrintsEveryFlagWithItsEnvironmentVariableAndDefault(t *testing.T) {
+	code, out, _ := cli(t, "help")
+	if code != 0 {
+		t.Fatalf("waymark help exited %d", code)
+	}
+	for _, want := range []string{
+		"usage: waymark serve [flags]", "--workers int", "env WAYMARK_WORKERS, default \"2\"",
+		"--db string", "env WAYMARK_DB", "--log-level", "env WAYMARK_LOG_LEVEL",
+		"usage: waymark skill approve [flags]", "env WAYMARK_AS", "usage: waymark user disable [flags]",
+		"version",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("waymark help lacks %q", want)
+		}
+	}
+	for _, cmd := range []string{"user", "skill", "migrate", "version"} {
+		if code, _, stderr := cli(t, cmd, "-h"); code != 0 || !strings.Contains(stderr, "env WAYMARK_LOG_LEVEL") {
+			t.Errorf("waymark %s -h = %d %q", cmd, code, stderr)
+		}
+	}
+	code, _, stderr := cli(t, "serve", "-h")
+	if code != 0 || !strings.Contains(stderr, "--addr string") || !strings.Contains(stderr, `env WAYMARK_ADDR, default "127.0.0.1:8080"`) {
+		t.Errorf("waymark serve -h = %d %q", code, stderr)
+	}
+}
+
+// Issue 15 item 4: every flag is settable from the environment; the
+// command line wins; a bad value names the variable.
+func TestEveryFlagIsSettableFromTheEnvironment(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "w.db")
+	t.Setenv("WAYMARK_WORKERS", "0")
+	code, _, stderr := cli(t, "worker", "--db", db)
+	if code == 0 || !strings.Contains(stderr, "--workers must be 1 or more") {
+		t.Errorf("worker with WAYMARK_WORKERS=0 = %d %q", code, stderr)
+	}
+	t.Setenv("WAYMARK_OLDER_THAN", "soon")
+	code, _, stderr = cli(t, "purge", "--db", db)
+	if code != 2 || !strings.Contains(stderr, `WAYMARK_OLDER_THAN="soon"`) {
+		t.Errorf("purge with WAYMARK_OLDER_THAN=soon = %d %q", code, stderr)
+	}
+	code, out, stderr := cli(t, "purge", "--db", db, "--older-than", "1h")
+	if code != 0 {
+		t.Errorf("purge with the flag over a bad env = %d %q %q", code, out, stderr)
+	}
+	t.Setenv("WAYMARK_LOG_LEVEL", "loud")
+	if code, _, stderr := cli(t, "migrate", "--db", db); code != 2 || !strings.Contains(stderr, "WAYMARK_LOG_LEVEL") {
+		t.Errorf("migrate with WAYMARK_LOG_LEVEL=loud = %d %q", code, stderr)
+	}
+}
+
+// Issue 15 item 4: waymark version prints module version, commit and Go version.
+func TestVersionPrintsModuleCommitAndGo(t *testing.T) {
+	code, out, stderr := cli(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "waymark ") || !strings.Contains(out, "commit ") || !strings.Contains(out, runtime.Version()) {
+		t.Errorf("waymark version = %d %q %q", code, out, stderr)
+	}
+}
+
+// Issue 15 item 4: a missing folder for the SQLite file is named in the error.
+func TestMissingSQLiteFolderIsNamed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nowhere")
+	code, _, stderr := cli(t, "migrate", "--db", "sqlite:"+filepath.Join(dir, "w.db"))
+	if code == 0 || !strings.Contains(stderr, "the folder "+dir+" does not exist") {
+		t.Errorf("migrate into a missing folder = %d %q", code, stderr)
+	}
+}
+
+// startDemo runs waymark demo with args until it has printed everything
+// up to "Stop with Ctrl-C." and returns that and a function that stops it.
+func startDemo(t *testing.T, args ...string) (string, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	var errb bytes.Buffer
+	go func() {
+		done <- runCLI(ctx, append([]string{"demo", "--addr", "127.0.0.1:0"}, args...), pw, &errb)
+		pw.Close()
+	}()
+	var printed strings.Builder
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		printed.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "Stop with") {
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	return printed.String(), func() {
+		t.Helper()
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Fatalf("demo %v exited %d: %s", args, code, errb.String())
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("demo did not shut down")
+		}
+	}
+}
+
+// Issue 15 item 4: --db takes sqlite:PATH in demo as everywhere, and demo on
+// an existing database keeps what is there.
+func TestDemoTakesSqliteURLAndKeepsAnExistingDatabase(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "demo.db")
+	first, stop := startDemo(t, "--db", db)
+	stop()
+	if !strings.Contains(first, "Demo site imported") {
+		t.Fatalf("first demo: %q", first)
+	}
+	if code, _, stderr := cli(t, "user", "disable", "--db", db, "erika"); code != 0 {
+		t.Fatalf("disable erika: %s", stderr)
+	}
+	second, stop := startDemo(t, "--db", db)
+	defer stop()
+	if !strings.Contains(second, "Existing database kept") {
+		t.Errorf("second demo: %q", second)
+	}
+	// erika stays disabled: the demo site was not imported over the change.
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(second)
+	req, _ := http.NewRequest("GET", url+"/api/me", nil)
+	req.Header.Set("Authorization", "Bearer demo-token-erika")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/api/me with disabled erika's token after a second demo = %d, want 401", resp.StatusCode)
+	}
+}

@@ -55,7 +55,7 @@ func benchFigures(t *testing.T, args ...string) map[string]float64 {
 func wantSaneFigures(t *testing.T, f map[string]float64) {
 	t.Helper()
 	for _, name := range []string{"tours/s", "card_answers/s", "answer_latency_p50", "answer_latency_p99",
-		"db_transactions/answer", "server_peak_rss", "baseline_commits/s"} {
+		"db_transactions/answer", "server_peak_rss", "baseline_commits/s", "unfinished_tours"} {
 		if _, ok := f[name]; !ok {
 			t.Errorf("no %s line in %v", name, f)
 		}

@@ -196,6 +196,7 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 		{"db_transactions/answer", float64(commits) / float64(res.answers), ""},
 		{"server_peak_rss", float64(rss) / 1024, "MB"},
 		{"baseline_commits/s", baseline, "1/s"},
+		{"unfinished_tours", float64(res.unfinished), ""},
 	}, nil
 }
 

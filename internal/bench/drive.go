@@ -23,6 +23,7 @@ type result struct {
 	latencies      []time.Duration // one per answered card: answer sent → next card or idle
 	elapsed        time.Duration
 	failed         int
+	unfinished     int   // tours cut off after the grace time
 	err            error // the first failure
 }
 
@@ -36,21 +37,28 @@ func drive(ctx context.Context, client *http.Client, base string, n int, d time.
 	)
 	start := time.Now()
 	deadline := start.Add(d)
+	// Tours under way at the deadline get as long again (at least 10 s) to
+	// end; those still running then are cut off and counted as unfinished.
+	ctx, cancel := context.WithDeadline(ctx, deadline.Add(max(d, 10*time.Second)))
+	defer cancel()
 	for i := range n {
 		wg.Go(func() {
 			u := &user{client: client, base: base, token: token(i), page: firstPage + i,
-				rng: rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano())))}
+				rng: rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano()))), maxPoll: maxPoll(n)}
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				lat, err := u.tour(ctx)
 				mu.Lock()
 				res.answers += len(lat)
 				res.latencies = append(res.latencies, lat...)
-				if err != nil {
+				switch {
+				case err != nil && ctx.Err() != nil:
+					res.unfinished++
+				case err != nil:
 					res.failed++
 					if res.err == nil {
 						res.err = err
 					}
-				} else {
+				default:
 					res.tours++
 				}
 				mu.Unlock()
@@ -68,11 +76,12 @@ func drive(ctx context.Context, client *http.Client, base string, n int, d time.
 
 // user is one editor's client.
 type user struct {
-	client *http.Client
-	base   string
-	token  string
-	page   int
-	rng    *rand.Rand
+	client  *http.Client
+	base    string
+	token   string
+	page    int
+	rng     *rand.Rand
+	maxPoll time.Duration
 }
 
 // conversation is the part of a Conversation the driver reads.
@@ -132,10 +141,14 @@ func (u *user) tour(ctx context.Context) ([]time.Duration, error) {
 // maxPoll caps the wait between two reads of a conversation whose turn is
 // under way: a latency reads up to this much high, and the reads cost the
 // server CPU (at 16 ms the cap, not the server, was most of a 40 ms answer).
-const maxPoll = 4 * time.Millisecond
+// With many conversations the cap grows so that all of them together read
+// at most about 2,000 times a second.
+func maxPoll(conversations int) time.Duration {
+	return max(4*time.Millisecond, time.Duration(conversations)*time.Second/2000)
+}
 
 // settled polls the conversation until no turn is under way, backing off
-// from 1 ms to maxPoll, for at most a minute.
+// from 1 ms to u.maxPoll, for at most a minute.
 func (u *user) settled(ctx context.Context, path string) (conversation, error) {
 	wait := time.Millisecond
 	deadline := time.Now().Add(time.Minute)
@@ -155,7 +168,7 @@ func (u *user) settled(ctx context.Context, path string) (conversation, error) {
 			return c, ctx.Err()
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, maxPoll)
+		wait = min(2*wait, u.maxPoll)
 	}
 }
 

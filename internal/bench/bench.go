@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +33,10 @@ type Config struct {
 	Conversations int
 	// Duration is how long new tours are started (positive).
 	Duration time.Duration
+	// DataDir holds the secret key (secret.LoadKey, WAYMARK_SECRET_KEY
+	// first) for the server, the workers and the import; "" is the run's
+	// temporary folder, right for a temporary database only.
+	DataDir string
 	// Exe is the waymark binary the children run (default: this executable);
 	// Env is added to their environment.
 	Exe string
@@ -113,8 +115,11 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 	defer model.Close()
 
 	// The database, the fixture and the baseline, from this process.
-	key := make([]byte, secret.KeySize)
-	_, _ = rand.Read(key)
+	keyDir := cmp.Or(cfg.DataDir, tmp)
+	key, err := secret.LoadKey(keyDir, os.Getenv(secret.EnvKey))
+	if err != nil {
+		return nil, err
+	}
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {
 		return nil, err
@@ -138,20 +143,20 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 	}
 
 	// The server and the workers, as children of the same binary.
-	env := append(append(os.Environ(), cfg.Env...), secret.EnvKey+"="+hex.EncodeToString(key))
+	env := append(os.Environ(), cfg.Env...)
 	inProcess := 2
 	if cfg.WorkerProcesses > 0 {
 		inProcess = 0
 	}
 	server, err := startChild(ctx, exe, env, "serve", "--db", dbURL, "--addr", "127.0.0.1:0",
-		"--workers", fmt.Sprint(inProcess), "--data-dir", tmp)
+		"--workers", fmt.Sprint(inProcess), "--data-dir", keyDir)
 	if err != nil {
 		return nil, err
 	}
 	defer server.stop()
 	var workers []*child
 	for range cfg.WorkerProcesses {
-		w, err := startChild(ctx, exe, env, "worker", "--db", dbURL, "--data-dir", tmp)
+		w, err := startChild(ctx, exe, env, "worker", "--db", dbURL, "--data-dir", keyDir)
 		if err != nil {
 			return nil, err
 		}

@@ -47,6 +47,7 @@ func commands() []command {
 		{"token", "[--db URL] USERNAME", "print a new API token for a user", cmdToken},
 		{"user", "disable|enable [--db URL] USERNAME", "disable a user (sessions end, tokens refused) or enable again", cmdUser},
 		{"version", "", "print the module version, commit and Go version", cmdVersion},
+		{"bench", benchArgs, "drive guided tours through the API on a scratch fixture and print the figures", cmdBench},
 		{"skill", skillArgs, "skills: sync a directory source, list, approve or revoke a version", cmdSkill},
 	}
 }

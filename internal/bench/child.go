@@ -1,0 +1,173 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// child is a waymark process this run started.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	url  string // the server's base URL (serve only)
+	out  *lockedBuffer
+	done chan struct{} // closed when the process has exited
+	err  error         // the exit error, set before done closes
+}
+
+// lockedBuffer collects a child's output; mu guards buf.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return tail(&b.buf)
+}
+
+var urlRe = regexp.MustCompile(`http://[^\s)]+`)
+
+// startChild starts `exe args…` and waits until it printed its first line
+// on stdout (the server names its URL there, a worker that it runs).
+func startChild(ctx context.Context, exe string, env []string, args ...string) (*child, error) {
+	c := &child{name: args[0], out: &lockedBuffer{}, done: make(chan struct{})}
+	c.cmd = exec.Command(exe, args...)
+	c.cmd.Env = env
+	c.cmd.Stderr = c.out
+	stdout, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", c.name, err)
+	}
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for n := 0; sc.Scan(); n++ {
+			if n == 0 {
+				first <- sc.Text()
+			}
+			fmt.Fprintln(c.out, sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		c.err = c.cmd.Wait()
+		close(c.done)
+	}()
+	timer := time.NewTimer(2 * time.Minute)
+	defer timer.Stop()
+	select {
+	case line := <-first:
+		if c.name == "serve" {
+			if c.url = urlRe.FindString(line); c.url == "" {
+				c.stop()
+				return nil, fmt.Errorf("serve printed no URL: %q", line)
+			}
+		}
+		return c, nil
+	case <-c.done:
+		return nil, fmt.Errorf("%s exited before it was ready (%v): %s", c.name, c.err, c.out)
+	case <-timer.C:
+		c.stop()
+		return nil, fmt.Errorf("%s was not ready within 2 minutes: %s", c.name, c.out)
+	case <-ctx.Done():
+		c.stop()
+		return nil, ctx.Err()
+	}
+}
+
+// stop ends the child with SIGTERM, or SIGKILL after 30 s; stopping twice is harmless.
+func (c *child) stop() {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// stopAndCommits stops a worker and returns the commits it reported on its way out.
+func (c *child) stopAndCommits() (int64, error) {
+	c.stop()
+	c.out.mu.Lock()
+	text := c.out.buf.String()
+	c.out.mu.Unlock()
+	for _, line := range strings.Split(text, "\n") {
+		var rec struct {
+			Commits *int64 `json:"commits"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Commits != nil {
+			return *rec.Commits, nil
+		}
+	}
+	return 0, fmt.Errorf("the worker did not log its commits on exit: %s", c.out)
+}
+
+// serverCommits reads the server's waymark_db_commits_total from /metrics.
+func serverCommits(ctx context.Context, client *http.Client, base string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("metrics: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("metrics: status %d", resp.StatusCode)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "waymark_db_commits_total "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int64(f), err
+		}
+	}
+	return 0, errors.New("metrics: no waymark_db_commits_total")
+}
+
+// peakRSS is the peak resident set (VmHWM) of process pid in KiB.
+func peakRSS(pid int) (int64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("peak RSS of the server: %w", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		}
+	}
+	return 0, errors.New("peak RSS of the server: no VmHWM in /proc status")
+}

@@ -32,8 +32,10 @@ const (
 // ProviderFunc returns the model a configuration names. It is wired in cmd/waymark.
 type ProviderFunc func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error)
 
-// Enqueuer inserts a run's job in the transaction that stores the run (queue.Queue).
+// Enqueuer inserts a run's job in the transaction that stores the run
+// (queue.Queue); InTx begins that transaction.
 type Enqueuer interface {
+	InTx(ctx context.Context, fn func(tx *store.Tx) error) error
 	InsertTx(ctx context.Context, tx *store.Tx, run string, delay time.Duration) error
 }
 
@@ -344,7 +346,7 @@ func (rt *Runtime) Enqueue(ctx context.Context, actor int64, req Request) (strin
 	if err != nil {
 		return "", err
 	}
-	err = rt.db.InSQLTx(ctx, func(tx *store.Tx) error {
+	err = rt.queue.InTx(ctx, func(tx *store.Tx) error {
 		if err := rt.checkOpenRuns(ctx, tx, actor); err != nil {
 			return err
 		}

@@ -86,6 +86,7 @@ type Config struct {
 
 // Queue inserts run jobs and, with workers, works them.
 type Queue struct {
+	db     *store.DB
 	client *river.Client[*sql.Tx]
 	driver riverdriver.Driver[*sql.Tx]
 	works  bool
@@ -115,7 +116,7 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 	if cfg.Workers > 0 && h == nil {
 		return nil, ErrNoHandler
 	}
-	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0}
+	q := &Queue{db: db, works: cfg.Workers > 0 || cfg.ChatWorkers > 0}
 	if db.Dialect() == store.SQLite {
 		q.driver = riversqlite.New(db.QueuePool())
 	} else if q.works {
@@ -186,11 +187,20 @@ func (q *Queue) Migrate(ctx context.Context) error {
 	return nil
 }
 
+// InTx runs fn in a transaction that InsertTx can insert jobs in, and
+// commits when fn returns nil (store.DB.InTx's rules and errors). The queue
+// owns the choice: River needs a database/sql transaction, which on SQLite
+// is not InTx's fast one, so domain code that enqueues calls this and never
+// store.DB.InSQLTx (TestOnlyTheQueueBeginsDatabaseSQLTransactions).
+func (q *Queue) InTx(ctx context.Context, fn func(tx *store.Tx) error) error {
+	return q.db.InSQLTx(ctx, fn)
+}
+
 // ErrNeedsSQLTx is returned by InsertTx for a transaction without a
-// database/sql transaction (begin it with store.DB.InSQLTx).
+// database/sql transaction (begin it with Queue.InTx).
 var ErrNeedsSQLTx = errors.New("queue: the job must be inserted in a transaction of InSQLTx")
 
-// InsertTx enqueues run inside tx (from store.DB.InSQLTx), to be worked no
+// InsertTx enqueues run inside tx (from Queue.InTx), to be worked no
 // earlier than delay from now.
 func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, run string, delay time.Duration) error {
 	if tx.SQL == nil {

@@ -21,6 +21,9 @@ func TestBackgroundCheckpointsCopyTheLogWithoutTheWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	if !db.FastPaths() {
+		t.Skipf("%s=1: no background checkpointer", EnvNoFastPaths)
+	}
 	if _, err := db.Exec(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"); err != nil {
 		t.Fatal(err)
 	}

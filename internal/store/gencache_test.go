@@ -60,7 +60,7 @@ func TestEveryChangeOfASettingsTableMovesTheGeneration(t *testing.T) {
 func TestGenCacheAnswersFromMemoryUntilTheGenerationMoves(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		var c store.GenCache[string, string]
+		c := store.NewGenCache[string, string]("be_groups")
 		loads := 0
 		load := func(ctx context.Context, q store.Querier) (string, error) {
 			loads++
@@ -97,7 +97,7 @@ func TestGenCacheAnswersFromMemoryUntilTheGenerationMoves(t *testing.T) {
 func TestGenCacheKeepsNothingLoadedInsideATransaction(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		var c store.GenCache[string, string]
+		c := store.NewGenCache[string, string]("be_groups")
 		load := func(ctx context.Context, q store.Querier) (string, error) {
 			var title string
 			err := q.QueryRow(ctx, "SELECT title FROM be_groups WHERE uid = 902").Scan(&title)

@@ -456,10 +456,9 @@ func requestPayload(req Request) map[string]any {
 // store it, when the actor has Config.MaxOpenRuns runs queued or waiting for
 // a decision already (ErrTooManyRuns).
 func (rt *Runtime) checkOpenRuns(ctx context.Context, tx *store.Tx, actor int64) error {
-	var n int
-	if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM runs WHERE initiator = ? AND status IN (?, ?, ?)", actor,
-		string(run.StatusQueued), string(run.StatusWaitingForApproval), string(run.StatusWaitingForInput)).Scan(&n); err != nil {
-		return fmt.Errorf("open runs of user %d: %w", actor, err)
+	n, err := rt.runs.CountOpenTx(ctx, tx, actor)
+	if err != nil {
+		return err
 	}
 	if n >= rt.cfg.MaxOpenRuns {
 		return ErrTooManyRuns

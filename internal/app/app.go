@@ -153,7 +153,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.Registry().Register(newRunMetrics(db, q)); err != nil {
+	if err := srv.Registry().Register(newRunMetrics(db, runs, q)); err != nil {
 		return nil, err
 	}
 	providerSeconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{

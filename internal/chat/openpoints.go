@@ -2,13 +2,13 @@ package chat
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"waymark/internal/clock"
+	"waymark/internal/content"
 	"waymark/internal/store"
 	"waymark/internal/tool"
 )
@@ -113,10 +113,9 @@ func (o *OpenPoints) RecordSkipTx(ctx context.Context, tx *store.Tx, skill, page
 }
 
 func (o *OpenPoints) record(ctx context.Context, q store.Querier, k Key) error {
-	var lang int64
-	err := q.QueryRow(ctx, "SELECT language FROM records WHERE tbl = ? AND uid = ?", k.Target.Table, k.Target.UID).Scan(&lang)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("open point on %s:%d: language: %w", k.Target.Table, k.Target.UID, err)
+	lang, _, err := content.Language(ctx, q, k.Target.Table, k.Target.UID)
+	if err != nil {
+		return fmt.Errorf("open point on %s:%d: %w", k.Target.Table, k.Target.UID, err)
 	}
 	now := store.Micros(o.clk.Now())
 	for _, f := range fieldKeys(k.Target) {

@@ -194,25 +194,9 @@ func (v *view) keep(ctx context.Context, points []Point) ([]Point, error) {
 	}
 	live := map[string]map[int64]bool{}
 	for table, uids := range byTable {
-		set := map[int64]bool{}
-		err := eachChunk(uids, func(args []any, in string) error {
-			rows, err := v.q.Query(ctx, `SELECT uid FROM records WHERE tbl = ? AND deleted = FALSE AND workspace = 0
-				AND uid IN (`+in+`)`, append([]any{table}, args...)...)
-			if err != nil {
-				return fmt.Errorf("records of open points: %w", err)
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var uid int64
-				if err := rows.Scan(&uid); err != nil {
-					return err
-				}
-				set[uid] = true
-			}
-			return rows.Err()
-		})
+		set, err := content.LiveAmong(ctx, v.q, table, uids)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("records of open points: %w", err)
 		}
 		live[table] = set
 	}

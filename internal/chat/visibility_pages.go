@@ -3,7 +3,6 @@ package chat
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"waymark/internal/access"
 	"waymark/internal/content"
@@ -42,7 +41,7 @@ func (t *pageTree) load(ctx context.Context, uids []int64) error {
 			t.pages[uid] = nil
 		}
 		var next []int64
-		err := eachChunk(want, func(chunk []any, in string) error {
+		err := store.EachIn(want, func(chunk []any, in string) error {
 			rows, err := t.q.Query(ctx, `SELECT uid, pid, language, l10n_parent, deleted, workspace, owner_uid, group_uid,
 				perms_user, perms_group, perms_everybody FROM records WHERE tbl = 'pages' AND uid IN (`+in+`)`, chunk...)
 			if err != nil {
@@ -137,27 +136,4 @@ func (t *pageTree) decide(uid int64) bool {
 		}
 	}
 	return false
-}
-
-// inChunk is the most values one IN list holds. Lists are padded to a power
-// of two (repeating the last value), so few distinct statements are prepared.
-const inChunk = 512
-
-// eachChunk calls fn with the values of ids in chunks, each with its IN list of placeholders.
-func eachChunk(ids []int64, fn func(args []any, in string) error) error {
-	for start := 0; start < len(ids); start += inChunk {
-		chunk := ids[start:min(start+inChunk, len(ids))]
-		size := 1
-		for size < len(chunk) {
-			size *= 2
-		}
-		args := make([]any, size)
-		for i := range args {
-			args[i] = chunk[min(i, len(chunk)-1)]
-		}
-		if err := fn(args, strings.TrimSuffix(strings.Repeat("?, ", size), ", ")); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -500,7 +500,7 @@ func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 // transaction, whose watcher goroutines per transaction and per query cost
 // more than the statements, and the connection keeps the statements it ran
 // (serialConnector). A transaction to hand to a library (the job queue)
-// comes from InSQLTx and has SQL.
+// comes from InSQLTx — which only queue.Queue.InTx calls — and has SQL.
 type Tx struct {
 	SQL     *sql.Tx   // nil for a SQLite transaction of InTx or a read scope
 	conn    *sql.Conn // the connection of a SQLite transaction without SQL
@@ -580,7 +580,8 @@ func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return tx.SQL.QueryRowContext(ctx, q, args...)
 }
 
-// Begin starts a transaction.
+// Begin starts a database/sql transaction the caller ends (tests; code
+// uses InTx). It takes no write lock and does not end a read scope.
 func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 	db.prepare(ctx)
 	t, err := db.SQL.BeginTx(ctx, nil)

@@ -119,14 +119,14 @@ func parseInboxCursor(s string) (*inboxCursor, error) {
 // waitingRuns reads the next batch of runs waiting for approval after cur
 // (nil: from the newest), newest first; own: only actor's.
 func (rt *Runtime) waitingRuns(ctx context.Context, actor int64, own bool, cur *inboxCursor) ([]inboxCursor, error) {
-	p := run.WaitingParams{Limit: inboxBatch}
+	p := run.FindParams{Status: run.StatusWaitingForApproval, Limit: inboxBatch}
 	if own {
 		p.Initiator = actor
 	}
 	if cur != nil {
-		p.After = &run.Waiting{UUID: cur.uuid, CreatedAt: cur.createdAt}
+		p.After = &run.Found{UUID: cur.uuid, CreatedAt: cur.createdAt}
 	}
-	batch, err := rt.runs.WaitingForApproval(ctx, p)
+	batch, err := rt.runs.Find(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
 	}

@@ -30,45 +30,60 @@ func (s *Store) CountOpenTx(ctx context.Context, q store.Querier, initiator int6
 	return n, nil
 }
 
-// Waiting is a run waiting for approval, as a page of the inbox reads it.
-type Waiting struct {
+// Found is a run as Find lists it: its uuid and creation time, which
+// together are the order and the cursor of a page.
+type Found struct {
 	UUID      string
-	CreatedAt int64 // unix µs: with UUID, the order and cursor of the inbox
+	CreatedAt int64 // unix µs
 }
 
-// WaitingParams selects a batch of runs waiting for approval.
-type WaitingParams struct {
-	Initiator int64    // 0: every initiator's
-	After     *Waiting // nil: from the newest; else those after it in the order
-	Limit     int
+// FindParams selects runs; zero fields do not filter.
+type FindParams struct {
+	Status        Status
+	Configuration int64
+	Initiator     int64
+	From, To      time.Time // created at or after From, before To
+	After         *Found    // nil: from the newest; else the runs after it in the order
+	Limit         int
 }
 
-// WaitingForApproval reads runs waiting for approval, newest first (by
-// creation time, then uuid), up to p.Limit.
-func (s *Store) WaitingForApproval(ctx context.Context, p WaitingParams) ([]Waiting, error) {
-	q := "SELECT created_at, uuid FROM runs WHERE status = ?"
-	args := []any{string(StatusWaitingForApproval)}
+// Find lists the runs matching p, newest first (by creation time, then
+// uuid), up to p.Limit: the inbox's batches and the administrators' run list.
+func (s *Store) Find(ctx context.Context, p FindParams) ([]Found, error) {
+	q := "SELECT created_at, uuid FROM runs WHERE 1 = 1"
+	var args []any
+	add := func(cond string, v ...any) { q += " AND " + cond; args = append(args, v...) }
+	if p.Status != "" {
+		add("status = ?", string(p.Status))
+	}
+	if p.Configuration != 0 {
+		add("configuration = ?", p.Configuration)
+	}
 	if p.Initiator != 0 {
-		q += " AND initiator = ?"
-		args = append(args, p.Initiator)
+		add("initiator = ?", p.Initiator)
+	}
+	if !p.From.IsZero() {
+		add("created_at >= ?", store.Micros(p.From))
+	}
+	if !p.To.IsZero() {
+		add("created_at < ?", store.Micros(p.To))
 	}
 	if p.After != nil {
-		q += " AND (created_at < ? OR (created_at = ? AND uuid < ?))"
-		args = append(args, p.After.CreatedAt, p.After.CreatedAt, p.After.UUID)
+		add("(created_at < ? OR (created_at = ? AND uuid < ?))", p.After.CreatedAt, p.After.CreatedAt, p.After.UUID)
 	}
 	q += fmt.Sprintf(" ORDER BY created_at DESC, uuid DESC LIMIT %d", p.Limit)
 	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("waiting runs: %w", err)
+		return nil, fmt.Errorf("find runs: %w", err)
 	}
 	defer rows.Close()
-	var out []Waiting
+	var out []Found
 	for rows.Next() {
-		var w Waiting
-		if err := rows.Scan(&w.CreatedAt, &w.UUID); err != nil {
-			return nil, fmt.Errorf("waiting runs: %w", err)
+		var f Found
+		if err := rows.Scan(&f.CreatedAt, &f.UUID); err != nil {
+			return nil, fmt.Errorf("find runs: %w", err)
 		}
-		out = append(out, w)
+		out = append(out, f)
 	}
 	return out, rows.Err()
 }

@@ -43,12 +43,18 @@ func TestTheRunStoreAnswersTheCountsOtherPackagesNeed(t *testing.T) {
 			t.Errorf("OldestQueued = %v, %v; want %v (run %s)", oldest, err, t0, first)
 		}
 
+		if all, err := b.store.Find(b.ctx, run.FindParams{Limit: 10}); err != nil || len(all) != 5 {
+			t.Errorf("Find(no filter) = %d runs, %v; want 5", len(all), err)
+		}
+		if done, err := b.store.Find(b.ctx, run.FindParams{Status: run.StatusCompleted, From: t0.Add(2 * time.Second), Limit: 10}); err != nil || len(done) != 1 {
+			t.Errorf("Find(completed, from t0+2s) = %v, %v; want the completed run", done, err)
+		}
 		// Newest first, in batches that continue after the last one read.
-		page1, err := b.store.WaitingForApproval(b.ctx, run.WaitingParams{Limit: 2})
+		page1, err := b.store.Find(b.ctx, run.FindParams{Status: run.StatusWaitingForApproval, Limit: 2})
 		if err != nil || len(page1) != 2 {
 			t.Fatalf("first batch = %v, %v", page1, err)
 		}
-		page2, err := b.store.WaitingForApproval(b.ctx, run.WaitingParams{Limit: 2, After: &page1[1]})
+		page2, err := b.store.Find(b.ctx, run.FindParams{Status: run.StatusWaitingForApproval, Limit: 2, After: &page1[1]})
 		if err != nil || len(page2) != 1 {
 			t.Fatalf("second batch = %v, %v", page2, err)
 		}
@@ -58,7 +64,7 @@ func TestTheRunStoreAnswersTheCountsOtherPackagesNeed(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("waiting runs = %v, want newest first %v", got, want)
 		}
-		if other, err := b.store.WaitingForApproval(b.ctx, run.WaitingParams{Initiator: 8, Limit: 10}); err != nil || len(other) != 0 {
+		if other, err := b.store.Find(b.ctx, run.FindParams{Status: run.StatusWaitingForApproval, Initiator: 8, Limit: 10}); err != nil || len(other) != 0 {
 			t.Errorf("waiting runs of initiator 8 = %v, %v; want none", other, err)
 		}
 	})

@@ -66,6 +66,10 @@ func TestCloseStopsTheCheckpointer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !db.FastPaths() {
+		db.Close()
+		t.Skipf("%s=1: no background checkpointer", EnvNoFastPaths)
+	}
 	ck := db.ckpt
 	done := make(chan error, 1)
 	go func() { done <- db.Close() }()

@@ -59,6 +59,7 @@ func TestEveryChangeOfASettingsTableMovesTheGeneration(t *testing.T) {
 
 func TestGenCacheAnswersFromMemoryUntilTheGenerationMoves(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		skipWithoutFastPaths(t, db)
 		ctx := context.Background()
 		c := store.NewGenCache[string, string]("be_groups")
 		loads := 0
@@ -133,6 +134,7 @@ func TestGenCacheKeepsNothingLoadedInsideATransaction(t *testing.T) {
 // (Exec, and an UPDATE … RETURNING run as a query).
 func TestATransactionRereadsTheGenerationOnlyAfterItWrites(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		skipWithoutFastPaths(t, db)
 		ctx := context.Background()
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			g0, err := store.Generation(ctx, tx)

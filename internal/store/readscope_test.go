@@ -21,6 +21,7 @@ func title(t *testing.T, ctx context.Context, db *store.DB) string {
 // the scope's first read shows only once the scope ended.
 func TestReadScopeReadsOneSnapshotUntilItEnds(t *testing.T) {
 	db := storetest.SQLite(t)
+	skipWithoutFastPaths(t, db)
 	ctx := context.Background()
 	if _, err := db.Exec(ctx, `INSERT INTO be_groups (uid, title) VALUES (950, 'before')`); err != nil {
 		t.Fatal(err)

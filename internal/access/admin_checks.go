@@ -73,12 +73,12 @@ func (c refChecker) languages(ids []int64) error {
 
 func (c refChecker) mounts(ids []int64) error {
 	for _, id := range ids {
-		var n int
-		if err := c.q.QueryRow(c.ctx, "SELECT COUNT(*) FROM records WHERE tbl = 'pages' AND uid = ? AND deleted = ?", id, false).Scan(&n); err != nil {
-			return fmt.Errorf("check page %d: %w", id, err)
-		}
-		if n == 0 {
+		p, err := content.Get(c.ctx, c.q, "pages", id)
+		if errors.Is(err, content.ErrNotFound) || (err == nil && p.Deleted) {
 			return invalid("mounts", "no page %d", id)
+		}
+		if err != nil {
+			return fmt.Errorf("check page %d: %w", id, err)
 		}
 	}
 	return nil

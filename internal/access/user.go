@@ -148,8 +148,8 @@ func LoadActor(ctx context.Context, q store.Querier, uid int64) (*Actor, error) 
 // actors and groupCache keep resolved actors and all groups (never modified
 // once stored).
 var (
-	actors     store.GenCache[int64, *Actor]
-	groupCache store.GenCache[struct{}, map[int64]Group]
+	actors     = store.NewGenCache[int64, *Actor]("be_users", "be_groups")
+	groupCache = store.NewGenCache[struct{}, map[int64]Group]("be_groups")
 )
 
 // Resolve combines a user with its groups and their subgroups (cycles are harmless).

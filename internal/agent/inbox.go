@@ -119,29 +119,20 @@ func parseInboxCursor(s string) (*inboxCursor, error) {
 // waitingRuns reads the next batch of runs waiting for approval after cur
 // (nil: from the newest), newest first; own: only actor's.
 func (rt *Runtime) waitingRuns(ctx context.Context, actor int64, own bool, cur *inboxCursor) ([]inboxCursor, error) {
-	q := "SELECT created_at, uuid FROM runs WHERE status = ?"
-	args := []any{string(run.StatusWaitingForApproval)}
+	p := run.FindParams{Status: run.StatusWaitingForApproval, Limit: inboxBatch}
 	if own {
-		q += " AND initiator = ?"
-		args = append(args, actor)
+		p.Initiator = actor
 	}
 	if cur != nil {
-		q += " AND (created_at < ? OR (created_at = ? AND uuid < ?))"
-		args = append(args, cur.createdAt, cur.createdAt, cur.uuid)
+		p.After = &run.Found{UUID: cur.uuid, CreatedAt: cur.createdAt}
 	}
-	q += fmt.Sprintf(" ORDER BY created_at DESC, uuid DESC LIMIT %d", inboxBatch)
-	rows, err := rt.db.Query(ctx, q, args...)
+	batch, err := rt.runs.Find(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("inbox: %w", err)
 	}
-	defer rows.Close()
-	var out []inboxCursor
-	for rows.Next() {
-		var c inboxCursor
-		if err := rows.Scan(&c.createdAt, &c.uuid); err != nil {
-			return nil, fmt.Errorf("inbox: %w", err)
-		}
-		out = append(out, c)
+	out := make([]inboxCursor, len(batch))
+	for i, w := range batch {
+		out[i] = inboxCursor{createdAt: w.CreatedAt, uuid: w.UUID}
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -44,7 +44,7 @@ func (rt *Runtime) Reap(ctx context.Context) (ReapReport, error) {
 				rt.statusEvent(ctx, r, map[string]any{"status": run.StatusFailed, "reason": reason, "errorClass": class})
 			}
 		} else if rt.queue != nil {
-			err = rt.db.InSQLTx(ctx, func(tx *store.Tx) error {
+			err = rt.queue.InTx(ctx, func(tx *store.Tx) error {
 				w, err := rt.runs.RequeueExpiredTx(ctx, tx, r.UUID, r.LeaseOwner, r.RequeueCount)
 				if err != nil || !w {
 					return err
@@ -84,7 +84,7 @@ func (rt *Runtime) restartStranded(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("stranded runs: %w", err)
 	}
 	for _, id := range ids {
-		if err := rt.db.InSQLTx(ctx, func(tx *store.Tx) error { return rt.queue.InsertTx(ctx, tx, id, 0) }); err != nil {
+		if err := rt.queue.InTx(ctx, func(tx *store.Tx) error { return rt.queue.InsertTx(ctx, tx, id, 0) }); err != nil {
 			return 0, err
 		}
 		r, err := rt.runs.Get(ctx, id)

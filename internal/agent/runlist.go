@@ -10,7 +10,6 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/run"
-	"waymark/internal/store"
 )
 
 // Limits of a page of List.
@@ -57,62 +56,28 @@ func (rt *Runtime) List(ctx context.Context, actor int64, f RunFilter) (RunPage,
 	if f.Status != "" && !f.Status.Valid() {
 		return RunPage{}, invalidf("status: unknown run status %q", f.Status)
 	}
-	q := "SELECT created_at, uuid FROM runs WHERE 1 = 1"
-	var args []any
-	add := func(cond string, v ...any) { q += " AND " + cond; args = append(args, v...) }
-	if f.Status != "" {
-		add("status = ?", string(f.Status))
-	}
-	if f.Configuration != 0 {
-		add("configuration = ?", f.Configuration)
-	}
-	if f.Initiator != 0 {
-		add("initiator = ?", f.Initiator)
-	}
-	if !f.From.IsZero() {
-		add("created_at >= ?", store.Micros(f.From))
-	}
-	if !f.To.IsZero() {
-		add("created_at < ?", store.Micros(f.To))
-	}
+	p := run.FindParams{Status: f.Status, Configuration: f.Configuration, Initiator: f.Initiator, From: f.From, To: f.To,
+		Limit: f.Limit + 1}
 	if f.After != "" {
 		at, id, ok := strings.Cut(f.After, ".")
 		n, err := strconv.ParseInt(at, 10, 64)
 		if !ok || err != nil || id == "" {
 			return RunPage{}, invalidf("after: not a cursor of this list")
 		}
-		add("(created_at < ? OR (created_at = ? AND uuid < ?))", n, n, id)
+		p.After = &run.Found{UUID: id, CreatedAt: n}
 	}
-	q += fmt.Sprintf(" ORDER BY created_at DESC, uuid DESC LIMIT %d", f.Limit+1)
-	type row struct {
-		at   int64
-		uuid string
-	}
-	var found []row
-	rows, err := rt.db.Query(ctx, q, args...)
+	found, err := rt.runs.Find(ctx, p)
 	if err != nil {
-		return RunPage{}, fmt.Errorf("list runs: %w", err)
-	}
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.at, &r.uuid); err != nil {
-			rows.Close()
-			return RunPage{}, fmt.Errorf("list runs: %w", err)
-		}
-		found = append(found, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return RunPage{}, fmt.Errorf("list runs: %w", err)
 	}
 	page := RunPage{Runs: []Status{}}
 	if len(found) > f.Limit {
 		found = found[:f.Limit]
 		last := found[len(found)-1]
-		page.Next = strconv.FormatInt(last.at, 10) + "." + last.uuid
+		page.Next = strconv.FormatInt(last.CreatedAt, 10) + "." + last.UUID
 	}
 	for _, r := range found {
-		st, err := rt.Status(ctx, actor, r.uuid)
+		st, err := rt.Status(ctx, actor, r.UUID)
 		if errors.Is(err, ErrNotFound) {
 			continue // purged meanwhile
 		}

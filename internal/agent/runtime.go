@@ -32,8 +32,10 @@ const (
 // ProviderFunc returns the model a configuration names. It is wired in cmd/waymark.
 type ProviderFunc func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error)
 
-// Enqueuer inserts a run's job in the transaction that stores the run (queue.Queue).
+// Enqueuer inserts a run's job in the transaction that stores the run
+// (queue.Queue); InTx begins that transaction.
 type Enqueuer interface {
+	InTx(ctx context.Context, fn func(tx *store.Tx) error) error
 	InsertTx(ctx context.Context, tx *store.Tx, run string, delay time.Duration) error
 }
 
@@ -344,7 +346,7 @@ func (rt *Runtime) Enqueue(ctx context.Context, actor int64, req Request) (strin
 	if err != nil {
 		return "", err
 	}
-	err = rt.db.InSQLTx(ctx, func(tx *store.Tx) error {
+	err = rt.queue.InTx(ctx, func(tx *store.Tx) error {
 		if err := rt.checkOpenRuns(ctx, tx, actor); err != nil {
 			return err
 		}
@@ -454,10 +456,9 @@ func requestPayload(req Request) map[string]any {
 // store it, when the actor has Config.MaxOpenRuns runs queued or waiting for
 // a decision already (ErrTooManyRuns).
 func (rt *Runtime) checkOpenRuns(ctx context.Context, tx *store.Tx, actor int64) error {
-	var n int
-	if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM runs WHERE initiator = ? AND status IN (?, ?, ?)", actor,
-		string(run.StatusQueued), string(run.StatusWaitingForApproval), string(run.StatusWaitingForInput)).Scan(&n); err != nil {
-		return fmt.Errorf("open runs of user %d: %w", actor, err)
+	n, err := rt.runs.CountOpenTx(ctx, tx, actor)
+	if err != nil {
+		return err
 	}
 	if n >= rt.cfg.MaxOpenRuns {
 		return ErrTooManyRuns

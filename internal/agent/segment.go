@@ -128,7 +128,7 @@ func (s *segment) requeue(ctx context.Context) error {
 	}
 	n := s.run.RequeueCount + 1
 	s.emit(run.EventStatus, map[string]any{"status": run.StatusQueued, "requeue": n})
-	return s.rt.db.InSQLTx(ctx, func(tx *store.Tx) error {
+	return s.rt.queue.InTx(ctx, func(tx *store.Tx) error {
 		won, err := s.rt.runs.RequeueTx(ctx, tx, s.run.UUID, s.owner, s.run.RequeueCount, s.flush())
 		if err != nil {
 			return err

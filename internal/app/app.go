@@ -174,7 +174,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	ui.Register()
-	if err := srv.Registry().Register(newRunMetrics(db, q)); err != nil {
+	if err := srv.Registry().Register(newRunMetrics(db, runs, q)); err != nil {
 		return nil, err
 	}
 	if err := srv.Registry().Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "waymark_db_commits_total",

@@ -14,6 +14,7 @@ import (
 // database at scrape time, so every process reports the same numbers.
 type runMetrics struct {
 	db       *store.DB
+	runs     *run.Store
 	queue    depths
 	byStatus *prometheus.Desc
 	depth    *prometheus.Desc
@@ -27,9 +28,10 @@ type depths interface {
 	ChatPending(context.Context, store.Querier) (int, error)
 }
 
-func newRunMetrics(db *store.DB, q depths) *runMetrics {
+func newRunMetrics(db *store.DB, runs *run.Store, q depths) *runMetrics {
 	return &runMetrics{
 		db:       db,
+		runs:     runs,
 		queue:    q,
 		byStatus: prometheus.NewDesc("waymark_runs", "Runs by status.", []string{"status"}, nil),
 		depth:    prometheus.NewDesc("waymark_queue_depth", "Run jobs waiting to be worked.", nil, nil),
@@ -53,18 +55,9 @@ func (m *runMetrics) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range run.Statuses() {
 		counts[string(s)] = 0
 	}
-	type count struct {
-		status string
-		n      float64
-	}
-	stored, err := store.Collect(ctx, m.db, func(sc store.Scanner) (count, error) {
-		var c count
-		err := sc.Scan(&c.status, &c.n)
-		return c, err
-	}, "SELECT status, COUNT(*) FROM runs GROUP BY status")
-	if err == nil { // a failed read reports every status as 0, as before
-		for _, c := range stored {
-			counts[c.status] = c.n
+	if byStatus, err := m.runs.CountByStatus(ctx); err == nil {
+		for s, n := range byStatus {
+			counts[string(s)] = float64(n)
 		}
 	}
 	for s, n := range counts {
@@ -76,11 +69,10 @@ func (m *runMetrics) Collect(ch chan<- prometheus.Metric) {
 	if n, err := m.queue.ChatPending(ctx, m.db); err == nil {
 		ch <- prometheus.MustNewConstMetric(m.chat, prometheus.GaugeValue, float64(n))
 	}
-	var oldest int64
-	if err := m.db.QueryRow(ctx, "SELECT COALESCE(MIN(created_at), 0) FROM runs WHERE status = 'queued'").Scan(&oldest); err == nil {
+	if oldest, err := m.runs.OldestQueued(ctx); err == nil {
 		wait := 0.0
-		if oldest > 0 {
-			wait = time.Since(store.Time(oldest)).Seconds()
+		if !oldest.IsZero() {
+			wait = time.Since(oldest).Seconds()
 		}
 		ch <- prometheus.MustNewConstMetric(m.oldest, prometheus.GaugeValue, wait)
 	}

@@ -45,6 +45,10 @@ type Authenticator struct {
 	checks   chan struct{} // one slot per password check running
 }
 
+// Verified tokens are kept for one settings generation: every change of
+// api_tokens must move it (checked by store.MissingGenerationTriggers).
+var _ = store.GenerationTables("api_tokens")
+
 type cachedToken struct {
 	uid     int64
 	gen     int64 // settings generation read before the token was verified

@@ -12,6 +12,8 @@ import (
 // Queue carries the chat's jobs to whichever process has chat workers
 // (queue.Queue implements it).
 type Queue interface {
+	// InTx begins the transaction InsertChatTx inserts in (queue.Queue.InTx).
+	InTx(ctx context.Context, fn func(tx *store.Tx) error) error
 	InsertChatTx(ctx context.Context, tx *store.Tx, payload any) error
 	// ChatPending counts the chat jobs not finished yet.
 	ChatPending(ctx context.Context, db store.Querier) (int, error)
@@ -56,7 +58,7 @@ func (s *Service) SetQueue(q Queue, lease time.Duration) {
 func (s *Service) commit(ctx context.Context, j job, fn func(tx *store.Tx) (bool, error)) (bool, error) {
 	in := s.db.InTx
 	if s.queue != nil {
-		in = s.db.InSQLTx
+		in = s.queue.InTx
 	}
 	var won bool
 	err := in(ctx, func(tx *store.Tx) error {

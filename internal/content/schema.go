@@ -181,7 +181,7 @@ func LoadSchemas(ctx context.Context, q store.Querier) (*Schemas, error) {
 	return schemaCache.Get(ctx, q, struct{}{}, loadSchemas)
 }
 
-var schemaCache store.GenCache[struct{}, *Schemas]
+var schemaCache = store.NewGenCache[struct{}, *Schemas]("schema_tables")
 
 func loadSchemas(ctx context.Context, q store.Querier) (*Schemas, error) {
 	rows, err := q.Query(ctx, "SELECT name, definition FROM schema_tables ORDER BY name")

@@ -91,3 +91,42 @@ func PutTx(ctx context.Context, q store.Querier, r Record, now int64) error {
 	}
 	return nil
 }
+
+// Language returns the language uid of a record, deleted or not; ok is
+// false when there is none.
+func Language(ctx context.Context, q store.Querier, table string, uid int64) (lang int64, ok bool, err error) {
+	err = q.QueryRow(ctx, "SELECT language FROM records WHERE tbl = ? AND uid = ?", table, uid).Scan(&lang)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("language of %s:%d: %w", table, uid, err)
+	}
+	return lang, true, nil
+}
+
+// LiveAmong returns which of uids are live records of table (in the live
+// workspace, not deleted).
+func LiveAmong(ctx context.Context, q store.Querier, table string, uids []int64) (map[int64]bool, error) {
+	live := map[int64]bool{}
+	err := store.EachIn(uids, func(args []any, in string) error {
+		rows, err := q.Query(ctx, `SELECT uid FROM records WHERE tbl = ? AND deleted = FALSE AND workspace = 0
+			AND uid IN (`+in+`)`, append([]any{table}, args...)...)
+		if err != nil {
+			return fmt.Errorf("live records of %s: %w", table, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var uid int64
+			if err := rows.Scan(&uid); err != nil {
+				return fmt.Errorf("live records of %s: %w", table, err)
+			}
+			live[uid] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return live, nil
+}

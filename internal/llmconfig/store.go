@@ -85,7 +85,7 @@ func (s *Store) GetTx(ctx context.Context, q store.Querier, uid int64) (Configur
 	return c, nil
 }
 
-var configCache store.GenCache[int64, Configuration]
+var configCache = store.NewGenCache[int64, Configuration]("configurations")
 
 // GetByIdentifier reads one configuration by its identifier.
 func (s *Store) GetByIdentifier(ctx context.Context, identifier string) (Configuration, error) {

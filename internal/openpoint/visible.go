@@ -200,15 +200,7 @@ func (v *view) keep(ctx context.Context, points []Point) ([]Point, error) {
 	}
 	live := map[string]map[int64]bool{}
 	for table, uids := range byTable {
-		set := map[int64]bool{}
-		err := store.EachChunk(uids, func(args []any, in string) error {
-			found, err := store.Collect(ctx, v.q, scanUID, `SELECT uid FROM records WHERE tbl = ? AND deleted = FALSE AND workspace = 0
-				AND uid IN (`+in+`)`, append([]any{table}, args...)...)
-			for _, uid := range found {
-				set[uid] = true
-			}
-			return err
-		})
+		set, err := content.LiveAmong(ctx, v.q, table, uids)
 		if err != nil {
 			return nil, fmt.Errorf("records of open points: %w", err)
 		}

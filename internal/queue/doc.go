@@ -12,4 +12,6 @@
 // River retries a run job only when the handler failed before claiming its
 // run; requeues of a claimed run are the runtime's (it inserts a new job for
 // them).
+// The queue owns the transaction a job is inserted in (Queue.InTx): River
+// needs a database/sql transaction, which SQLite's fast store.DB.InTx is not.
 package queue

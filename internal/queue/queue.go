@@ -86,11 +86,11 @@ type Config struct {
 
 // Queue inserts run jobs and, with workers, works them.
 type Queue struct {
+	db     *store.DB // the store: its transactions and its migration lock
 	client *river.Client[*sql.Tx]
 	driver riverdriver.Driver[*sql.Tx]
 	works  bool
 	chat   atomic.Pointer[JobHandler] // set by SetChatHandler before Start
-	db     *store.DB                  // for its migration lock
 	// Listening reports whether workers wake on inserts (PostgreSQL LISTEN/NOTIFY).
 	Listening bool
 }
@@ -190,11 +190,20 @@ func (q *Queue) Migrate(ctx context.Context) error {
 	})
 }
 
+// InTx runs fn in a transaction that InsertTx can insert jobs in, and
+// commits when fn returns nil (store.DB.InTx's rules and errors). The queue
+// owns the choice: River needs a database/sql transaction, which on SQLite
+// is not InTx's fast one, so domain code that enqueues calls this and never
+// store.DB.InSQLTx (TestOnlyTheQueueBeginsDatabaseSQLTransactions).
+func (q *Queue) InTx(ctx context.Context, fn func(tx *store.Tx) error) error {
+	return q.db.InSQLTx(ctx, fn)
+}
+
 // ErrNeedsSQLTx is returned by InsertTx for a transaction without a
-// database/sql transaction (begin it with store.DB.InSQLTx).
+// database/sql transaction (begin it with Queue.InTx).
 var ErrNeedsSQLTx = errors.New("queue: the job must be inserted in a transaction of InSQLTx")
 
-// InsertTx enqueues run inside tx (from store.DB.InSQLTx), to be worked no
+// InsertTx enqueues run inside tx (from Queue.InTx), to be worked no
 // earlier than delay from now.
 func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, run string, delay time.Duration) error {
 	if tx.SQL == nil {

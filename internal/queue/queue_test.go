@@ -3,6 +3,10 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -145,4 +149,82 @@ func TestWorkersListenForInsertsOnPostgres(t *testing.T) {
 			t.Error("an insert-only queue listens")
 		}
 	})
+}
+
+// The queue owns River's transaction: a job inserted in Queue.InTx commits
+// with the transaction's rows, and a failed callback leaves neither.
+func TestQueueInTxCommitsTheJobWithTheRowsOrNeither(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q, err := queue.New(db, nil, queue.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("refused")
+		err = q.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, `INSERT INTO be_groups (uid, title) VALUES (970, 'rolled back')`); err != nil {
+				return err
+			}
+			if err := q.InsertTx(ctx, tx, "rolled-back", 0); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("InTx = %v, want the callback's error", err)
+		}
+		if n, err := q.Depth(ctx, db); err != nil || n != 0 {
+			t.Errorf("after the rollback Depth = %d, %v; want 0", n, err)
+		}
+		if err := q.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, `INSERT INTO be_groups (uid, title) VALUES (971, 'kept')`); err != nil {
+				return err
+			}
+			return q.InsertTx(ctx, tx, "run-1", 0)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM be_groups WHERE uid IN (970, 971)").Scan(&n); err != nil || n != 1 {
+			t.Errorf("stored rows = %d, %v; want the committed one", n, err)
+		}
+		if n, err := q.Depth(ctx, db); err != nil || n != 1 {
+			t.Errorf("Depth = %d, %v; want the committed job", n, err)
+		}
+	})
+}
+
+// No domain code chooses between store.DB.InTx and InSQLTx: outside store
+// and queue, no non-test file calls InSQLTx (enqueuers use Queue.InTx).
+func TestOnlyTheQueueBeginsDatabaseSQLTransactions(t *testing.T) {
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel == filepath.Join("internal", "store") || rel == filepath.Join("internal", "queue") || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(src), "InSQLTx") {
+			t.Errorf("%s calls store.DB.InSQLTx: enqueue through queue.Queue.InTx", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

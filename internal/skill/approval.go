@@ -66,7 +66,12 @@ func latestApproval(ctx context.Context, q store.Querier, skill, source int64, d
 
 // Approvals reads every approval row of a skill, oldest first.
 func (s *Store) Approvals(ctx context.Context, skillUID int64) ([]Approval, error) {
-	rows, err := s.db.Query(ctx, "SELECT "+approvalColumns+" FROM skill_approvals WHERE skill_uid = ? ORDER BY id", skillUID)
+	return s.ApprovalsTx(ctx, s.db, skillUID)
+}
+
+// ApprovalsTx is Approvals through q (a transaction that must see its own writes).
+func (s *Store) ApprovalsTx(ctx context.Context, q store.Querier, skillUID int64) ([]Approval, error) {
+	rows, err := q.Query(ctx, "SELECT "+approvalColumns+" FROM skill_approvals WHERE skill_uid = ? ORDER BY id", skillUID)
 	if err != nil {
 		return nil, fmt.Errorf("approvals of skill %d: %w", skillUID, err)
 	}
@@ -105,11 +110,16 @@ const DeniedAuditWindow = time.Hour
 // wrote nothing) and returns the *RefusedError. A denied refusal is audited
 // once per user, operation and DeniedAuditWindow.
 func (s *Store) refuse(ctx context.Context, ev AuditEvent, e *RefusedError, source int64, detail string) error {
+	return s.refuseOn(ctx, s.db, ev, e, source, detail)
+}
+
+// refuseOn is refuse through q (a caller's transaction for the …Tx forms).
+func (s *Store) refuseOn(ctx context.Context, q store.Querier, ev AuditEvent, e *RefusedError, source int64, detail string) error {
 	ctx = context.WithoutCancel(ctx)
 	if e.Case == RefusedDenied {
 		var n int
 		since := s.now() - DeniedAuditWindow.Microseconds()
-		if err := s.db.QueryRow(ctx, "SELECT COUNT(*) FROM skill_audit WHERE event = ? AND actor_uid = ? AND created_at > ?",
+		if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM skill_audit WHERE event = ? AND actor_uid = ? AND created_at > ?",
 			string(ev), e.Actor, since).Scan(&n); err != nil {
 			return fmt.Errorf("%w (and the refusal was not audited: %w)", e, err)
 		}
@@ -117,7 +127,7 @@ func (s *Store) refuse(ctx context.Context, ev AuditEvent, e *RefusedError, sour
 			return e
 		}
 	}
-	if err := s.audit(ctx, s.db, AuditEntry{Event: ev, Skill: e.Skill, Source: source, Digest: e.Digest, Actor: e.Actor, Detail: detail}); err != nil {
+	if err := s.audit(ctx, q, AuditEntry{Event: ev, Skill: e.Skill, Source: source, Digest: e.Digest, Actor: e.Actor, Detail: detail}); err != nil {
 		return fmt.Errorf("%w (and the refusal was not audited: %w)", e, err)
 	}
 	return e
@@ -135,63 +145,91 @@ func (s *Store) refuse(ctx context.Context, ev AuditEvent, e *RefusedError, sour
 // digest again is a new, explicit approval: it instructs again.
 func (s *Store) Approve(ctx context.Context, actor, skillUID int64, seenDigest string) (Approval, error) {
 	ctx = context.WithoutCancel(ctx) // once decided, an approval finishes
-	refused := func(c Refusal) *RefusedError {
-		return &RefusedError{Op: "approve", Skill: skillUID, Digest: seenDigest, Case: c, Actor: actor}
-	}
 	var a Approval
-	var refusal *RefusedError
-	var refusalSource int64
-	var refusalDetail string
+	var r approvalRefusal
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		// The right first: a caller without it learns nothing of the skill.
-		ok, err := mayApprove(ctx, tx, actor)
-		if err != nil {
-			return fmt.Errorf("approve skill %d: %w", skillUID, err)
-		}
-		if !ok {
-			refusal = refused(RefusedDenied)
-			return nil
-		}
-		k, err := skillGet(ctx, tx, skillUID, forUpdate(tx))
-		if err != nil {
-			return err
-		}
-		refusalSource = k.Source
-		current := k.Digest()
-		switch {
-		case current != seenDigest:
-			refusal, refusalDetail = refused(RefusedStale), "current "+current
-			return nil
-		case k.Orphaned:
-			refusal = refused(RefusedOrphaned)
-			return nil
-		}
-		src, err := sourceGet(ctx, tx, k.Source, "")
-		if err != nil {
-			return err
-		}
-		a = Approval{Skill: k.UID, Source: k.Source, Digest: current, Version: k.Version, Trust: src.Trust,
-			ApprovedBy: actor, ApprovedAt: store.Time(s.now())}
-		v := k.Version
-		if err := tx.QueryRow(ctx, `INSERT INTO skill_approvals (skill_uid, source_uid, digest, name, description, body,
-			support, allowed_tools, process, trust_level, approved_by, approved_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			a.Skill, a.Source, a.Digest, v.Name, v.Description, v.Body, v.Support, encodeTools(v.AllowedTools), v.Process,
-			string(a.Trust), actor, store.Micros(a.ApprovedAt)).Scan(&a.ID); err != nil {
-			return fmt.Errorf("approve skill %d: %w", skillUID, err)
-		}
-		return s.audit(ctx, tx, AuditEntry{Event: EventApproved, Skill: k.UID, Source: k.Source, Digest: current, Actor: actor,
-			Detail: "trust " + string(src.Trust)})
+		var err error
+		a, r, err = s.approve(ctx, tx, actor, skillUID, seenDigest)
+		return err
 	})
 	if err != nil {
 		return Approval{}, err
 	}
-	if refusal != nil {
-		ev := map[Refusal]AuditEvent{RefusedDenied: EventApprovalRefusedDenied, RefusedStale: EventApprovalRefusedStale,
-			RefusedOrphaned: EventApprovalRefusedOrphan}[refusal.Case]
-		return Approval{}, s.refuse(ctx, ev, refusal, refusalSource, refusalDetail)
+	if r.err != nil {
+		return Approval{}, s.refuse(ctx, r.event(), r.err, r.source, r.detail)
 	}
 	return a, nil
+}
+
+// ApproveTx is Approve inside tx. A refusal is a *RefusedError as for
+// Approve, and its audit entry is written in tx: it lands only if the caller
+// commits.
+func (s *Store) ApproveTx(ctx context.Context, tx *store.Tx, actor, skillUID int64, seenDigest string) (Approval, error) {
+	a, r, err := s.approve(ctx, tx, actor, skillUID, seenDigest)
+	if err != nil {
+		return Approval{}, err
+	}
+	if r.err != nil {
+		return Approval{}, s.refuseOn(ctx, tx, r.event(), r.err, r.source, r.detail)
+	}
+	return a, nil
+}
+
+// approvalRefusal is a refused approval, to be audited by the caller.
+type approvalRefusal struct {
+	err    *RefusedError // nil: not refused
+	source int64
+	detail string
+}
+
+func (r approvalRefusal) event() AuditEvent {
+	return map[Refusal]AuditEvent{RefusedDenied: EventApprovalRefusedDenied, RefusedStale: EventApprovalRefusedStale,
+		RefusedOrphaned: EventApprovalRefusedOrphan}[r.err.Case]
+}
+
+// approve decides and, when allowed, stores the approval in tx.
+func (s *Store) approve(ctx context.Context, tx *store.Tx, actor, skillUID int64, seenDigest string) (Approval, approvalRefusal, error) {
+	refused := func(c Refusal) *RefusedError {
+		return &RefusedError{Op: "approve", Skill: skillUID, Digest: seenDigest, Case: c, Actor: actor}
+	}
+	// The right first: a caller without it learns nothing of the skill.
+	ok, err := mayApprove(ctx, tx, actor)
+	if err != nil {
+		return Approval{}, approvalRefusal{}, fmt.Errorf("approve skill %d: %w", skillUID, err)
+	}
+	if !ok {
+		return Approval{}, approvalRefusal{err: refused(RefusedDenied)}, nil
+	}
+	k, err := skillGet(ctx, tx, skillUID, forUpdate(tx))
+	if err != nil {
+		return Approval{}, approvalRefusal{}, err
+	}
+	current := k.Digest()
+	switch {
+	case current != seenDigest:
+		return Approval{}, approvalRefusal{err: refused(RefusedStale), source: k.Source, detail: "current " + current}, nil
+	case k.Orphaned:
+		return Approval{}, approvalRefusal{err: refused(RefusedOrphaned), source: k.Source}, nil
+	}
+	src, err := sourceGet(ctx, tx, k.Source, "")
+	if err != nil {
+		return Approval{}, approvalRefusal{}, err
+	}
+	a := Approval{Skill: k.UID, Source: k.Source, Digest: current, Version: k.Version, Trust: src.Trust,
+		ApprovedBy: actor, ApprovedAt: store.Time(s.now())}
+	v := k.Version
+	if err := tx.QueryRow(ctx, `INSERT INTO skill_approvals (skill_uid, source_uid, digest, name, description, body,
+		support, allowed_tools, process, trust_level, approved_by, approved_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		a.Skill, a.Source, a.Digest, v.Name, v.Description, v.Body, v.Support, encodeTools(v.AllowedTools), v.Process,
+		string(a.Trust), actor, store.Micros(a.ApprovedAt)).Scan(&a.ID); err != nil {
+		return Approval{}, approvalRefusal{}, fmt.Errorf("approve skill %d: %w", skillUID, err)
+	}
+	if err := s.audit(ctx, tx, AuditEntry{Event: EventApproved, Skill: k.UID, Source: k.Source, Digest: current, Actor: actor,
+		Detail: "trust " + string(src.Trust)}); err != nil {
+		return Approval{}, approvalRefusal{}, err
+	}
+	return a, approvalRefusal{}, nil
 }
 
 // Revoke revokes every unrevoked approval of (skill, digest) and audits it

@@ -74,7 +74,12 @@ func (s *Store) Detach(ctx context.Context, configUID, skillUID int64) error {
 // Attachments lists a configuration's attachments by skill uid, whatever the
 // state of the skills.
 func (s *Store) Attachments(ctx context.Context, configUID int64) ([]Attachment, error) {
-	rows, err := s.db.Query(ctx, `SELECT configuration_uid, skill_uid, load_mode FROM skill_attachments
+	return s.AttachmentsTx(ctx, s.db, configUID)
+}
+
+// AttachmentsTx is Attachments through q (a transaction that must see its own writes).
+func (s *Store) AttachmentsTx(ctx context.Context, q store.Querier, configUID int64) ([]Attachment, error) {
+	rows, err := q.Query(ctx, `SELECT configuration_uid, skill_uid, load_mode FROM skill_attachments
 		WHERE configuration_uid = ? ORDER BY skill_uid`, configUID)
 	if err != nil {
 		return nil, fmt.Errorf("attachments of configuration %d: %w", configUID, err)

@@ -23,6 +23,17 @@ type SkillCreateParams struct {
 // identifier must be new in the source. Bad input is an error wrapping
 // ErrInvalid and stores nothing.
 func (s *Store) SkillCreate(ctx context.Context, p SkillCreateParams) (Skill, error) {
+	var k Skill
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		k, err = s.SkillCreateTx(ctx, tx, p)
+		return err
+	})
+	return k, err
+}
+
+// SkillCreateTx is SkillCreate inside tx: the skill lands when tx commits.
+func (s *Store) SkillCreateTx(ctx context.Context, tx *store.Tx, p SkillCreateParams) (Skill, error) {
 	v, fm, err := s.check(fmt.Sprintf("skill %q", p.Identifier), p.Version)
 	if err != nil {
 		return Skill{}, err
@@ -30,37 +41,40 @@ func (s *Store) SkillCreate(ctx context.Context, p SkillCreateParams) (Skill, er
 	if err := validIdentifier(p.Identifier); err != nil {
 		return Skill{}, err
 	}
-	var k Skill
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		src, err := sourceGet(ctx, tx, p.Source, "")
-		if err != nil {
-			return err
-		}
-		if src.Type != Backend {
-			return invalid("source", "source %d is a %s source: its skills come from sync, not from authoring", src.UID, src.Type)
-		}
-		var n int
-		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM skills WHERE source_uid = ? AND identifier = ?",
-			p.Source, p.Identifier).Scan(&n); err != nil {
-			return fmt.Errorf("create skill %q: %w", p.Identifier, err)
-		}
-		if n > 0 {
-			return invalid("identifier", "source %d already has a skill %q", p.Source, p.Identifier)
-		}
-		uid, err := s.insertSkill(ctx, tx, p.UID, p.Source, p.Identifier, v, fm)
-		if err != nil {
-			return err
-		}
-		if err := s.historyAdd(ctx, tx, uid, p.Actor, v); err != nil {
-			return err
-		}
-		if err := s.audit(ctx, tx, AuditEntry{Event: EventCreated, Skill: uid, Source: p.Source, Digest: v.Digest(), Actor: p.Actor}); err != nil {
-			return err
-		}
-		k, err = skillGet(ctx, tx, uid, "")
-		return err
-	})
-	return k, err
+	src, err := sourceGet(ctx, tx, p.Source, "")
+	if err != nil {
+		return Skill{}, err
+	}
+	if src.Type != Backend {
+		return Skill{}, invalid("source", "source %d is a %s source: its skills come from sync, not from authoring", src.UID, src.Type)
+	}
+	if err := identifierFree(ctx, tx, p.Source, p.Identifier); err != nil {
+		return Skill{}, err
+	}
+	uid, err := s.insertSkill(ctx, tx, p.UID, p.Source, p.Identifier, v, fm)
+	if err != nil {
+		return Skill{}, err
+	}
+	if err := s.historyAdd(ctx, tx, uid, p.Actor, v); err != nil {
+		return Skill{}, err
+	}
+	if err := s.audit(ctx, tx, AuditEntry{Event: EventCreated, Skill: uid, Source: p.Source, Digest: v.Digest(), Actor: p.Actor}); err != nil {
+		return Skill{}, err
+	}
+	return skillGet(ctx, tx, uid, "")
+}
+
+// identifierFree refuses an identifier the source already has (ErrInvalid).
+func identifierFree(ctx context.Context, tx *store.Tx, source int64, identifier string) error {
+	var n int
+	if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM skills WHERE source_uid = ? AND identifier = ?",
+		source, identifier).Scan(&n); err != nil {
+		return fmt.Errorf("skill %q: %w", identifier, err)
+	}
+	if n > 0 {
+		return invalid("identifier", "source %d already has a skill %q", source, identifier)
+	}
+	return nil
 }
 
 // insertSkill inserts a disabled, non-orphaned skill row and returns its uid
@@ -89,6 +103,10 @@ type SkillUpdateParams struct {
 	UID     int64
 	Version Version
 	Actor   int64
+	// Identifier, when set and not the skill's, renames it (it must be new
+	// in the source); "" keeps the identifier. A rename alone is no new
+	// version: no history row, no audit entry.
+	Identifier string
 }
 
 // SkillUpdate stores an edit of a backend skill as a new version: the live
@@ -98,42 +116,60 @@ type SkillUpdateParams struct {
 // so the skill stops instructing until its new digest is approved. Directory
 // skills change only through Sync. Bad input wraps ErrInvalid and stores nothing.
 func (s *Store) SkillUpdate(ctx context.Context, p SkillUpdateParams) (Skill, error) {
+	var k Skill
+	err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		k, err = s.SkillUpdateTx(ctx, tx, p)
+		return err
+	})
+	return k, err
+}
+
+// SkillUpdateTx is SkillUpdate inside tx: the edit lands when tx commits.
+func (s *Store) SkillUpdateTx(ctx context.Context, tx *store.Tx, p SkillUpdateParams) (Skill, error) {
 	v, fm, err := s.check(fmt.Sprintf("skill %d", p.UID), p.Version)
 	if err != nil {
 		return Skill{}, err
 	}
-	var k Skill
-	err = s.db.InTx(ctx, func(tx *store.Tx) error {
-		old, err := skillGet(ctx, tx, p.UID, forUpdate(tx))
-		if err != nil {
-			return err
+	old, err := skillGet(ctx, tx, p.UID, forUpdate(tx))
+	if err != nil {
+		return Skill{}, err
+	}
+	src, err := sourceGet(ctx, tx, old.Source, "")
+	if err != nil {
+		return Skill{}, err
+	}
+	if src.Type != Backend {
+		return Skill{}, invalid("source", "skill %d belongs to %s source %d: it changes only through sync", p.UID, src.Type, src.UID)
+	}
+	identifier := old.Identifier
+	if p.Identifier != "" && p.Identifier != old.Identifier {
+		if err := validIdentifier(p.Identifier); err != nil {
+			return Skill{}, err
 		}
-		src, err := sourceGet(ctx, tx, old.Source, "")
-		if err != nil {
-			return err
+		if err := identifierFree(ctx, tx, old.Source, p.Identifier); err != nil {
+			return Skill{}, err
 		}
-		if src.Type != Backend {
-			return invalid("source", "skill %d belongs to %s source %d: it changes only through sync", p.UID, src.Type, src.UID)
-		}
-		if old.Digest() == v.Digest() && old.RawFrontMatter == fm {
-			k = old
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `UPDATE skills SET name = ?, description = ?, body = ?, support = ?, allowed_tools = ?,
-			process = ?, raw_front_matter = ?, digest = ?, updated_at = ? WHERE uid = ?`,
-			v.Name, v.Description, v.Body, v.Support, encodeTools(v.AllowedTools), v.Process, fm, v.Digest(), s.now(), p.UID); err != nil {
-			return fmt.Errorf("update skill %d: %w", p.UID, err)
-		}
+		identifier = p.Identifier
+	}
+	newVersion := old.Digest() != v.Digest() || old.RawFrontMatter != fm
+	if !newVersion && identifier == old.Identifier {
+		return old, nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE skills SET identifier = ?, name = ?, description = ?, body = ?, support = ?, allowed_tools = ?,
+		process = ?, raw_front_matter = ?, digest = ?, updated_at = ? WHERE uid = ?`,
+		identifier, v.Name, v.Description, v.Body, v.Support, encodeTools(v.AllowedTools), v.Process, fm, v.Digest(), s.now(), p.UID); err != nil {
+		return Skill{}, fmt.Errorf("update skill %d: %w", p.UID, err)
+	}
+	if newVersion {
 		if err := s.historyAdd(ctx, tx, p.UID, p.Actor, v); err != nil {
-			return err
+			return Skill{}, err
 		}
 		if err := s.audit(ctx, tx, AuditEntry{Event: EventEdited, Skill: p.UID, Source: old.Source, Digest: v.Digest(), Actor: p.Actor}); err != nil {
-			return err
+			return Skill{}, err
 		}
-		k, err = skillGet(ctx, tx, p.UID, "")
-		return err
-	})
-	return k, err
+	}
+	return skillGet(ctx, tx, p.UID, "")
 }
 
 // SetEnabled switches a skill on or off site-wide and audits the change
@@ -141,24 +177,27 @@ func (s *Store) SkillUpdate(ctx context.Context, p SkillUpdateParams) (Skill, er
 // An orphaned skill cannot be enabled (ErrInvalid). The caller decides who
 // may do this.
 func (s *Store) SetEnabled(ctx context.Context, actor, skillUID int64, enabled bool) error {
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		k, err := skillGet(ctx, tx, skillUID, forUpdate(tx))
-		if err != nil {
-			return err
-		}
-		if k.Enabled == enabled {
-			return nil
-		}
-		if enabled && k.Orphaned {
-			return invalid("enabled", "skill %d is orphaned: it vanished from its source and cannot be enabled", skillUID)
-		}
-		if _, err := tx.Exec(ctx, "UPDATE skills SET enabled = ?, updated_at = ? WHERE uid = ?", enabled, s.now(), skillUID); err != nil {
-			return fmt.Errorf("enable skill %d: %w", skillUID, err)
-		}
-		ev := EventDisabled
-		if enabled {
-			ev = EventEnabled
-		}
-		return s.audit(ctx, tx, AuditEntry{Event: ev, Skill: skillUID, Source: k.Source, Digest: k.Digest(), Actor: actor})
-	})
+	return s.db.InTx(ctx, func(tx *store.Tx) error { return s.SetEnabledTx(ctx, tx, actor, skillUID, enabled) })
+}
+
+// SetEnabledTx is SetEnabled inside tx.
+func (s *Store) SetEnabledTx(ctx context.Context, tx *store.Tx, actor, skillUID int64, enabled bool) error {
+	k, err := skillGet(ctx, tx, skillUID, forUpdate(tx))
+	if err != nil {
+		return err
+	}
+	if k.Enabled == enabled {
+		return nil
+	}
+	if enabled && k.Orphaned {
+		return invalid("enabled", "skill %d is orphaned: it vanished from its source and cannot be enabled", skillUID)
+	}
+	if _, err := tx.Exec(ctx, "UPDATE skills SET enabled = ?, updated_at = ? WHERE uid = ?", enabled, s.now(), skillUID); err != nil {
+		return fmt.Errorf("enable skill %d: %w", skillUID, err)
+	}
+	ev := EventDisabled
+	if enabled {
+		ev = EventEnabled
+	}
+	return s.audit(ctx, tx, AuditEntry{Event: ev, Skill: skillUID, Source: k.Source, Digest: k.Digest(), Actor: actor})
 }

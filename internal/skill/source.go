@@ -101,6 +101,11 @@ func (s *Store) SourceGet(ctx context.Context, uid int64) (Source, error) {
 	return sourceGet(ctx, s.db, uid, "")
 }
 
+// SourceGetTx is SourceGet through q (a transaction that must see its own writes).
+func (s *Store) SourceGetTx(ctx context.Context, q store.Querier, uid int64) (Source, error) {
+	return sourceGet(ctx, q, uid, "")
+}
+
 // SourceList reads every source, ordered by uid.
 func (s *Store) SourceList(ctx context.Context) ([]Source, error) {
 	rows, err := s.db.Query(ctx, "SELECT "+sourceColumns+" FROM skill_sources ORDER BY uid")

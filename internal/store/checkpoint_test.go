@@ -21,6 +21,9 @@ func TestBackgroundCheckpointsCopyTheLogWithoutTheWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	if !db.FastPaths() {
+		t.Skipf("%s=1: no background checkpointer", EnvNoFastPaths)
+	}
 	if _, err := db.Exec(ctx, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"); err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +65,10 @@ func TestCloseStopsTheCheckpointer(t *testing.T) {
 	db, err := Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "c.db"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !db.FastPaths() {
+		db.Close()
+		t.Skipf("%s=1: no background checkpointer", EnvNoFastPaths)
 	}
 	ck := db.ckpt
 	done := make(chan error, 1)

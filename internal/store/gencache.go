@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -15,7 +18,8 @@ import (
 // snapshot cannot see it move. In a transaction it is read again only after
 // a statement that may have written.
 func Generation(ctx context.Context, q Querier) (int64, error) {
-	if tx, ok := q.(*Tx); ok && tx.gen != 0 {
+	fast := q.Pool() == nil || q.Pool().fast
+	if tx, ok := q.(*Tx); ok && tx.gen != 0 && fast {
 		return tx.gen, nil
 	}
 	db, _ := q.(*DB)
@@ -47,9 +51,49 @@ func Generation(ctx context.Context, q Querier) (int64, error) {
 //
 // A value loaded inside a transaction is used but not kept: the transaction
 // may have changed the settings itself and may still roll back.
+//
+// A cache is declared with NewGenCache and the tables its values derive
+// from; every change of those must move the generation, which
+// MissingGenerationTriggers checks against the database's triggers.
 type GenCache[K comparable, V any] struct {
-	_ byte // distinct caches have distinct addresses: the address keys DB.caches
+	tables []string // distinct caches have distinct addresses: the address keys DB.caches
 }
+
+// NewGenCache returns a cache of values derived from tables, and registers
+// the tables (GenerationTables).
+func NewGenCache[K comparable, V any](tables ...string) *GenCache[K, V] {
+	GenerationTables(tables...)
+	return &GenCache[K, V]{tables: tables}
+}
+
+// genTables is the registry of GenerationTables: table name → true.
+var genTables sync.Map
+
+// GenerationTables registers tables from which a process keeps something in
+// memory for one settings generation — a GenCache does it for its own, code
+// that reads Generation itself (the API token cache) calls it. It returns
+// nothing useful; call it in a package-level declaration
+// (var _ = store.GenerationTables("api_tokens")).
+func GenerationTables(tables ...string) bool {
+	for _, t := range tables {
+		genTables.Store(t, true)
+	}
+	return true
+}
+
+// RegisteredGenerationTables returns the tables registered so far, sorted.
+func RegisteredGenerationTables() []string {
+	var out []string
+	genTables.Range(func(k, _ any) bool {
+		out = append(out, k.(string))
+		return true
+	})
+	slices.Sort(out)
+	return out
+}
+
+// ErrGenCacheWithoutTables is returned by Get of a cache not made by NewGenCache.
+var ErrGenCacheWithoutTables = errors.New("store: GenCache without its tables (declare it with NewGenCache)")
 
 type genSlot[K comparable, V any] struct {
 	mu   sync.Mutex
@@ -64,13 +108,16 @@ const maxGenEntries = 4096
 // (on the same Querier) when it is not kept.
 func (c *GenCache[K, V]) Get(ctx context.Context, q Querier, key K, load func(context.Context, Querier) (V, error)) (V, error) {
 	var zero V
+	if len(c.tables) == 0 {
+		return zero, ErrGenCacheWithoutTables
+	}
+	pool := q.Pool()
+	if pool == nil || !pool.fast {
+		return load(ctx, q)
+	}
 	gen, err := Generation(ctx, q)
 	if err != nil {
 		return zero, err
-	}
-	pool := q.Pool()
-	if pool == nil {
-		return load(ctx, q)
 	}
 	v, _ := pool.caches.LoadOrStore(c, &genSlot[K, V]{})
 	s := v.(*genSlot[K, V])
@@ -99,4 +146,70 @@ func (c *GenCache[K, V]) Get(ctx context.Context, q Querier, key K, load func(co
 	}
 	s.vals[key] = val
 	return val, nil
+}
+
+// MissingGenerationTriggers returns "table INSERT|UPDATE|DELETE" for every
+// registered table (RegisteredGenerationTables) and change that no trigger
+// of the database turns into a move of the settings generation; empty when
+// every kept value is safe. It reads the triggers of the schema: SQLite's
+// sqlite_master, PostgreSQL's information_schema.triggers and the functions
+// they run.
+func MissingGenerationTriggers(ctx context.Context, db *DB) ([]string, error) {
+	have := map[string]bool{} // "table EVENT"
+	if db.dialect == SQLite {
+		rows, err := db.Query(ctx, "SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
+		if err != nil {
+			return nil, fmt.Errorf("read triggers: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var table, def string
+			if err := rows.Scan(&table, &def); err != nil {
+				return nil, fmt.Errorf("read triggers: %w", err)
+			}
+			up := strings.ToUpper(def)
+			if !strings.Contains(up, "UPDATE ACCESS_GENERATION SET GEN = GEN + 1") {
+				continue
+			}
+			head, _, _ := strings.Cut(up, " BEGIN")
+			for _, ev := range []string{"INSERT", "UPDATE", "DELETE"} {
+				if strings.Contains(head, " "+ev+" ") {
+					have[table+" "+ev] = true
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read triggers: %w", err)
+		}
+	} else {
+		rows, err := db.Query(ctx, `SELECT t.event_object_table, t.event_manipulation, p.prosrc
+			FROM information_schema.triggers t
+			JOIN pg_proc p ON t.action_statement = 'EXECUTE FUNCTION ' || p.proname || '()'
+			WHERE t.event_object_schema = current_schema()`)
+		if err != nil {
+			return nil, fmt.Errorf("read triggers: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var table, ev, src string
+			if err := rows.Scan(&table, &ev, &src); err != nil {
+				return nil, fmt.Errorf("read triggers: %w", err)
+			}
+			if strings.Contains(strings.ToUpper(src), "UPDATE ACCESS_GENERATION SET GEN = GEN + 1") {
+				have[table+" "+strings.ToUpper(ev)] = true
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read triggers: %w", err)
+		}
+	}
+	var missing []string
+	for _, t := range RegisteredGenerationTables() {
+		for _, ev := range []string{"INSERT", "UPDATE", "DELETE"} {
+			if !have[t+" "+ev] {
+				missing = append(missing, t+" "+ev)
+			}
+		}
+	}
+	return missing, nil
 }

@@ -13,7 +13,11 @@ type readScope struct {
 	mu     sync.Mutex
 	tx     *Tx // begun at the first read; nil before, or when beginning failed
 	failed bool
-	gen    int64 // the settings generation, once read in this snapshot
+	// wrote is set by a write through db under the scope (DB.Exec, InTx):
+	// from then on the scope serves no read from its snapshot, which cannot
+	// see the write, nor its generation.
+	wrote bool
+	gen   int64 // the settings generation, once read in this snapshot
 }
 
 type readScopeKey struct{}
@@ -22,11 +26,13 @@ type readScopeKey struct{}
 // DB.QueryRow) share one read-only transaction, begun at the first read, and
 // a function that ends it. On SQLite a burst of reads then takes the
 // snapshot and its locks once instead of once per statement, and the
-// settings generation is read once. Use it only around a stretch that writes
-// nothing to db: reads after a write in the scope would not see it. On
-// PostgreSQL (where a transaction costs round trips) it does nothing.
+// settings generation is read once. It is meant for a stretch that only
+// reads; a write through db under the scope (DB.Exec, InTx) ends its use of
+// the snapshot, so a read after it sees the write (it goes to the pool).
+// On PostgreSQL (where a transaction costs round trips) and with the fast
+// paths off it does nothing.
 func (db *DB) ReadScope(ctx context.Context) (context.Context, func()) {
-	if db.dialect != SQLite {
+	if db.dialect != SQLite || !db.fast {
 		return ctx, func() {}
 	}
 	if s, ok := ctx.Value(readScopeKey{}).(*readScope); ok && s.db == db {
@@ -44,6 +50,9 @@ func (db *DB) scopeTx(ctx context.Context) *Tx {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.wrote {
+		return nil
+	}
 	if s.tx == nil && !s.failed {
 		conn, err := db.begunConn(s.ctx, "BEGIN") // deferred: the snapshot starts at the first read
 		if err != nil {
@@ -63,7 +72,24 @@ func scopedGeneration(ctx context.Context, db *DB) (*readScope, int64, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.wrote {
+		return nil, 0, false
+	}
 	return s, s.gen, s.gen != 0
+}
+
+// scopeWrote notes a write through db under ctx's read scope, if any. The
+// snapshot's transaction stays open until the scope ends (rows of it may
+// still be open); the scope only serves nothing from it any more.
+func (db *DB) scopeWrote(ctx context.Context) {
+	s, ok := ctx.Value(readScopeKey{}).(*readScope)
+	if !ok || s.db != db {
+		return
+	}
+	s.mu.Lock()
+	s.wrote = true
+	s.gen = 0
+	s.mu.Unlock()
 }
 
 func (s *readScope) keepGeneration(gen int64) {

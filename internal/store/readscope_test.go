@@ -21,6 +21,7 @@ func title(t *testing.T, ctx context.Context, db *store.DB) string {
 // the scope's first read shows only once the scope ended.
 func TestReadScopeReadsOneSnapshotUntilItEnds(t *testing.T) {
 	db := storetest.SQLite(t)
+	skipWithoutFastPaths(t, db)
 	ctx := context.Background()
 	if _, err := db.Exec(ctx, `INSERT INTO be_groups (uid, title) VALUES (950, 'before')`); err != nil {
 		t.Fatal(err)
@@ -76,4 +77,48 @@ func TestReadScopeOnPostgresReadsLive(t *testing.T) {
 	if got := title(t, sctx, db); got != "after" {
 		t.Errorf("read = %q, want after", got)
 	}
+}
+
+// Regression: a read scope kept serving its snapshot after a write through
+// the handle under it, so the reader did not see its own write. A write
+// (Exec or InTx) under the scope ends the snapshot's use: later reads and
+// the generation are current.
+func TestAReadScopeNeverServesAReadAfterItsOwnWrite(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if _, err := db.Exec(ctx, `INSERT INTO be_groups (uid, title) VALUES (950, 'before')`); err != nil {
+			t.Fatal(err)
+		}
+		sctx, end := db.ReadScope(ctx)
+		defer end()
+		if got := title(t, sctx, db); got != "before" {
+			t.Fatalf("first read = %q", got)
+		}
+		gen0, err := store.Generation(sctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(sctx, `UPDATE be_groups SET title = 'exec' WHERE uid = 950`); err != nil {
+			t.Fatal(err)
+		}
+		if got := title(t, sctx, db); got != "exec" {
+			t.Errorf("read after an Exec in the scope = %q, want exec", got)
+		}
+		gen1, err := store.Generation(sctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gen1 <= gen0 {
+			t.Errorf("generation after the write = %d, was %d: want it moved", gen1, gen0)
+		}
+		if err := db.InTx(sctx, func(tx *store.Tx) error {
+			_, err := tx.Exec(sctx, `UPDATE be_groups SET title = 'intx' WHERE uid = 950`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got := title(t, sctx, db); got != "intx" {
+			t.Errorf("read after an InTx in the scope = %q, want intx", got)
+		}
+	})
 }

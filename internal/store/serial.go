@@ -27,7 +27,9 @@ import (
 // too), and runs them again from their statements.
 type serialConnector struct {
 	dsn string
-	mu  *sync.Mutex // nil: writes take no lock (InTx locks before it takes a connection)
+	mu  *writeLock // nil: writes take no lock (InTx locks before it takes a connection)
+	// noKeep turns the kept statements off (Config.NoFastPaths).
+	noKeep bool
 	// ckpt, when set, counts the commits of this pool's writers (the job
 	// queue's) toward the next background checkpoint (checkpoint.go).
 	ckpt *checkpointer
@@ -35,15 +37,15 @@ type serialConnector struct {
 
 var sqliteDriver = &sqlite.Driver{}
 
-// writeLocks holds the write mutex of each SQLite file, by absolute path.
+// writeLocks holds the write lock of each SQLite file, by absolute path.
 var writeLocks sync.Map
 
-func writeLock(path string) *sync.Mutex {
+func writeLockOf(path string) *writeLock {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	mu, _ := writeLocks.LoadOrStore(path, &sync.Mutex{})
-	return mu.(*sync.Mutex)
+	mu, _ := writeLocks.LoadOrStore(path, &writeLock{})
+	return mu.(*writeLock)
 }
 
 func (c *serialConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -51,7 +53,7 @@ func (c *serialConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &serialConn{Conn: conn, mu: c.mu, ckpt: c.ckpt}, nil
+	return &serialConn{Conn: conn, mu: c.mu, ckpt: c.ckpt, noKeep: c.noKeep}, nil
 }
 
 func (c *serialConnector) Driver() driver.Driver { return sqliteDriver }
@@ -70,10 +72,11 @@ type sqliteConn interface {
 
 type serialConn struct {
 	driver.Conn
-	mu    *sync.Mutex
-	ckpt  *checkpointer
-	inTx  bool                   // a write transaction of this connection holds mu
-	stmts map[string]*cachedStmt // statements of unprepared queries, by query text
+	mu     *writeLock
+	ckpt   *checkpointer
+	noKeep bool
+	inTx   bool                   // a write transaction of this connection holds mu
+	stmts  map[string]*cachedStmt // statements of unprepared queries, by query text
 }
 
 // cachedStmt is a kept statement; busy while rows of it are open.
@@ -95,10 +98,12 @@ func (c *serialConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver
 	if opts.ReadOnly || c.mu == nil {
 		return c.inner().BeginTx(ctx, opts)
 	}
-	c.mu.Lock()
+	if err := c.mu.lock(); err != nil {
+		return nil, err
+	}
 	tx, err := c.inner().BeginTx(ctx, opts)
 	if err != nil {
-		c.mu.Unlock()
+		c.mu.unlock()
 		return nil, err
 	}
 	c.inTx = true
@@ -119,19 +124,25 @@ func (c *serialConn) PrepareContext(ctx context.Context, query string) (driver.S
 
 // lockWrite takes the mutex for a write outside a transaction and returns
 // its release, which counts the write's commit.
-func (c *serialConn) lockWrite() func() {
+func (c *serialConn) lockWrite() (func(), error) {
 	if c.inTx || c.mu == nil {
-		return func() {}
+		return func() {}, nil
 	}
-	c.mu.Lock()
+	if err := c.mu.lock(); err != nil {
+		return nil, err
+	}
 	return func() {
-		c.mu.Unlock()
+		c.mu.unlock()
 		c.ckpt.committed()
-	}
+	}, nil
 }
 
 func (c *serialConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	defer c.lockWrite()()
+	unlock, err := c.lockWrite()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	cs, err := c.kept(ctx, query)
 	if err != nil {
 		return nil, err
@@ -149,7 +160,7 @@ func (c *serialConn) kept(ctx context.Context, query string) (*cachedStmt, error
 	if cs := c.stmts[query]; cs != nil {
 		return cs, nil
 	}
-	if len(c.stmts) >= maxConnStmts || strings.Contains(query, ";") {
+	if c.noKeep || len(c.stmts) >= maxConnStmts || strings.Contains(query, ";") {
 		return nil, nil
 	}
 	st, err := c.inner().PrepareContext(ctx, query)
@@ -198,7 +209,7 @@ func (r *cachedRows) Close() error {
 func (c *serialConn) Close() error {
 	if c.inTx { // closed inside a transaction: the transaction is gone with it
 		c.inTx = false
-		c.mu.Unlock()
+		c.mu.unlock()
 	}
 	for _, cs := range c.stmts {
 		cs.st.Close()
@@ -233,7 +244,7 @@ func (t *serialTx) Rollback() error {
 func (t *serialTx) end() {
 	if t.c.inTx {
 		t.c.inTx = false
-		t.c.mu.Unlock()
+		t.c.mu.unlock()
 	}
 }
 
@@ -252,7 +263,11 @@ type serialStmt struct {
 func (s *serialStmt) inner() sqliteStmt { return s.Stmt.(sqliteStmt) }
 
 func (s *serialStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	defer s.c.lockWrite()()
+	unlock, err := s.c.lockWrite()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	return s.inner().ExecContext(ctx, args)
 }
 

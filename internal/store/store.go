@@ -53,7 +53,11 @@ type DB struct {
 
 	// writeMu serialises this process's SQLite writes (see InTx), the job
 	// queue's included (QueuePool); nil on PostgreSQL.
-	writeMu *sync.Mutex
+	writeMu *writeLock
+	// holders are the goroutines inside an InTx callback, when nesting is
+	// checked (Config.CheckNesting) on PostgreSQL; SQLite's are writeMu's.
+	holders *holderSet
+	fast    bool    // the fast paths are on (Config.NoFastPaths unset; doc.go)
 	queue   *sql.DB // the job queue's pool (QueuePool), opened on first use
 	dsn     string
 	queueMu sync.Mutex    // guards queue and listen
@@ -84,6 +88,9 @@ const maxStmts = 1024
 // another transaction waiting on it); transactions use cached instead.
 func (db *DB) stmt(ctx context.Context, q string) *sql.Stmt {
 	db.queries.Add(1)
+	if !db.fast {
+		return nil
+	}
 	if st := db.lookup(q); st != nil {
 		return st
 	}
@@ -95,6 +102,9 @@ func (db *DB) stmt(ctx context.Context, q string) *sql.Stmt {
 // the next call that holds no connection prepares it.
 func (db *DB) cached(q string) *sql.Stmt {
 	db.queries.Add(1)
+	if !db.fast {
+		return nil
+	}
 	db.stmtMu.Lock()
 	defer db.stmtMu.Unlock()
 	if st, ok := db.stmts[q]; ok {
@@ -203,8 +213,43 @@ func redactErr(err error) string {
 	return err.Error()
 }
 
-// Open parses raw, connects and pings within a bounded time. It does not migrate.
+// EnvNoFastPaths names the variable that turns every fast path off when it
+// is "1" (Config.NoFastPaths; doc.go, "Fast paths"). CI runs the store,
+// agent and chat suites once so.
+const EnvNoFastPaths = "WAYMARK_STORE_NO_FAST_PATHS"
+
+// Config holds the options of an open database. The zero value is the default.
+type Config struct {
+	// NoFastPaths turns off every fast path of doc.go: each statement runs
+	// unprepared, InTx uses a database/sql transaction, ReadScope does
+	// nothing, GenCache loads every time, and SQLite gets no background
+	// checkpointer. The answers must be the same; only speed differs.
+	NoFastPaths bool
+	// CheckNesting records which goroutines are inside an InTx callback, so
+	// that a write through the DB handle there fails with ErrNestedTx on both
+	// dialects instead of deadlocking on SQLite. It costs a stack read per
+	// transaction; tests turn it on (storetest), production leaves it off.
+	CheckNesting bool
+}
+
+// ConfigFromEnv returns the Config of the environment: NoFastPaths from
+// WAYMARK_STORE_NO_FAST_PATHS=1.
+func ConfigFromEnv() *Config {
+	return &Config{NoFastPaths: os.Getenv(EnvNoFastPaths) == "1"}
+}
+
+// Open parses raw, connects and pings within a bounded time, with the
+// options of the environment (ConfigFromEnv). It does not migrate.
 func Open(ctx context.Context, raw string) (*DB, error) {
+	return OpenConfig(ctx, raw, ConfigFromEnv())
+}
+
+// OpenConfig is Open with the options of cfg (nil: the defaults).
+func OpenConfig(ctx context.Context, raw string, cfg *Config) (*DB, error) {
+	var c Config
+	if cfg != nil {
+		c = *cfg
+	}
 	t, err := ParseURL(raw)
 	if err != nil {
 		return nil, err
@@ -221,7 +266,7 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 			}
 		}
 		createPrivate(t.Addr)
-		sqldb = sql.OpenDB(&serialConnector{dsn: t.DSN}) // keeps statements of unprepared queries
+		sqldb = sql.OpenDB(&serialConnector{dsn: t.DSN, noKeep: c.NoFastPaths}) // keeps statements of unprepared queries
 	}
 	conns := 16
 	if t.Dialect == SQLite {
@@ -240,10 +285,17 @@ func Open(ctx context.Context, raw string) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("cannot reach database %s: %w", t.Addr, err)
 	}
-	db := &DB{SQL: sqldb, dialect: t.Dialect, Addr: t.Addr, dsn: t.DSN}
+	db := &DB{SQL: sqldb, dialect: t.Dialect, Addr: t.Addr, dsn: t.DSN, fast: !c.NoFastPaths}
 	if t.Dialect == SQLite {
-		db.writeMu = writeLock(t.Addr)
-		db.ckpt = startCheckpointer(t.DSN)
+		db.writeMu = writeLockOf(t.Addr)
+		if db.fast {
+			db.ckpt = startCheckpointer(t.DSN)
+		}
+		if c.CheckNesting {
+			db.writeMu.checked.Store(true)
+		}
+	} else if c.CheckNesting {
+		db.holders = &holderSet{}
 	}
 	return db, nil
 }
@@ -276,7 +328,7 @@ func (db *DB) QueuePool() *sql.DB {
 	db.queueMu.Lock()
 	defer db.queueMu.Unlock()
 	if db.queue == nil {
-		db.queue = sql.OpenDB(&serialConnector{dsn: db.dsn, mu: db.writeMu, ckpt: db.ckpt})
+		db.queue = sql.OpenDB(&serialConnector{dsn: db.dsn, mu: db.writeMu, ckpt: db.ckpt, noKeep: !db.fast})
 		db.queue.SetMaxOpenConns(4)
 		db.queue.SetMaxIdleConns(4)
 		db.queue.SetConnMaxIdleTime(5 * time.Minute)
@@ -306,6 +358,9 @@ func (db *DB) Close() error {
 
 // Dialect reports the dialect.
 func (db *DB) Dialect() Dialect { return db.dialect }
+
+// FastPaths reports whether the fast paths of doc.go are on (Config.NoFastPaths).
+func (db *DB) FastPaths() bool { return db.fast }
 
 func (db *DB) migrationFS() (fs.FS, error) {
 	return fs.Sub(migrations, "migrations/"+string(db.dialect))
@@ -459,12 +514,17 @@ var (
 //
 // On SQLite an Exec is a transaction of its own: it queues on the same Go
 // mutex as InTx, so this process's writers never meet in SQLite's busy
-// handler. Never call it inside an InTx callback (use the Tx).
+// handler. Never call it inside an InTx callback (use the Tx): with nesting
+// checked (Config.CheckNesting) that is ErrNestedTx, otherwise a deadlock on
+// SQLite. Under a read scope (ReadScope) it ends the scope's snapshot: the
+// scope's later reads see the write.
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if db.writeMu != nil {
-		db.writeMu.Lock()
-		defer db.writeMu.Unlock()
+	unlock, err := db.lockWrite()
+	if err != nil {
+		return nil, err
 	}
+	defer unlock()
+	db.scopeWrote(ctx)
 	db.commits.Add(1)
 	db.ckpt.committed()
 	q = Rebind(db.dialect, q)
@@ -506,7 +566,7 @@ func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 // transaction, whose watcher goroutines per transaction and per query cost
 // more than the statements, and the connection keeps the statements it ran
 // (serialConnector). A transaction to hand to a library (the job queue)
-// comes from InSQLTx and has SQL.
+// comes from InSQLTx — which only queue.Queue.InTx calls — and has SQL.
 type Tx struct {
 	SQL     *sql.Tx   // nil for a SQLite transaction of InTx or a read scope
 	conn    *sql.Conn // the connection of a SQLite transaction without SQL
@@ -586,7 +646,8 @@ func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return tx.SQL.QueryRowContext(ctx, q, args...)
 }
 
-// Begin starts a transaction.
+// Begin starts a database/sql transaction the caller ends (tests; code
+// uses InTx). It takes no write lock and does not end a read scope.
 func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 	db.prepare(ctx)
 	t, err := db.SQL.BeginTx(ctx, nil)
@@ -604,13 +665,19 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 // IMMEDIATE (which would take the file's write lock anyway), the job queue's
 // too (QueuePool): waiting writers queue on the mutex instead of sleeping in
 // SQLite's busy handler. The transaction has no SQL (see Tx). fn must not
-// start another transaction.
+// start another transaction nor write through db: with nesting checked
+// (Config.CheckNesting) both are ErrNestedTx, otherwise a deadlock on SQLite.
+// Under a read scope, the scope's reads after InTx see what it wrote.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	if db.writeMu == nil {
-		return db.InSQLTx(ctx, fn)
+	if db.writeMu == nil || !db.fast {
+		return db.inSQLTx(ctx, fn)
 	}
-	db.writeMu.Lock()
-	defer db.writeMu.Unlock()
+	unlock, err := db.lockWrite()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	db.scopeWrote(ctx)
 	conn, err := db.begunConn(ctx, "BEGIN IMMEDIATE")
 	if err != nil {
 		return err
@@ -660,13 +727,20 @@ func rollback(ctx context.Context, conn *sql.Conn) {
 }
 
 // InSQLTx is InTx with a database/sql transaction (tx.SQL set), for code
-// that hands the transaction to a library: the job queue inserts its jobs in
-// it.
+// that hands the transaction to a library. Only the job queue does
+// (queue.Queue.InTx, which domain code calls); TestOnlyTheQueueBegins…
+// in internal/queue keeps it so.
 func (db *DB) InSQLTx(ctx context.Context, fn func(tx *Tx) error) error {
-	if db.writeMu != nil {
-		db.writeMu.Lock()
-		defer db.writeMu.Unlock()
+	return db.inSQLTx(ctx, fn)
+}
+
+func (db *DB) inSQLTx(ctx context.Context, fn func(tx *Tx) error) error {
+	unlock, err := db.lockWrite()
+	if err != nil {
+		return err
 	}
+	defer unlock()
+	db.scopeWrote(ctx)
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -682,6 +756,12 @@ func (db *DB) InSQLTx(ctx context.Context, fn func(tx *Tx) error) error {
 	db.ckpt.committed()
 	return nil
 }
+
+// ErrNestedTx is returned by InTx, InSQLTx and Exec when they are called
+// inside an InTx callback (with Config.CheckNesting): the write must go
+// through the callback's Tx. On SQLite it would wait for the lock its own
+// caller holds.
+var ErrNestedTx = errors.New("store: a write through the database handle inside a transaction callback (use the Tx)")
 
 // ErrCommitUnknown wraps a failed commit: the state of the transaction is unknown.
 var ErrCommitUnknown = errors.New("commit failed, state unknown")

@@ -194,7 +194,7 @@ func (r *Registry) enabled(ctx context.Context, q store.Querier, e entry) (bool,
 
 // stateCache keeps the stored tool states for one settings generation,
 // which every change of tool_settings moves.
-var stateCache store.GenCache[struct{}, map[string]bool]
+var stateCache = store.NewGenCache[struct{}, map[string]bool]("tool_settings")
 
 // storedStates reads the tool_settings rows as stored now, by tool name.
 func storedStates(ctx context.Context, q store.Querier) (map[string]bool, error) {

@@ -19,25 +19,31 @@ func TestDecidedCardLeavesAndAStaleAnswerIsStaleCard(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "a"}`), answer("Erledigt."))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		id := itoa(conv["id"].(float64))
-		card := conv["card"].(map[string]any)
-		body := map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"}
-		accepted := erika.Must("POST", "/api/conversations/"+id+"/answer", body, http.StatusAccepted).Map(t)
-		if accepted["status"] != "processing" || accepted["card"] != nil {
-			t.Errorf("while the answer runs: status %v, card %v", accepted["status"], accepted["card"])
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		if conv.Card == nil {
+			t.Fatalf("no card: %+v", conv)
 		}
-		after := settled(t, e, erika, conv["id"].(float64))
-		if after["status"] != "idle" || after["card"] != nil {
-			t.Fatalf("after the answer: status %v, card %v", after["status"], after["card"])
+		body := wt.Answer{TurnDigest: conv.Card.TurnDigest, Answer: "apply"}
+		r := erika.AnswerConversation(conv.ID, body)
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("answer = %d, want 202: %s", r.Status, r.Body)
 		}
-		r := erika.Do("POST", "/api/conversations/"+id+"/answer", body)
+		var accepted wt.Conversation
+		r.JSON(t, &accepted)
+		if accepted.Status != "processing" || accepted.Card != nil {
+			t.Errorf("while the answer runs: status %v, card %+v", accepted.Status, accepted.Card)
+		}
+		after := current(t, e, erika, conv.ID)
+		if after.Status != "idle" || after.Card != nil {
+			t.Fatalf("after the answer: status %v, card %+v", after.Status, after.Card)
+		}
+		r = erika.AnswerConversation(conv.ID, body)
 		if r.Status != http.StatusConflict || r.ErrorCode() != "stale_card" {
 			t.Errorf("answering the decided card = %d %s, want 409 stale_card", r.Status, r.Body)
 		}
-		again := erika.Must("GET", "/api/conversations/"+id, nil, 200).Map(t)
-		if len(again["messages"].([]any)) != len(after["messages"].([]any)) || again["status"] != "idle" {
-			t.Errorf("the stale answer changed the conversation: %v", again)
+		again := current(t, e, erika, conv.ID)
+		if len(again.Messages) != len(after.Messages) || again.Status != "idle" {
+			t.Errorf("the stale answer changed the conversation: %+v", again)
 		}
 	})
 }
@@ -48,13 +54,13 @@ func TestErrorIsClearedWhenALaterTurnSucceeds(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(llmtest.Reply{Status: 400, ErrorMessage: "model gone"}, answer("Wieder da."))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, tone)["id"].(float64), "Hallo")
-		if conv["status"] != "failed" || conv["error"] == nil {
-			t.Fatalf("the failed turn: status %v, error %v", conv["status"], conv["error"])
+		conv := said(t, e, erika, opened(t, erika, tone).ID, "Hallo")
+		if conv.Status != "failed" || conv.Error == "" {
+			t.Fatalf("the failed turn: status %v, error %q", conv.Status, conv.Error)
 		}
-		conv = send(t, e, erika, conv["id"].(float64), "Nochmal")
-		if conv["status"] != "idle" || conv["error"] != nil {
-			t.Errorf("after a successful turn: status %v, error %v", conv["status"], conv["error"])
+		conv = said(t, e, erika, conv.ID, "Nochmal")
+		if conv.Status != "idle" || conv.Error != "" {
+			t.Errorf("after a successful turn: status %v, error %q", conv.Status, conv.Error)
 		}
 	})
 }

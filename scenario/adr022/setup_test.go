@@ -82,6 +82,38 @@ func decide(t *testing.T, e *wt.Env, c *wt.Client, conv map[string]any, answer s
 	return settled(t, e, c, conv["id"].(float64))
 }
 
+// The typed forms of start, settled and send (waymarktest's typed client).
+
+// opened opens a conversation about page 1 in English with skill.
+func opened(t *testing.T, c *wt.Client, skill int64) wt.Conversation {
+	t.Helper()
+	conv, r := c.StartConversation(wt.StartConversation{Page: 1, Skill: skill})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("POST /api/conversations = %d, want 201: %s", r.Status, r.Body)
+	}
+	return conv
+}
+
+// current waits until the conversation is no longer processing and returns it.
+func current(t *testing.T, e *wt.Env, c *wt.Client, id int64) wt.Conversation {
+	t.Helper()
+	e.App.Chat.Wait()
+	conv, r := c.Conversation(id)
+	if r.Status != http.StatusOK {
+		t.Fatalf("GET conversation %d = %d: %s", id, r.Status, r.Body)
+	}
+	return conv
+}
+
+// said posts a message and waits for the turn.
+func said(t *testing.T, e *wt.Env, c *wt.Client, id int64, text string) wt.Conversation {
+	t.Helper()
+	if r := c.SendMessage(id, text); r.Status != http.StatusAccepted {
+		t.Fatalf("POST message = %d, want 202: %s", r.Status, r.Body)
+	}
+	return current(t, e, c, id)
+}
+
 func itoa(f float64) string {
 	n := int64(f)
 	if n == 0 {

@@ -1,6 +1,8 @@
 package adr228_test
 
 import (
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -24,24 +26,25 @@ func TestL10_HighlightProgressAndOneApprovalPerTurn(t *testing.T) {
 			llm.ToolCall{ID: "c5", Name: "highlight_record", Arguments: `{"table": "tt_content", "uid": 101}`},
 		), answer("done"))
 		erika := e.As(wt.Erika)
-		st := invoke(t, erika, 1, nil)
-		if st["status"] != "waiting_for_approval" {
-			t.Fatalf("status = %v", st)
+		st := startSEO(t, erika, 1)
+		if st.Status != "waiting_for_approval" || st.Pending == nil {
+			t.Fatalf("status = %+v", st)
 		}
-		p := st["pending"].(map[string]any)
-		cs := p["calls"].([]any)
-		if len(cs) != 1 || cs[0].(map[string]any)["id"] != "c3" || p["answers"] != "process" {
-			t.Fatalf("pending = %v", p)
+		p := st.Pending
+		if len(p.Calls) != 1 || p.Calls[0].ID != "c3" || p.Answers != "process" {
+			t.Fatalf("pending = %+v", p)
 		}
-		if pr := st["progress"].(map[string]any); pr["current"] != 1.0 || pr["total"] != 3.0 {
-			t.Errorf("progress = %v", pr)
+		var pr struct{ Current, Total int }
+		if err := json.Unmarshal(st.Progress, &pr); err != nil || pr.Current != 1 || pr.Total != 3 {
+			t.Errorf("progress = %s (%v)", st.Progress, err)
 		}
-		if h := st["highlight"].(map[string]any); h["table"] != "tt_content" || h["uid"] != 100.0 {
-			t.Errorf("highlight = %v (the element in another language must not replace it)", h)
+		var h wt.Target
+		if err := json.Unmarshal(st.Highlight, &h); err != nil || h.Table != "tt_content" || h.UID != 100 {
+			t.Errorf("highlight = %s (the element in another language must not replace it)", st.Highlight)
 		}
-		done := erika.Must("POST", "/api/runs/"+st["uuid"].(string)+"/approval", map[string]any{"approve": true, "turnDigest": digest(t, st)}, 200).Map(t)
-		if done["status"] != "completed" {
-			t.Fatalf("after approval: %v", done)
+		done, r := erika.Decide(st.UUID, wt.Approve{Approve: true, TurnDigest: p.TurnDigest})
+		if r.Status != http.StatusOK || done.Status != "completed" {
+			t.Fatalf("after approval: %d %s", r.Status, r.Body)
 		}
 		reqs := e.LLM.Requests()
 		var results []string

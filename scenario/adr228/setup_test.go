@@ -69,6 +69,18 @@ func invoke(t *testing.T, c *wt.Client, cfg int, extra map[string]any) map[strin
 	return c.Must("POST", "/api/runs", body, http.StatusCreated).Map(t)
 }
 
+// startSEO is invoke through the typed client: the seo process on page 1
+// (language 0) with configuration cfg, answered 201.
+func startSEO(t *testing.T, c *wt.Client, cfg int64) wt.RunStatus {
+	t.Helper()
+	st, r := c.StartRun(wt.StartRun{Configuration: cfg, Messages: []wt.Message{{Role: "user", Content: "SEO bitte"}},
+		Invocation: &wt.Invocation{Skill: seoSkill, Subject: &wt.Subject{Table: "pages", UID: 1}}})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("POST /api/runs = %d, want 201: %s", r.Status, r.Body)
+	}
+	return st
+}
+
 // continueRun sends the next turn, naming only its predecessor.
 func continueRun(t *testing.T, c *wt.Client, cfg int, pred string) map[string]any {
 	t.Helper()

@@ -15,7 +15,11 @@ import (
 func TestSkillRoutesRefuseNonReviewersBeforeAnyLookup(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
-		d := e.As(admin).Must("GET", "/api/skills/12", nil, http.StatusOK).Map(t)["digest"].(string)
+		shown, r := e.As(admin).Skill(12)
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET /api/skills/12 as admin = %d: %s", r.Status, r.Body)
+		}
+		d := shown.Digest
 		md := "---\nname: X\ndescription: Y.\n---\nZ."
 		routes := []struct {
 			method, known, unknown string
@@ -58,9 +62,9 @@ func TestSkillRoutesRefuseNonReviewersBeforeAnyLookup(t *testing.T) {
 		if n := audit(); n != before {
 			t.Errorf("refusals wrote %d audit rows, want none", n-before)
 		}
-		k := e.As(admin).Must("GET", "/api/skills/12", nil, http.StatusOK).Map(t)
-		if k["digest"] != d || k["instructs"] != true || len(k["approvals"].([]any)) != 1 {
-			t.Errorf("refusals changed the skill: %v", k)
+		k, r := e.As(admin).Skill(12)
+		if r.Status != http.StatusOK || k.Digest != d || !k.Instructs || len(k.Approvals) != 1 || len(k.Audit) != len(shown.Audit) {
+			t.Errorf("refusals changed the skill: %d %+v", r.Status, k)
 		}
 	})
 }

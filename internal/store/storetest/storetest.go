@@ -22,6 +22,16 @@ import (
 // EnvPostgres names the variable holding the PostgreSQL URL for tests.
 const EnvPostgres = "WAYMARK_TEST_POSTGRES"
 
+// config is the options of every test database: those of the environment
+// (WAYMARK_STORE_NO_FAST_PATHS) with nesting checked, so that a write
+// through the handle inside a transaction callback fails the test with
+// store.ErrNestedTx on both dialects instead of hanging on SQLite.
+func config() *store.Config {
+	c := store.ConfigFromEnv()
+	c.CheckNesting = true
+	return c
+}
+
 // Each runs fn as subtests "sqlite" and "postgres", each on a fresh migrated database.
 func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
@@ -32,7 +42,7 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 // SQLite returns a fresh migrated SQLite database in t's temp dir.
 func SQLite(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "test.db"))
+	db, err := store.OpenConfig(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "test.db"), config())
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
@@ -82,7 +92,7 @@ func PostgresURL(t testing.TB) string {
 // Postgres returns a fresh migrated PostgreSQL database in its own schema.
 func Postgres(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), PostgresURL(t))
+	db, err := store.OpenConfig(context.Background(), PostgresURL(t), config())
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}

@@ -1,0 +1,71 @@
+package run_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"waymark/internal/run"
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+)
+
+// The queries other packages need of the runs table, answered by its owner:
+// the open-runs cap, the inbox's batches and the metrics.
+func TestTheRunStoreAnswersTheCountsOtherPackagesNeed(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db)
+		oldest, err := b.store.OldestQueued(b.ctx)
+		if err != nil || !oldest.IsZero() {
+			t.Fatalf("OldestQueued on no runs = %v, %v; want the zero time", oldest, err)
+		}
+		first := b.queued(t)
+		b.clk.Advance(time.Second)
+		var waiting []string
+		for i := 0; i < 3; i++ {
+			waiting = append(waiting, b.in(t, run.StatusWaitingForApproval))
+			b.clk.Advance(time.Second)
+		}
+		b.in(t, run.StatusCompleted)
+
+		if n, err := b.store.CountOpenTx(b.ctx, db, 7); err != nil || n != 4 {
+			t.Errorf("CountOpenTx(7) = %d, %v; want 4 (one queued, three waiting)", n, err)
+		}
+		if n, err := b.store.CountOpenTx(b.ctx, db, 8); err != nil || n != 0 {
+			t.Errorf("CountOpenTx(8) = %d, %v; want 0", n, err)
+		}
+		counts, err := b.store.CountByStatus(b.ctx)
+		if err != nil || counts[run.StatusQueued] != 1 || counts[run.StatusWaitingForApproval] != 3 ||
+			counts[run.StatusCompleted] != 1 || len(counts) != len(run.Statuses()) {
+			t.Errorf("CountByStatus = %v, %v", counts, err)
+		}
+		if oldest, err := b.store.OldestQueued(b.ctx); err != nil || !oldest.Equal(t0) {
+			t.Errorf("OldestQueued = %v, %v; want %v (run %s)", oldest, err, t0, first)
+		}
+
+		if all, err := b.store.Find(b.ctx, run.FindParams{Limit: 10}); err != nil || len(all) != 5 {
+			t.Errorf("Find(no filter) = %d runs, %v; want 5", len(all), err)
+		}
+		if done, err := b.store.Find(b.ctx, run.FindParams{Status: run.StatusCompleted, From: t0.Add(2 * time.Second), Limit: 10}); err != nil || len(done) != 1 {
+			t.Errorf("Find(completed, from t0+2s) = %v, %v; want the completed run", done, err)
+		}
+		// Newest first, in batches that continue after the last one read.
+		page1, err := b.store.Find(b.ctx, run.FindParams{Status: run.StatusWaitingForApproval, Limit: 2})
+		if err != nil || len(page1) != 2 {
+			t.Fatalf("first batch = %v, %v", page1, err)
+		}
+		page2, err := b.store.Find(b.ctx, run.FindParams{Status: run.StatusWaitingForApproval, Limit: 2, After: &page1[1]})
+		if err != nil || len(page2) != 1 {
+			t.Fatalf("second batch = %v, %v", page2, err)
+		}
+		got := []string{page1[0].UUID, page1[1].UUID, page2[0].UUID}
+		want := slices.Clone(waiting)
+		slices.Reverse(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("waiting runs = %v, want newest first %v", got, want)
+		}
+		if other, err := b.store.Find(b.ctx, run.FindParams{Status: run.StatusWaitingForApproval, Initiator: 8, Limit: 10}); err != nil || len(other) != 0 {
+			t.Errorf("waiting runs of initiator 8 = %v, %v; want none", other, err)
+		}
+	})
+}

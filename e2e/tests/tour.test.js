@@ -2,7 +2,7 @@
 // the editor applies one proposal, asks for a variant, skips one and keeps
 // one; the preview highlights what the model talks about and shows the
 // applied change without a reload; the summary appears at the end.
-import { e2e, defects, expect, login, speed, firstPaint } from '../lib/e2e.js';
+import { e2e, expect, login, speed, firstPaint } from '../lib/e2e.js';
 import { startTour, tourHeader, card, preview, conversation, proposed, watchText, seenAt, answer } from '../lib/chat.js';
 
 e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', async ({ s }) => {
@@ -87,4 +87,4 @@ e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', asy
   await expect(page.getByText(/^Übernommen: Inhaltselement „Team[^“]*“ – Überschrift$/)).toBeVisible();
   await expect(page.getByText('The tour of “About” is done: 4 points.', { exact: false })).toBeVisible();
   await expect(page.getByText('Die Tour ist beendet.')).toBeHidden();
-}, { known: defects.lostLiveUpdate });
+});

@@ -44,6 +44,21 @@ export function expect(locator, { timeout = defaultTimeout } = {}) {
     async toBeChecked() {
       await until(page, () => locator.first().isChecked({ timeout: 200 }), `${name} to be checked`, timeout);
     },
+    // toBeScrolledIntoView: visible without scrolling, inside every scrolling
+    // box around it (a list with max-height) and inside the window.
+    async toBeScrolledIntoView() {
+      await until(page, () => locator.first().evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        if (r.height === 0 || r.top < 0 || r.bottom > window.innerHeight + 1) return false;
+        for (let p = el.parentElement; p; p = p.parentElement) {
+          const o = getComputedStyle(p).overflowY;
+          if (o !== 'auto' && o !== 'scroll') continue;
+          const b = p.getBoundingClientRect();
+          if (r.top < b.top - 1 || r.bottom > b.bottom + 1) return false;
+        }
+        return true;
+      }), `${name} to be scrolled into view`, timeout);
+    },
     async toBeFocused() {
       await until(page, () => locator.first().evaluate((el) => el === document.activeElement), `${name} to be focused`, timeout);
     },

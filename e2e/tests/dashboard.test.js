@@ -1,7 +1,7 @@
 // Ending a tour (screen 3) and the dashboard (screen 6): a skipped point is
 // listed on the dashboard in the editor's words, and its link starts the
 // process again on that page — from the skipped point.
-import { e2e, defects, expect, login, speed, firstPaint } from '../lib/e2e.js';
+import { e2e, expect, login, speed, firstPaint } from '../lib/e2e.js';
 import { startTour, tourHeader, card, answer } from '../lib/chat.js';
 
 e2e('ending a tour keeps what was applied; the dashboard lists the skipped point and starts the process again from it', async ({ s, server }) => {
@@ -46,4 +46,4 @@ e2e('ending a tour keeps what was applied; the dashboard lists the skipped point
   await expect(card(page).getByRole('region', { name: 'SEO-Titel' })).toBeVisible();
   await s.shot(page, 'tour-again-from-the-skipped-point');
   void server;
-}, { known: defects.lostLiveUpdate });
+});

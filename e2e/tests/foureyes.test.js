@@ -1,7 +1,7 @@
 // Four eyes (screens 4 and 7): on the four-eyes configuration the editor's
 // card cannot be applied by the editor; the second approver releases it from
 // the inbox, where it arrived live, and the editor's page updates live.
-import { e2e, defects, expect, login, speed } from '../lib/e2e.js';
+import { e2e, expect, login, speed } from '../lib/e2e.js';
 import { card, preview, conversation, conversationId, watchText, seenAt } from '../lib/chat.js';
 
 e2e('a four-eyes card is released from the inbox by the second approver while the editor\'s page updates live', async ({ s, server }) => {
@@ -57,4 +57,4 @@ e2e('a four-eyes card is released from the inbox by the second approver while th
   speed('released card visible on the editor\'s page after its commit', seen - stored, 'ms', 100);
   await expect(preview(erika)).toContainText(description);
   await s.shot(erika, 'four-eyes-editor-after-release');
-}, { known: defects.lostLiveUpdate });
+});

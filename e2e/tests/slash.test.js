@@ -1,7 +1,7 @@
 // The slash menu (screen 2) used by keyboard only: "/" at the start of the
 // message opens the process catalogue as a combobox; arrows move, Escape
 // closes, Enter chooses; the process shows as a chip and the tour starts.
-import { e2e, defects, expect, login } from '../lib/e2e.js';
+import { e2e, expect, login } from '../lib/e2e.js';
 import { startTour, tourHeader } from '../lib/chat.js';
 
 e2e('the slash menu by keyboard only chooses a process and starts its tour', async ({ s }) => {
@@ -43,4 +43,4 @@ e2e('the slash menu by keyboard only chooses a process and starts its tour', asy
   await page.keyboard.type('Los geht’s');
   await page.keyboard.press('Enter');
   await expect(tourHeader(page)).toContainText(/Punkt 1 von \d/);
-}, { known: defects.lostLiveUpdate });
+});

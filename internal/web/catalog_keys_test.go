@@ -36,7 +36,7 @@ func TestEveryLookedUpTextIsInTheCatalogue(t *testing.T) {
 	for _, a := range []string{"approve", "cancel", "variant", "skip", "keep"} {
 		keys = append(keys, "inbox.decided."+a)
 	}
-	for _, g := range []string{"openPoints", "descriptionMissing", "descriptionShort", "titleMissing", "titleShort"} {
+	for _, g := range []string{"openPoint", "openPoints", "descriptionMissing", "descriptionShort", "titleMissing", "titleShort"} {
 		keys = append(keys, "gap."+g)
 	}
 	for _, k := range keys {

@@ -23,7 +23,7 @@ func TestDashboardListsTheSkippedPointAndStartsItsProcessAgain(t *testing.T) {
 		contains(t, "status line", b.get(path+"/view"), "Übersprungen: Seite „Home“ – Beschreibung")
 		d := b.get("/dashboard")
 		link := `<a href="/chat?page=1&amp;language=0&amp;skill=12">Beschreibung fehlt auf „Home“</a>`
-		contains(t, "dashboard", d, "Offene Punkte", link, "SEO optimieren", "Eine Seite verbessern", "1 offene Punkte",
+		contains(t, "dashboard", d, "Offene Punkte", link, "SEO optimieren", "Eine Seite verbessern", "1 offener Punkt",
 			"Letzte Unterhaltungen", `href="`+path+`"`)
 		improve := d.Body[strings.Index(d.Body, "Eine Seite verbessern"):]
 		if first := strings.Index(improve, `<a href="/chat?page=`); first < 0 || !strings.HasPrefix(improve[first:], `<a href="/chat?page=1&amp;language=0&amp;skill=12">Home</a>`) {

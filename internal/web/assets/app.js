@@ -86,9 +86,18 @@
       announce(text("announce.highlight", title ? title.textContent : ""));
     }
   }
+  // scrollMessages shows the newest messages: the list scrolls on its own
+  // (max-height), and a swap or page load would otherwise leave it at its top,
+  // the last outcome and the closing answer hidden below.
+  function scrollMessages() {
+    var ms = document.querySelector("#conversation .messages");
+    if (ms) ms.scrollTop = ms.scrollHeight;
+  }
+
   function afterConversationSwap() {
     var el = conv();
     if (!el) return;
+    scrollMessages();
     var now = snapshot(el);
     if (now.card && now.card !== last.card) {
       var h = el.querySelector(".card h3, .question h3");
@@ -208,6 +217,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     var el = document.getElementById("labels");
     if (el) { try { L = JSON.parse(el.textContent); } catch (x) { L = {}; } }
+    scrollMessages();
     startConversation();
     startInbox();
     afterInboxSwap();

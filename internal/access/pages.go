@@ -62,7 +62,7 @@ func (t *PageTree) Load(ctx context.Context, uids []int64) error {
 			t.pages[uid] = nil
 		}
 		var next []int64
-		err := store.EachChunk(want, func(chunk []any, in string) error {
+		err := store.EachIn(want, func(chunk []any, in string) error {
 			rows, err := t.q.Query(ctx, `SELECT uid, pid, language, l10n_parent, deleted, workspace, owner_uid, group_uid,
 				perms_user, perms_group, perms_everybody FROM records WHERE tbl = 'pages' AND uid IN (`+in+`)`, chunk...)
 			if err != nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 )
 
 // Scanner is what a row scanner reads from: a *sql.Row or a *sql.Rows.
@@ -38,29 +37,4 @@ func Column[T any](sc Scanner) (T, error) {
 	var v T
 	err := sc.Scan(&v)
 	return v, err
-}
-
-// inChunk is the most values one IN list holds.
-const inChunk = 512
-
-// EachChunk calls fn with the values of ids in chunks of at most 512, each
-// with its IN list of placeholders ("?, ?, …"). A chunk is padded to a
-// power of two by repeating its last value, so few distinct statements are
-// prepared.
-func EachChunk(ids []int64, fn func(args []any, in string) error) error {
-	for start := 0; start < len(ids); start += inChunk {
-		chunk := ids[start:min(start+inChunk, len(ids))]
-		size := 1
-		for size < len(chunk) {
-			size *= 2
-		}
-		args := make([]any, size)
-		for i := range args {
-			args[i] = chunk[min(i, len(chunk)-1)]
-		}
-		if err := fn(args, strings.TrimSuffix(strings.Repeat("?, ", size), ", ")); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -9,11 +9,16 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 )
 
-//go:embed en.json de.json
+// The catalogue of a language is every file named LANG.json or
+// PART.LANG.json (admin.en.json …), merged; a key in two files of one
+// language is a start-up error, so screens can own their files.
+//
+//go:embed *.json
 var files embed.FS
 
 // Languages are the catalogue languages; the first is the source and the fallback.
@@ -22,15 +27,34 @@ var Languages = []string{"en", "de"}
 var catalogues = func() map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, l := range Languages {
-		raw, err := files.ReadFile(l + ".json")
+		out[l] = map[string]string{}
+	}
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		base := strings.TrimSuffix(name, ".json")
+		l := base[strings.LastIndexByte(base, '.')+1:]
+		into, ok := out[l]
+		if !ok {
+			panic(fmt.Sprintf("catalog %s: %q is not a catalogue language", name, l))
+		}
+		raw, err := files.ReadFile(name)
 		if err != nil {
 			panic(err)
 		}
 		m := map[string]string{}
 		if err := json.Unmarshal(raw, &m); err != nil {
-			panic(fmt.Sprintf("catalog %s: %v", l, err))
+			panic(fmt.Sprintf("catalog %s: %v", name, err))
 		}
-		out[l] = m
+		for k, v := range m {
+			if _, dup := into[k]; dup {
+				panic(fmt.Sprintf("catalog %s: key %q is already defined in another file of %s", name, k, l))
+			}
+			into[k] = v
+		}
 	}
 	return out
 }()

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"waymark/internal/access"
 	"waymark/internal/catalog"
 	"waymark/internal/site"
 )
@@ -17,9 +18,9 @@ import (
 //go:embed templates/*.html
 var templateFiles embed.FS
 
-// screens are the templates with a "content" block; each is parsed with the
-// layout and the shared partials.
-var screens = []string{"login", "chat", "dashboard", "inbox"}
+// Every template file other than layout.html and partials.html is a screen
+// (it defines a "content" block); each is parsed with the layout and the
+// shared partials, and rendered by its file name without ".html".
 
 var funcs = template.FuncMap{
 	"markdown": markdown,
@@ -53,7 +54,15 @@ type cardData struct {
 
 func parseTemplates() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
-	for _, s := range screens {
+	files, err := fs.Glob(templateFiles, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		s := strings.TrimSuffix(strings.TrimPrefix(f, "templates/"), ".html")
+		if s == "layout" || s == "partials" {
+			continue
+		}
 		t, err := template.New(s).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/partials.html", "templates/"+s+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: templates of %s: %w", s, err)
@@ -71,12 +80,16 @@ type page struct {
 	Title    string
 	Nav      string
 	Approver bool
+	Admin    bool // administration navigation (issue 14)
 	OOB      bool // partials render as out-of-band swaps
 
 	Login *loginData
 	Chat  *chatData
 	Dash  *dashData
 	Inbox *inboxData
+	// Data is the data of a screen that has no field of its own above
+	// (the administration screens, issue 14).
+	Data any
 }
 
 func (u *UI) newPage(me *user, nav, titleKey string) *page {
@@ -84,6 +97,7 @@ func (u *UI) newPage(me *user, nav, titleKey string) *page {
 	if me != nil {
 		p.T, p.HX = me.T, me.hxHeaders()
 		p.Approver = me.A.HasGrant("approve")
+		p.Admin = me.A.Admin || me.A.HasGrant(access.GrantSkillApprove)
 	}
 	p.Title = p.T.Get(titleKey)
 	return p

@@ -67,9 +67,12 @@ func New(d Deps, cfg *Config) (*UI, error) {
 
 // Register mounts every route of the UI on the API server (all in one place).
 func (u *UI) Register() {
-	m := func(pattern string, h func(w http.ResponseWriter, r *http.Request)) {
+	var m mountFunc = func(pattern string, h func(w http.ResponseWriter, r *http.Request)) {
 		u.API.Mount(pattern, http.HandlerFunc(h))
 	}
+	// The administration screens (issue 14) register in their own files.
+	u.registerAdminSkills(m)
+	u.registerAdmin(m)
 	m("GET /{$}", u.handleRoot)
 	m("GET /assets/{file}", u.handleAsset)
 	m("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {

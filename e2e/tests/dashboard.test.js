@@ -33,7 +33,12 @@ e2e('ending a tour keeps what was applied; the dashboard lists the skipped point
   const points = page.getByRole('region', { name: 'Offene Punkte' });
   const point = points.getByRole('link', { name: 'SEO-Titel fehlt auf „About“' });
   await expect(point).toBeVisible();
-  await expect(page.getByRole('region', { name: 'Eine Seite verbessern' }).getByRole('link', { name: 'About' }).first()).toBeVisible();
+  const improve = page.getByRole('region', { name: 'Eine Seite verbessern' });
+  await expect(improve.getByRole('link', { name: 'About' }).first()).toBeVisible();
+  // Only pages erika may edit are suggested: the Services branch she may only read is not.
+  for (const readOnly of ['Services', 'Web development', 'Consulting', 'Leistungen', 'Webentwicklung']) {
+    await expect(improve.getByRole('link', { name: readOnly, exact: true })).toHaveCount(0);
+  }
   await expect(page.getByRole('region', { name: 'Letzte Unterhaltungen' }).getByRole('link', { name: /About/ })).toBeVisible();
   await s.shot(page, 'dashboard');
 

@@ -50,6 +50,40 @@ func (c *Checker) MayShowPages(ctx context.Context, a *Actor, pages []int64) (ma
 	return out, nil
 }
 
+// PageEdit says what an actor may change on one page: its page record
+// (the pages table, PermEdit) and its content elements (tt_content,
+// PermContent) — the page rules of AuthorizeWrite, without the field and
+// language checks, which depend on the write.
+type PageEdit struct {
+	Page    bool // may edit the page record
+	Content bool // may edit content elements on the page
+}
+
+// Any reports whether the actor may change anything on the page.
+func (e PageEdit) Any() bool { return e.Page || e.Content }
+
+// MayEditPages is the batch form of the page rules of AuthorizeWrite: what a
+// may edit on each of pages, read at one moment. The dashboard ranks only
+// pages an editor can act on with it.
+func (c *Checker) MayEditPages(ctx context.Context, a *Actor, pages []int64) (map[int64]PageEdit, error) {
+	t := NewPageTree(c.db, a)
+	if err := t.Load(ctx, pages); err != nil {
+		return nil, err
+	}
+	out := make(map[int64]PageEdit, len(pages))
+	for _, p := range pages {
+		if !a.Active() || p <= 0 {
+			out[p] = PageEdit{}
+			continue
+		}
+		out[p] = PageEdit{
+			Page:    a.CanModifyTable("pages") && t.pagePerm(p, content.PermEdit),
+			Content: a.CanModifyTable("tt_content") && t.pagePerm(p, content.PermContent),
+		}
+	}
+	return out, nil
+}
+
 // maxDepth bounds a rootline walk; a deeper tree (or a cycle) fails closed.
 const maxDepth = 100
 

@@ -13,13 +13,14 @@ import (
 )
 
 // A small tree: Home (1) › About (2), Services (3) › Consulting (4); max's
-// mount is Services only; Home has a German translation (11).
+// mount is Services only; Home has a German translation (11). Consulting
+// belongs to max's group: erika may show it (everybody: show) but not edit it.
 const tree = `
 languages:
   - {uid: 0, title: English, locale: en}
   - {uid: 1, title: Deutsch, locale: de}
 groups:
-  - {uid: 1, title: All, tablesSelect: [pages, tt_content], tablesModify: [pages], nonExcludeFields: [], languages: [0, 1], mounts: [1], subgroups: []}
+  - {uid: 1, title: All, tablesSelect: [pages, tt_content], tablesModify: [pages], nonExcludeFields: ["pages:description", "pages:seoTitle"], languages: [0, 1], mounts: [1], subgroups: []}
   - {uid: 2, title: Services, tablesSelect: [pages, tt_content], tablesModify: [pages], nonExcludeFields: [], languages: [1], mounts: [3], subgroups: []}
 users:
   - {uid: 2, username: erika, groups: [1], backendLanguage: de}
@@ -28,7 +29,7 @@ pages:
   - {uid: 1, pid: 0, title: Home, owner: 2, group: 1, perms: {user: 31, group: 27, everybody: 1}, fields: {description: "", seoTitle: "Home of the agency in Hamburg"}}
   - {uid: 2, pid: 1, title: About, owner: 2, group: 1, perms: {user: 31, group: 27, everybody: 1}, fields: {description: "Short.", seoTitle: "About us: the people of the agency in Hamburg"}}
   - {uid: 3, pid: 1, title: Services, owner: 2, group: 1, perms: {user: 31, group: 27, everybody: 1}, fields: {seoTitle: "Services"}}
-  - {uid: 4, pid: 3, title: Consulting, owner: 2, group: 1, perms: {user: 31, group: 27, everybody: 1}, fields: {}}
+  - {uid: 4, pid: 3, title: Consulting, owner: 3, group: 2, perms: {user: 31, group: 27, everybody: 1}, fields: {}}
   - {uid: 11, pid: 0, title: Startseite, language: 1, l10nParent: 1, owner: 2, group: 1, perms: {user: 31, group: 27, everybody: 1}, fields: {description: ""}}
 records:
   - {table: tt_content, uid: 100, pid: 1, language: 0, fields: {CType: text, header: Welcome, bodytext: Hello}}
@@ -109,8 +110,9 @@ func TestPreviewInALanguageAndRefusedAlike(t *testing.T) {
 	})
 }
 
-// Suggestions rank by open points first, then by the visible SEO gaps.
-func TestSuggestionsRankOpenPointsThenGaps(t *testing.T) {
+// Suggestions rank by open points first, then by the visible SEO gaps;
+// a page the editor may only read (Consulting) is never suggested.
+func TestSuggestionsRankOpenPointsThenGapsOfEditablePagesOnly(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		s, erika, _ := setup(t, db)
 		got, err := s.Suggestions(t.Context(), erika, map[site.PointCount]int{{Page: 2, Language: 0}: 2}, 0)
@@ -123,7 +125,7 @@ func TestSuggestionsRankOpenPointsThenGaps(t *testing.T) {
 		}
 		// Scores: open points 3 each, a missing field 2, a short one 1; ties keep the tree's order.
 		want := "[About/0:[{openPoints 2} {descriptionShort 6}] Startseite/1:[{descriptionMissing 0} {titleMissing 0}] " +
-			"Consulting/0:[{descriptionMissing 0} {titleMissing 0}] Home/0:[{descriptionMissing 0} {titleShort 29}] " +
+			"Home/0:[{descriptionMissing 0} {titleShort 29}] " +
 			"Services/0:[{descriptionMissing 0} {titleShort 8}]]"
 		if fmt.Sprint(order) != want {
 			t.Errorf("Suggestions = %v\nwant %s", order, want)

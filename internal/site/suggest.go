@@ -28,8 +28,9 @@ type Gap struct {
 // PointCount is the number of visible open points of a page in a language.
 type PointCount struct{ Page, Language int64 }
 
-// Suggestions ranks the pages the actor may show, in the languages they may
-// edit, by open points (counted from the points the actor sees) and by the
+// Suggestions ranks the pages the actor may edit (the page record or its
+// content elements: a page they may only read is never suggested), in the
+// languages they may edit, by open points (counted from the points the actor sees) and by the
 // visible SEO gaps of the page record shown in that language: a missing or
 // too short description and a missing or too short SEO title (shorter than
 // the schema's recommended minimum). Pages without a reason are left out;
@@ -47,20 +48,48 @@ func (s *Site) Suggestions(ctx context.Context, a *access.Actor, points map[Poin
 	if err != nil {
 		return nil, err
 	}
+	// minOf is the recommended minimum length of a page field, -1 when the
+	// actor may not edit the field (its gap is then no reason).
 	minOf := func(field string) int {
-		if t, ok := schemas.Table("pages"); ok {
-			if f, ok := t.Field(field); ok && f.Range != nil {
-				return f.Range.Min
-			}
+		t, ok := schemas.Table("pages")
+		if !ok {
+			return 0
+		}
+		f, ok := t.Field(field)
+		if !ok {
+			return 0
+		}
+		if !a.MayEditField("pages", field, f.Exclude) {
+			return -1
+		}
+		if f.Range != nil {
+			return f.Range.Min
 		}
 		return 0
 	}
 	descMin, titleMin := minOf("description"), minOf("seoTitle")
+	var uids []int64
+	var collect func(nodes []Node)
+	collect = func(nodes []Node) {
+		for _, n := range nodes {
+			uids = append(uids, n.UID)
+			collect(n.Children)
+		}
+	}
+	collect(tree)
+	edit, err := s.checker.MayEditPages(ctx, a, uids)
+	if err != nil {
+		return nil, err
+	}
 	var out []Suggestion
 	var walk func(nodes []Node) error
 	walk = func(nodes []Node) error {
 		for _, n := range nodes {
+			e := edit[n.UID]
 			for _, l := range langs {
+				if !e.Any() {
+					break
+				}
 				if l.UID != 0 && !slices.Contains(n.Translations, l.UID) {
 					continue
 				}
@@ -74,6 +103,7 @@ func (s *Site) Suggestions(ctx context.Context, a *access.Actor, points map[Poin
 					sg.Score += 3 * c
 				}
 				switch d := utf8.RuneCountInString(p.Description); {
+				case !e.Page || descMin < 0:
 				case d == 0:
 					sg.Reasons = append(sg.Reasons, Gap{Kind: "descriptionMissing"})
 					sg.Score += 2
@@ -82,6 +112,7 @@ func (s *Site) Suggestions(ctx context.Context, a *access.Actor, points map[Poin
 					sg.Score++
 				}
 				switch t := utf8.RuneCountInString(p.SEOTitle); {
+				case !e.Page || titleMin < 0:
 				case t == 0:
 					sg.Reasons = append(sg.Reasons, Gap{Kind: "titleMissing"})
 					sg.Score += 2

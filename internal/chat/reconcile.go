@@ -93,6 +93,10 @@ const (
 	NoticeProcessEnded       = "process_ended"
 )
 
+// NoticeTourEnded closes the transcript of a tour the editor ended
+// (EndTour): what was applied stays, the chat goes on without a process.
+const NoticeTourEnded = "tour_ended"
+
 // decidedElsewhere reads from the run what became of the decision r waited
 // for: approved_elsewhere (with the records written since — identities
 // only), denied_elsewhere, answered_elsewhere, process_ended (the process

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"waymark/internal/store"
 
 	"waymark/internal/access"
 	"waymark/internal/process"
@@ -65,8 +66,18 @@ func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 		}
 	}
 	zero, no, empty := int64(0), false, ""
-	if _, err := casTx(ctx, s.db, r.ID, []Status{Processing}, change{status: Idle, skill: &zero, process: &no,
-		pendingRun: &empty, lastRun: &ended, progress: emptyJSON(), highlight: emptyJSON(), err: &empty}, s.now()); err != nil {
+	now := s.now()
+	if err := s.db.InTx(ctx, func(tx *store.Tx) error {
+		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Idle, skill: &zero, process: &no,
+			pendingRun: &empty, lastRun: &ended, progress: emptyJSON(), highlight: emptyJSON(), err: &empty}, now)
+		if err != nil || !won {
+			return err
+		}
+		if !r.Process {
+			return nil // a free chat had no tour to end
+		}
+		return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: NoticeTourEnded}, now)
+	}); err != nil {
 		return View{}, err
 	}
 	return s.Get(ctx, actor, id)

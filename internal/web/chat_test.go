@@ -122,3 +122,25 @@ func TestPreviewShowsTheConversationsLanguageAndOutlinesTheHighlight(t *testing.
 		lacks(t, "German preview", page, "<h4>Welcome</h4>")
 	})
 }
+
+// An ended tour says so: the header reads "Tour beendet" and the transcript
+// closes with the notice, until the chat goes on.
+func TestEndedTourSaysSoInTheHeaderAndTheTranscript(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "Eine Beschreibung."}`), say("Gut."))
+		b := login(t, e, "erika", "erika-pass-1234")
+		path := startTour(t, b, "1", "0", seo)
+		lacks(t, "running tour", b.get(path), "Tour beendet")
+		b.post(path+"/end-tour", nil)
+		e.App.Chat.Wait()
+		contains(t, "after end-tour", b.get(path+"/view"),
+			`Home · English · <span class="state">Tour beendet</span>`, "Die Tour ist beendet. Übernommene Änderungen bleiben erhalten")
+		lacks(t, "after end-tour", b.get(path+"/view"), `aria-label="Tour beenden"`, ">Übernehmen</button>")
+		b.post(path+"/messages", url.Values{"content": {"Danke"}})
+		e.App.Chat.Wait()
+		next := b.get(path + "/view")
+		contains(t, "after the next message", next, "Danke", "Gut.")
+		lacks(t, "after the next message", next, `<span class="state">Tour beendet</span>`)
+	})
+}

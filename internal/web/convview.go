@@ -20,6 +20,7 @@ type convView struct {
 	LanguageName string
 	Locale       string
 	Busy         bool // a turn or decision runs
+	Ended        bool // the editor ended the tour and nothing was said since (tour_ended)
 	Progress     *progress
 	Highlight    string // "table:uid" of the highlighted record, "" for none
 	Items        []item
@@ -150,6 +151,9 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 		}
 		cv.Items = append(cv.Items, it)
 		addOutcomes(int64(i + 1))
+	}
+	if n := len(v.Messages); n > 0 && v.Tour == nil && v.Messages[n-1].Notice == chat.NoticeTourEnded {
+		cv.Ended = true // the header says so until the chat goes on
 	}
 	if v.Card != nil && v.Status == chat.AwaitingApproval {
 		cv.Card = u.chatCard(ctx, me, v)

@@ -20,7 +20,8 @@ e2e('ending a tour keeps what was applied; the dashboard lists the skipped point
   await page.getByRole('button', { name: 'Tour beenden' }).click();
   await expect(page.getByRole('button', { name: 'Tour beenden' })).toBeHidden();
   if (question !== 'Diese Tour beenden? Übernommene Änderungen bleiben erhalten.') throw new Error(`confirmation asked ${JSON.stringify(question)}`);
-  await expect(tourHeader(page)).toContainText('About · English');
+  await expect(tourHeader(page)).toContainText('About · English · Tour beendet');
+  await expect(page.getByText('Die Tour ist beendet. Übernommene Änderungen bleiben erhalten')).toBeVisible();
   await expect(page.getByText('Prozess: SEO optimieren')).toBeHidden();
   await expect(card(page)).toBeHidden();
   await expect(page.getByText('Übernommen: Seite „About“ – Beschreibung')).toBeVisible();

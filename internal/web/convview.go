@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -214,13 +215,25 @@ func headingOf(me *user, calls []callView) string {
 
 func (u *UI) callView(ctx context.Context, me *user, id, toolName, heading string, target *tool.Target, preview []tool.PreviewItem, previewErr string) callView {
 	cv := callView{ID: id, Tool: toolName, Heading: heading}
+	labels := map[string]string{} // field → label in the viewer's language
 	if target != nil {
 		if t, err := u.Site.Describe(ctx, me.A, target.Table, target.UID, target.Fields, me.T.Lang()); err == nil {
 			cv.Target = &t
+			// The preview was made in the initiator's language; an approver
+			// reads the table and field names in their own (the record's
+			// title stays as the preview had it).
+			if _, title, ok := strings.Cut(heading, ": "); ok {
+				cv.Heading = t.TableLabel + ": " + title
+			}
+			for i, f := range target.Fields {
+				if i < len(t.FieldLabels) {
+					labels[f] = t.FieldLabels[i]
+				}
+			}
 		}
 	}
 	for _, p := range preview {
-		iv := itemView{Label: p.Label, Empty: p.Current == ""}
+		iv := itemView{Label: cmp.Or(labels[p.Field], p.Label), Empty: p.Current == ""}
 		iv.Current, iv.Proposed = wordDiff(p.Current, p.Proposed)
 		if m := p.Measure; m != nil {
 			iv.Measured, iv.Count, iv.Min, iv.Max = true, m.Count, m.Min, m.Max

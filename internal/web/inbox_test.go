@@ -11,7 +11,8 @@ import (
 )
 
 // Screen 7: a four-eyes card waits in the second approver's inbox with the
-// same card view; the initiator cannot release it; Freigeben releases it.
+// same card view, in the approver's language; the initiator cannot release
+// it; Freigeben releases it.
 func TestInboxReleasesAFourEyesCard(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
@@ -28,6 +29,9 @@ func TestInboxReleasesAFourEyesCard(t *testing.T) {
 		inbox := paula.get("/inbox")
 		contains(t, "inbox (en)", inbox, "Waiting for your release", "Requested by erika", "Affected", "Current", "Proposal",
 			"<ins>Vier Augen sehen mehr.</ins>", ">Release</button>", ">Decline</button>", `hx-post="/inbox/`+run["uuid"].(string)+`"`)
+		// The card reads in paula's language, not in erika's (who started the run in German).
+		contains(t, "inbox labels (en)", inbox, "Page: Home", "Description")
+		lacks(t, "inbox labels (en)", inbox, "Seite: Home", "Beschreibung")
 		erika := login(t, e, "erika", "erika-pass-1234")
 		if a := erika.get("/inbox"); contains2(a.Body, "Vier Augen") {
 			t.Errorf("the initiator's inbox shows her own four-eyes run")

@@ -37,6 +37,17 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, op, id, set, where
 	if f.Usage.PromptTokens < 0 || f.Usage.CompletionTokens < 0 || f.Usage.Iterations < 0 {
 		return false, invalid(op, id, "usage %+v is negative", f.Usage)
 	}
+	if db, ok := q.(*store.DB); ok && len(f.Events) > 0 {
+		// The UPDATE … RETURNING and the events' INSERTs are one
+		// transaction, under the store's write lock on SQLite.
+		var won bool
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			won, err = s.guarded(ctx, tx, op, id, set, where, args, f)
+			return err
+		})
+		return won, err
+	}
 	bodies, err := encodeAll(id, f.Events, f.Privacy)
 	if err != nil {
 		return false, err

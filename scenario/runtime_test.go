@@ -217,7 +217,7 @@ func TestFourEyesSelfApprovalRefusedSecondApproverReleases(t *testing.T) {
 		if st["pending"].(map[string]any)["approveBlocked"] != "second_approver" {
 			t.Errorf("the initiator's card does not say a second person must release: %v", st["pending"])
 		}
-		if r := erika.Do("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest}); r.Status != 403 || r.ErrorCode() != "second_approver_required" {
+		if r := erika.Do("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest}); r.Status != 403 || r.ErrorCode() != "self_approval" {
 			t.Fatalf("self approval = %d %s", r.Status, r.Body)
 		}
 		if r := otto.Do("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest}); r.Status != 404 {

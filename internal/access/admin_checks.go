@@ -7,22 +7,25 @@ import (
 	"strings"
 
 	"waymark/internal/content"
+	"waymark/internal/fault"
 	"waymark/internal/store"
 )
 
-// ErrInvalid is matched (errors.Is) by every *FieldError.
-var ErrInvalid = errors.New("invalid")
+// ErrInvalid is matched (errors.Is) by every *FieldError (400 invalid).
+var ErrInvalid = fault.Detailed(fault.Invalid, "invalid", "invalid")
 
-// Errors of the administration of users and groups (issue 14).
+// Errors of the administration of users and groups (issue 14), with their
+// kinds and wire codes (package fault, issue 16 item 4).
 var (
 	// ErrUsernameTaken: another user has the username.
-	ErrUsernameTaken = errors.New("username is taken")
+	ErrUsernameTaken = fault.Detailed(fault.Conflict, "conflict", "username is taken")
 	// ErrLastAdmin: the change would leave no active administrator.
-	ErrLastAdmin = errors.New("the change would leave no active administrator")
+	ErrLastAdmin = fault.New(fault.Conflict, "last_admin",
+		"the change would leave no active administrator; make another user administrator first")
 	// ErrExists: a create names a uid that exists.
-	ErrExists = errors.New("uid exists")
+	ErrExists = fault.Detailed(fault.Conflict, "conflict", "uid exists")
 	// ErrNoGroup: no group has the uid.
-	ErrNoGroup = errors.New("no such group")
+	ErrNoGroup = fault.New(fault.NotFound, "not_found", "no such group")
 )
 
 // FieldError is a refused user or group: Field is the JSON name of the
@@ -36,6 +39,9 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
 
 // Unwrap lets errors.Is(err, ErrInvalid) match.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// Fault is ErrInvalid with the field and the reason as the message.
+func (e *FieldError) Fault() *fault.Error { return ErrInvalid.With("%s", e.Error()) }
 
 func invalid(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}

@@ -6,11 +6,12 @@ import (
 	"fmt"
 
 	"waymark/internal/content"
+	"waymark/internal/fault"
 	"waymark/internal/store"
 )
 
 // ErrDenied is the sentinel every refusal of a permission check wraps.
-var ErrDenied = errors.New("permission denied")
+var ErrDenied = fault.New(fault.Forbidden, "forbidden", "permission denied")
 
 // DeniedError says which check refused.
 type DeniedError struct{ Reason string }
@@ -19,6 +20,9 @@ func (e *DeniedError) Error() string { return "permission denied: " + e.Reason }
 
 // Is makes errors.Is(err, ErrDenied) true.
 func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+
+// Fault is ErrDenied: the client never sees the reason.
+func (e *DeniedError) Fault() *fault.Error { return ErrDenied }
 
 func deny(format string, args ...any) error {
 	return &DeniedError{Reason: fmt.Sprintf(format, args...)}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"waymark/internal/fault"
 	"waymark/internal/store"
 )
 
@@ -60,7 +61,7 @@ type Actor struct {
 }
 
 // ErrNoUser is returned when the user does not exist.
-var ErrNoUser = errors.New("no such user")
+var ErrNoUser = fault.New(fault.NotFound, "not_found", "no such user")
 
 // LoadUser reads one user.
 func LoadUser(ctx context.Context, q store.Querier, uid int64) (User, error) {

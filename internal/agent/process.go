@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"waymark/internal/content"
+	"waymark/internal/fault"
 	"waymark/internal/llmconfig"
 	"waymark/internal/run"
 	"waymark/internal/skill"
@@ -157,7 +158,7 @@ func (refusedLineageUnstored) SecondApproverDenied() bool { return false }
 func (rt *Runtime) ObserveRefusals(f func(refusal string)) { rt.observeRefusal = f }
 
 // ErrProcessEnded: the process of a waiting turn was ended; it does not resume.
-var ErrProcessEnded = errors.New("the process of this run was ended")
+var ErrProcessEnded = fault.New(fault.Conflict, "process_ended", "the process of this run was ended")
 
 // prepare runs the preparer for a request that names an invocation or a predecessor.
 func (rt *Runtime) prepare(ctx context.Context, seg *segment, cfgFound bool, inv *Invocation, pred string) (Prepared, error) {

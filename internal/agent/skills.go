@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"waymark/internal/content"
+	"waymark/internal/fault"
 	"waymark/internal/llm"
 	"waymark/internal/llmconfig"
 	"waymark/internal/run"
@@ -41,7 +42,7 @@ func LoadSkillDef() tool.Def {
 
 // ErrSkillWithdrawn: an instruction the run holds is no longer approved (or
 // its source no longer trusted): the waiting run was ended instead of resumed.
-var ErrSkillWithdrawn = errors.New("an instruction of this run was withdrawn")
+var ErrSkillWithdrawn = fault.New(fault.Conflict, "skill_withdrawn", "an instruction of this run was withdrawn")
 
 // composeSkills fixes what the configuration's skills contribute to a run
 // starting now: the system text with the instruction sections (from approval

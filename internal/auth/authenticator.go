@@ -3,12 +3,12 @@ package auth
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"waymark/internal/clock"
+	"waymark/internal/fault"
 	"waymark/internal/store"
 )
 
@@ -16,7 +16,7 @@ import (
 // user: unknown or wrong token, unknown user, wrong password, expired or
 // unknown session, password login of a disabled user or a service account.
 // It never says which part was wrong.
-var ErrUnauthenticated = errors.New("unauthenticated")
+var ErrUnauthenticated = fault.New(fault.Unauthenticated, "unauthenticated", "authentication required")
 
 // tokenCacheTTL bounds how long a verified token is remembered, so that a
 // client does not pay a bcrypt comparison on every request. An entry also

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"waymark/internal/fault"
 	"waymark/internal/store"
 	"waymark/internal/tool"
 )
@@ -129,7 +130,7 @@ type Outcome struct {
 }
 
 // ErrNotFound answers an unknown conversation and one of another user alike.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = fault.New(fault.NotFound, "not_found", "not found")
 
 const convColumns = `id, owner_uid, configuration_uid, page_uid, language, skill_uid, process, status, last_run_uuid,
 	pending_run_uuid, card, progress, highlight, error, follows_run, created_at, updated_at`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"waymark/internal/agent"
+	"waymark/internal/fault"
 	"waymark/internal/openpoint"
 	"waymark/internal/run"
 	"waymark/internal/store"
@@ -192,15 +193,14 @@ func appliedWrite(card Card, calls []agent.CallResult) (*tool.WriteStep, bool) {
 // by the refusal (its state).
 func (s *Service) handBack(ctx context.Context, r row, cause error) {
 	code := "refused"
-	for _, c := range []struct {
-		err  error
-		code string
-	}{{agent.ErrStaleTurn, "stale_turn"}, {agent.ErrPreviewChanged, "preview_changed"}, {agent.ErrSkillWithdrawn, "skill_withdrawn"},
-		{agent.ErrProcessEnded, "process_ended"}, {agent.ErrNotWaiting, "not_waiting"}, {agent.ErrSelfApproval, "second_approver"},
-		{agent.ErrBadInput, "bad_input"}} {
-		if errors.Is(cause, c.err) {
-			code = c.code
+	for _, f := range []*fault.Error{agent.ErrStaleTurn, agent.ErrPreviewChanged, agent.ErrSkillWithdrawn,
+		agent.ErrProcessEnded, agent.ErrNotWaiting, agent.ErrSelfApproval, agent.ErrBadInput} {
+		if errors.Is(cause, f) {
+			code = f.Code()
 		}
+	}
+	if code == agent.ErrSelfApproval.Code() {
+		code = ErrNotOffered.Code() // the card's word for it: a second person must release
 	}
 	st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
 	switch {

@@ -12,6 +12,7 @@ import (
 	"waymark/internal/access"
 	"waymark/internal/agent"
 	"waymark/internal/clock"
+	"waymark/internal/fault"
 	"waymark/internal/llmconfig"
 	"waymark/internal/openpoint"
 	"waymark/internal/skill"
@@ -37,20 +38,27 @@ type PointKeeper interface {
 
 var _ PointKeeper = (*openpoint.Store)(nil)
 
-// Errors of the conversation API.
+// Errors of the conversation API, with their kinds and wire codes (package
+// fault, issue 16 item 4).
 var (
-	ErrBusy        = errors.New("busy: a turn is queued or running")
-	ErrStaleCard   = errors.New("the answer names a card that is no longer waiting")
-	ErrInvalid     = errors.New("invalid request")
-	ErrNoConfig    = errors.New("no configuration is available to this user")
-	ErrFourEyes    = errors.New("a process cannot run on a configuration that needs a second approver")
-	ErrNotOffered  = errors.New("a second person must release this change")
-	ErrUnavailable = errors.New("skill not available")
+	ErrBusy      = fault.New(fault.Conflict, "busy", "busy: a turn is queued or running")
+	ErrStaleCard = fault.New(fault.Conflict, "stale_card", "the answer names a card that is no longer waiting")
+	// ErrInvalid is wrapped with what the request named wrong.
+	ErrInvalid  = fault.Detailed(fault.Invalid, "bad_request", "invalid request")
+	ErrNoConfig = fault.New(fault.Conflict, "no_configuration", "no configuration is available to this user")
+	// ErrFourEyes refuses a process skill at the start of a conversation on a
+	// configuration that requires a second approver: the process refusal (f)
+	// before any run, under its refusal code as service_account and
+	// skill_unavailable are (409).
+	ErrFourEyes = fault.New(fault.Conflict, "second_approver_required", "a process cannot run on a configuration that needs a second approver")
+	// ErrNotOffered: the caller answered approve on a four-eyes card (409 second_approver).
+	ErrNotOffered  = fault.New(fault.Conflict, "second_approver", "a second person must release this change")
+	ErrUnavailable = fault.New(fault.Conflict, "skill_unavailable", "skill not available")
 	// ErrConfigNotFound answers an unknown, inactive and not usable
 	// configuration alike (as the catalogue does, L8.4).
-	ErrConfigNotFound = errors.New("configuration not found")
+	ErrConfigNotFound = fault.New(fault.NotFound, "configuration_not_found", "configuration not found")
 	// ErrServiceAccount refuses a process skill to a service account (ADR-228 item 2).
-	ErrServiceAccount = errors.New("a service account cannot run a guided process")
+	ErrServiceAccount = fault.New(fault.Conflict, "service_account", "a service account cannot run a guided process")
 )
 
 // Service runs guided conversations. A request records a message or a

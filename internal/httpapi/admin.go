@@ -1,12 +1,10 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
 	"waymark/internal/access"
-	"waymark/internal/llmconfig"
 )
 
 // HandleAdmin registers an authenticated route for administrators only: any
@@ -26,32 +24,7 @@ func (s *Server) HandleAdmin(pattern string, h HandlerFunc) {
 func adminUID(r *http.Request) (int64, error) {
 	n, err := strconv.ParseInt(r.PathValue("uid"), 10, 64)
 	if err != nil || n <= 0 {
-		return 0, Errorf(http.StatusNotFound, "not_found", "no such uid %q", r.PathValue("uid"))
+		return 0, errNotFound.With("no such uid %q", r.PathValue("uid"))
 	}
 	return n, nil
-}
-
-// adminError maps the errors of the administration services to HTTP; nil
-// when err is none of them. Validation messages name the field.
-func adminError(err error) *Error {
-	var cfe *llmconfig.FieldError
-	var afe *access.FieldError
-	switch {
-	case errors.As(err, &cfe):
-		return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: cfe.Field + ": " + cfe.Reason, Err: err}
-	case errors.As(err, &afe):
-		return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: afe.Error(), Err: err}
-	case errors.Is(err, llmconfig.ErrTaken), errors.Is(err, access.ErrUsernameTaken), errors.Is(err, access.ErrExists):
-		return &Error{Status: http.StatusConflict, Code: "conflict", Message: err.Error(), Err: err}
-	case errors.Is(err, access.ErrLastAdmin):
-		return &Error{Status: http.StatusConflict, Code: "last_admin",
-			Message: "the change would leave no active administrator; make another user administrator first", Err: err}
-	case errors.Is(err, llmconfig.ErrNotFound):
-		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such configuration", Err: err}
-	case errors.Is(err, access.ErrNoUser):
-		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such user", Err: err}
-	case errors.Is(err, access.ErrNoGroup):
-		return &Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such group", Err: err}
-	}
-	return nil
 }

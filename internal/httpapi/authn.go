@@ -83,7 +83,7 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 	if sessionID != "" && stateChanging(r.Method) {
 		given := r.Header.Get(CSRFHeader)
 		if given == "" || subtle.ConstantTimeCompare([]byte(given), []byte(csrf)) != 1 {
-			return r, Errorf(http.StatusForbidden, "csrf", "missing or wrong %s header", CSRFHeader)
+			return r, errCSRF.With("missing or wrong %s header", CSRFHeader)
 		}
 	}
 	return r.WithContext(context.WithValue(ctx, principalKey{}, &principal{actor: actor, sessionID: sessionID})), nil

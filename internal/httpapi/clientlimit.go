@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"log/slog"
 	"net"
 	"strconv"
@@ -25,7 +26,14 @@ func newClientLimit(ln net.Listener, max int, logger *slog.Logger) *clientLimit 
 	return &clientLimit{Listener: ln, max: max, logger: logger, open: map[string]int{}}
 }
 
-const tooManyConnsBody = `{"error":{"code":"too_many_connections","message":"too many connections from your address"}}` + "\n"
+// tooManyConnsBody is the error body of errTooManyConnections, written on
+// the raw connection before any handler runs.
+var tooManyConnsBody = func() string {
+	var b errorBody
+	b.Error.Code, b.Error.Message = errTooManyConnections.Code(), errTooManyConnections.Message()
+	j, _ := json.Marshal(b)
+	return string(j) + "\n"
+}()
 
 var tooManyConns = "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json; charset=utf-8\r\n" +
 	"Retry-After: 1\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(tooManyConnsBody)) + "\r\n\r\n" + tooManyConnsBody

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"waymark/internal/access"
+	"waymark/internal/fault"
 	"waymark/internal/httpapi"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
@@ -24,7 +25,7 @@ func TestHandlerErrorsMapToStatusAndSafeMessage(t *testing.T) {
 			return fmt.Errorf("edit page 3: %w", &access.DeniedError{Reason: "page 3 not in mounts"})
 		})
 		b.srv.Handle("GET /test/conflict", func(w http.ResponseWriter, r *http.Request) error {
-			return &httpapi.Error{Status: http.StatusConflict, Code: "busy", Message: "a turn is running", Err: errors.New("row lock held")}
+			return fmt.Errorf("turn: %w", errBusy.With("a turn is running").Wrap(errors.New("row lock held")))
 		})
 		b.srv.HandlePublic("GET /test/panic", func(w http.ResponseWriter, r *http.Request) error {
 			panic("boom secret")
@@ -45,8 +46,8 @@ func TestHandlerErrorsMapToStatusAndSafeMessage(t *testing.T) {
 		}
 
 		a = b.do(t, call{method: "GET", path: "/test/conflict", token: erikaToken})
-		if msg := wantError(t, "httpapi.Error", a, http.StatusConflict, "busy"); msg != "a turn is running" {
-			t.Errorf("httpapi.Error message = %q, want %q", msg, "a turn is running")
+		if msg := wantError(t, "fault", a, http.StatusConflict, "busy"); msg != "a turn is running" {
+			t.Errorf("fault message = %q, want %q", msg, "a turn is running")
 		}
 
 		a = b.do(t, call{method: "GET", path: "/test/panic", requestID: "req-panic"})
@@ -60,15 +61,38 @@ func TestHandlerErrorsMapToStatusAndSafeMessage(t *testing.T) {
 	})
 }
 
-func TestErrorfFormatsMessageAndUnwraps(t *testing.T) {
-	t.Parallel()
-	e := httpapi.Errorf(http.StatusNotFound, "not_found", "run %s not found", "abc")
-	if e.Status != 404 || e.Code != "not_found" || e.Message != "run abc not found" || e.Error() != "run abc not found" {
-		t.Errorf("Errorf = %+v", e)
+var errBusy = fault.New(fault.Conflict, "busy", "busy")
+
+// TestEveryKindHasAStatus: the kind → status table covers the closed kind
+// list, and only Internal is a 5xx besides Unavailable (issue 16 item 4).
+func TestEveryKindHasAStatus(t *testing.T) {
+	seen := map[int]fault.Kind{}
+	for _, k := range fault.Kinds() {
+		st := httpapi.StatusOf(k)
+		if k != fault.Internal && st == http.StatusInternalServerError {
+			t.Errorf("kind %s has no status", k)
+		}
+		if other, ok := seen[st]; ok {
+			t.Errorf("kinds %s and %s share status %d", other, k, st)
+		}
+		seen[st] = k
 	}
-	cause := errors.New("cause")
-	wrapped := fmt.Errorf("ctx: %w", &httpapi.Error{Status: 500, Code: "x", Message: "m", Err: cause})
-	if !errors.Is(wrapped, cause) {
-		t.Error("errors.Is does not reach the cause through *Error")
+}
+
+func TestClassifyAnswersByKind(t *testing.T) {
+	cause := errors.New("sql: database is closed")
+	for _, c := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{fmt.Errorf("x: %w", errBusy), http.StatusConflict, "busy"},
+		{cause, http.StatusInternalServerError, "internal"},
+		{fmt.Errorf("load: %w", fault.New(fault.Internal, "internal", "x").Wrap(cause)), http.StatusInternalServerError, "internal"},
+		{&access.DeniedError{Reason: "r"}, http.StatusForbidden, "forbidden"},
+	} {
+		if st, code := httpapi.Classify(c.err); st != c.status || code != c.code {
+			t.Errorf("Classify(%v) = %d %s, want %d %s", c.err, st, code, c.status, c.code)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -16,12 +15,13 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
+	"waymark/internal/fault"
 	"waymark/internal/store"
 )
 
 // Fuzz targets for every JSON request body the handlers decode (issue 12).
 // Each checks what a client can rely on for any input: DecodeJSON never
-// panics; a refusal is a 400 (or 413) *Error with a stable code and a
+// panics; a refusal is a 400 (or 413) fault with a stable code and a
 // one-line message; an accepted body holds no text a database cannot store,
 // and encoding what was decoded decodes to the same value. The seeds are in
 // testdata/fuzz/<target>; plain go test runs them.
@@ -32,18 +32,18 @@ func fuzzBody[T any](f *testing.F) {
 		var v T
 		err := DecodeJSON(post(body), &v)
 		if err != nil {
-			var he *Error
-			if !errors.As(err, &he) {
-				t.Fatalf("DecodeJSON(%q) = %v, want an *Error", body, err)
+			f, msg, ok := fault.Of(err)
+			if !ok {
+				t.Fatalf("DecodeJSON(%q) = %v, want a fault", body, err)
 			}
-			if he.Status != http.StatusBadRequest && he.Status != http.StatusRequestEntityTooLarge {
-				t.Errorf("DecodeJSON(%q): status %d, want 400 or 413", body, he.Status)
+			if st := StatusOf(f.Kind()); st != http.StatusBadRequest && st != http.StatusRequestEntityTooLarge {
+				t.Errorf("DecodeJSON(%q): status %d, want 400 or 413", body, st)
 			}
-			if !slices.Contains([]string{"bad_request", "invalid_text", "body_too_large"}, he.Code) {
-				t.Errorf("DecodeJSON(%q): code %q", body, he.Code)
+			if !slices.Contains([]string{"bad_request", "invalid_text", "body_too_large"}, f.Code()) {
+				t.Errorf("DecodeJSON(%q): code %q", body, f.Code())
 			}
-			if he.Message == "" || strings.ContainsAny(he.Message, "\n\r") {
-				t.Errorf("DecodeJSON(%q): message %q, want one line", body, he.Message)
+			if msg == "" || strings.ContainsAny(msg, "\n\r") {
+				t.Errorf("DecodeJSON(%q): message %q, want one line", body, msg)
 			}
 			return
 		}

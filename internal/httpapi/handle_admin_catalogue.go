@@ -27,7 +27,7 @@ func (s *Server) handleAdminProcessSkills(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	if user == 0 {
-		return Errorf(http.StatusBadRequest, "bad_request", "user: the uid of the user whose menu to show is required")
+		return errBadRequest.With("user: the uid of the user whose menu to show is required")
 	}
 	if _, err := access.LoadUser(r.Context(), s.db, user); err != nil {
 		return err

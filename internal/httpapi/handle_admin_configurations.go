@@ -96,7 +96,7 @@ func (s *Server) handleAdminConfigurationUpdate(w http.ResponseWriter, r *http.R
 		return err
 	}
 	if body.UID != 0 && body.UID != uid {
-		return Errorf(http.StatusBadRequest, "invalid", "uid: the body names %d, the path %d", body.UID, uid)
+		return errInvalid.With("uid: the body names %d, the path %d", body.UID, uid)
 	}
 	body.UID = uid
 	c, err := s.configs.Update(r.Context(), body.configuration(), body.APIKey)

@@ -53,7 +53,7 @@ func (s *Server) handleAdminGroupUpdate(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	if g.UID != 0 && g.UID != uid {
-		return Errorf(http.StatusBadRequest, "invalid", "uid: the body names %d, the path %d", g.UID, uid)
+		return errInvalid.With("uid: the body names %d, the path %d", g.UID, uid)
 	}
 	g.UID = uid
 	g, err = access.UpdateGroup(r.Context(), s.db, g)

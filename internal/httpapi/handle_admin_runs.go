@@ -32,7 +32,7 @@ func (s *Server) handleAdminRunList(w http.ResponseWriter, r *http.Request) erro
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return Errorf(http.StatusBadRequest, "bad_request", "limit: want 1 to %d, got %q", agent.MaxRunListLimit, v)
+			return errBadRequest.With("limit: want 1 to %d, got %q", agent.MaxRunListLimit, v)
 		}
 		f.Limit = n
 	}
@@ -49,7 +49,7 @@ func positiveParam(v, name string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, Errorf(http.StatusBadRequest, "bad_request", "%s: want a positive integer, got %q", name, v)
+		return 0, errBadRequest.With("%s: want a positive integer, got %q", name, v)
 	}
 	return n, nil
 }
@@ -65,7 +65,7 @@ func timeParam(v, name string, endOfDay bool) (time.Time, error) {
 	}
 	d, err := time.Parse(time.DateOnly, v)
 	if err != nil {
-		return time.Time{}, Errorf(http.StatusBadRequest, "bad_request", "%s: want an RFC 3339 time or a date YYYY-MM-DD, got %q", name, v)
+		return time.Time{}, errBadRequest.With("%s: want an RFC 3339 time or a date YYYY-MM-DD, got %q", name, v)
 	}
 	if endOfDay {
 		d = d.AddDate(0, 0, 1)

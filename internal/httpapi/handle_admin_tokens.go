@@ -33,7 +33,7 @@ func (s *Server) handleAdminTokenCreate(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	if len(body.Label) > 200 {
-		return Errorf(http.StatusBadRequest, "invalid", "label: at most 200 bytes, got %d", len(body.Label))
+		return errInvalid.With("label: at most 200 bytes, got %d", len(body.Label))
 	}
 	if _, err := access.LoadUser(r.Context(), s.db, uid); err != nil {
 		return err
@@ -72,14 +72,14 @@ func (s *Server) handleAdminTokenDelete(w http.ResponseWriter, r *http.Request) 
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return Errorf(http.StatusNotFound, "not_found", "no such token")
+		return errNotFound.With("no such token")
 	}
 	found, err := auth.DeleteToken(r.Context(), s.db, uid, id)
 	if err != nil {
 		return err
 	}
 	if !found {
-		return Errorf(http.StatusNotFound, "not_found", "no such token")
+		return errNotFound.With("no such token")
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

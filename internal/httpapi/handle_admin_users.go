@@ -80,7 +80,7 @@ func (s *Server) handleAdminUserUpdate(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	if body.UID != 0 && body.UID != uid {
-		return Errorf(http.StatusBadRequest, "invalid", "uid: the body names %d, the path %d", body.UID, uid)
+		return errInvalid.With("uid: the body names %d, the path %d", body.UID, uid)
 	}
 	body.UID = uid
 	a, err := access.UpdateAccount(r.Context(), s.db, body.change())

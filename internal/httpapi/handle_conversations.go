@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,35 +10,6 @@ import (
 
 	"waymark/internal/chat"
 )
-
-// chatError maps the chat's refusals to HTTP; nil when err is none of them.
-func chatError(err error) *Error {
-	for _, c := range []struct {
-		target error
-		status int
-		code   string
-	}{
-		{chat.ErrNotFound, http.StatusNotFound, "not_found"},
-		{chat.ErrBusy, http.StatusConflict, "busy"},
-		{chat.ErrStaleCard, http.StatusConflict, "stale_card"},
-		{chat.ErrInvalid, http.StatusBadRequest, "bad_request"},
-		{chat.ErrNoConfig, http.StatusConflict, "no_configuration"},
-		{chat.ErrFourEyes, http.StatusConflict, "second_approver_required"},
-		{chat.ErrNotOffered, http.StatusConflict, "second_approver"},
-		{chat.ErrUnavailable, http.StatusConflict, "skill_unavailable"},
-		{chat.ErrConfigNotFound, http.StatusNotFound, "configuration_not_found"},
-		{chat.ErrServiceAccount, http.StatusConflict, "service_account"},
-	} {
-		if errors.Is(err, c.target) {
-			msg := c.target.Error()
-			if c.target == chat.ErrInvalid {
-				msg = err.Error()
-			}
-			return &Error{Status: c.status, Code: c.code, Message: msg, Err: err}
-		}
-	}
-	return nil
-}
 
 func conversationID(r *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -120,7 +90,7 @@ func (s *Server) handleConversationAnswer(w http.ResponseWriter, r *http.Request
 	uid := ActorFrom(r.Context()).UID
 	switch {
 	case body.Answer != "" && (body.Option != "" || body.Text != ""):
-		return Errorf(http.StatusBadRequest, "bad_request", "answer: give answer for a card, or option or text for a question")
+		return errBadRequest.With("answer: give answer for a card, or option or text for a question")
 	case body.Option != "" || body.Text != "":
 		err = s.chat.AnswerQuestion(r.Context(), uid, id, body.TurnDigest, body.Option, body.Text)
 	default:
@@ -181,7 +151,7 @@ func (s *Server) handleConversationStream(w http.ResponseWriter, r *http.Request
 	}
 	fl, ok := w.(http.Flusher)
 	if !ok {
-		return Errorf(http.StatusNotAcceptable, "not_acceptable", "streaming is not supported on this connection")
+		return errNotAcceptable
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

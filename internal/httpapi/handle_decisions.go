@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -39,7 +40,7 @@ func (s *Server) handleRunInput(w http.ResponseWriter, r *http.Request) error {
 // writeDecided answers the run as the decider sees it after the decision.
 func writeDecided(w http.ResponseWriter, res agent.Result) error {
 	if res.Status == nil {
-		return Errorf(http.StatusInternalServerError, "internal", "the run's status cannot be read")
+		return errors.New("the run's status cannot be read")
 	}
 	return WriteJSON(w, http.StatusOK, res.Status)
 }
@@ -75,7 +76,7 @@ func (s *Server) handleInbox(w http.ResponseWriter, r *http.Request) error {
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > agent.MaxInboxLimit {
-			return Errorf(http.StatusBadRequest, "bad_request", "limit: want an integer from 1 to %d", agent.MaxInboxLimit)
+			return errBadRequest.With("limit: want an integer from 1 to %d", agent.MaxInboxLimit)
 		}
 		limit = n
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"waymark/internal/auth"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -28,14 +29,14 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	if err := s.db.SQL.PingContext(ctx); err != nil {
-		return &Error{Status: http.StatusServiceUnavailable, Code: "not_ready", Message: "database unreachable", Err: err}
+		return errNotReady.With("database unreachable").Wrap(err)
 	}
 	current, err := s.db.MigrationsCurrent(ctx)
 	if err != nil {
-		return &Error{Status: http.StatusServiceUnavailable, Code: "not_ready", Message: "cannot read migration state", Err: err}
+		return errNotReady.With("cannot read migration state").Wrap(err)
 	}
 	if !current {
-		return Errorf(http.StatusServiceUnavailable, "not_ready", "database migrations pending; run waymark migrate")
+		return errNotReady.With("database migrations pending; run waymark migrate")
 	}
 	return WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
@@ -47,7 +48,7 @@ func (s *Server) handleMetrics() HandlerFunc {
 		if s.metricsToken != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.metricsToken)) != 1 {
-				return Errorf(http.StatusUnauthorized, "unauthenticated", "GET /metrics needs the metrics token as a bearer token")
+				return auth.ErrUnauthenticated.With("GET /metrics needs the metrics token as a bearer token")
 			}
 		}
 		h.ServeHTTP(w, r)

@@ -46,23 +46,22 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 
 // PasswordLogin is the password login of POST /api/login, also for the web
 // UI's form: the same checks, throttling and refusals, then the session
-// cookie. It returns the session's CSRF token. A refusal is an *Error: 400
+// cookie. It returns the session's CSRF token. A refusal is a fault (package fault): 400
 // without username or password, 401 for wrong credentials, 429 (with
 // Retry-After) for a username or client address that failed too often.
 func (s *Server) PasswordLogin(ctx context.Context, w http.ResponseWriter, r *http.Request, username, password string) (string, error) {
 	if username == "" || password == "" {
-		return "", Errorf(http.StatusBadRequest, "bad_request", "username and password are required")
+		return "", errBadRequest.With("username and password are required")
 	}
 	sess, err := s.auth.LoginFrom(ctx, clientAddr(r), username, password)
 	var throttled *auth.ThrottledError
 	if errors.As(err, &throttled) {
 		secs := int64(math.Ceil(throttled.RetryAfter.Seconds()))
 		w.Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
-		return "", &Error{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
-			Message: "too many failed logins; try again later", Err: err}
+		return "", errTooManyAttempts.Wrap(err)
 	}
 	if errors.Is(err, auth.ErrUnauthenticated) {
-		return "", &Error{Status: http.StatusUnauthorized, Code: "unauthenticated", Message: "wrong username or password", Err: err}
+		return "", auth.ErrUnauthenticated.With("wrong username or password").Wrap(err)
 	}
 	if err != nil {
 		return "", err

@@ -19,7 +19,7 @@ func (s *Server) handlePageOpenPoints(w http.ResponseWriter, r *http.Request) er
 	var skill int64
 	if v := r.URL.Query().Get("skill"); v != "" {
 		if skill, err = strconv.ParseInt(v, 10, 64); err != nil || skill < 0 {
-			return Errorf(http.StatusBadRequest, "bad_request", "skill: want a skill uid")
+			return errBadRequest.With("skill: want a skill uid")
 		}
 	}
 	list, err := s.points.ForPage(r.Context(), ActorFrom(r.Context()).UID, page, skill)
@@ -39,7 +39,7 @@ func (s *Server) handleOpenPoints(w http.ResponseWriter, r *http.Request) error 
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > openpoint.MaxLimit {
-			return Errorf(http.StatusBadRequest, "bad_request", "limit: want 1 to %d", openpoint.MaxLimit)
+			return errBadRequest.With("limit: want 1 to %d", openpoint.MaxLimit)
 		}
 		limit = n
 	}

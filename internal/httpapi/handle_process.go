@@ -1,11 +1,8 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
-
-	"waymark/internal/process"
 )
 
 // handleEndProcess answers POST /api/runs/{uuid}/end-process: {ended, status};
@@ -14,14 +11,7 @@ import (
 // cannot be read (nothing changed; L7.9).
 func (s *Server) handleEndProcess(w http.ResponseWriter, r *http.Request) error {
 	ended, status, err := s.ender.EndProcess(r.Context(), ActorFrom(r.Context()).UID, r.PathValue("uuid"))
-	if errors.Is(err, process.ErrNotFound) {
-		return Errorf(http.StatusNotFound, "not_found", "not found")
-	}
-	if errors.Is(err, process.ErrUnreadable) {
-		return &Error{Status: http.StatusConflict, Code: "lineage_unreadable",
-			Message: "the process lineage of this run cannot be read", Err: err}
-	}
-	if err != nil {
+	if err != nil { // process.ErrNotFound is 404, process.ErrUnreadable 409 lineage_unreadable
 		return err
 	}
 	return WriteJSON(w, http.StatusOK, map[string]any{"ended": ended, "status": status})
@@ -32,13 +22,10 @@ func (s *Server) handleEndProcess(w http.ResponseWriter, r *http.Request) error 
 func (s *Server) handleProcessSkills(w http.ResponseWriter, r *http.Request) error {
 	uid, err := strconv.ParseInt(r.PathValue("uid"), 10, 64)
 	if err != nil || uid <= 0 {
-		return Errorf(http.StatusNotFound, "not_found", "not found")
+		return errNotFound
 	}
 	list, err := s.catalogue.ForActor(r.Context(), ActorFrom(r.Context()).UID, uid)
-	if errors.Is(err, process.ErrNotFound) {
-		return Errorf(http.StatusNotFound, "not_found", "not found")
-	}
-	if err != nil {
+	if err != nil { // process.ErrNotFound is 404
 		return err
 	}
 	return WriteJSON(w, http.StatusOK, map[string]any{"skills": list})

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -92,40 +91,7 @@ func afterParam(r *http.Request) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, Errorf(http.StatusBadRequest, "bad_request", "after: want a non-negative integer")
+		return 0, errBadRequest.With("after: want a non-negative integer")
 	}
 	return n, nil
-}
-
-// agentError maps the runtime's refusals to HTTP; nil when err is none of them.
-func agentError(err error) *Error {
-	type m struct {
-		target error
-		status int
-		code   string
-	}
-	for _, c := range []m{
-		{agent.ErrInvalid, http.StatusBadRequest, "bad_request"},
-		{agent.ErrBadInput, http.StatusBadRequest, "bad_input"},
-		{agent.ErrNotFound, http.StatusNotFound, "not_found"},
-		{agent.ErrConfiguration, http.StatusNotFound, "configuration_not_found"},
-		{agent.ErrNotWaiting, http.StatusConflict, "not_waiting"},
-		{agent.ErrStaleTurn, http.StatusConflict, "stale_turn"},
-		{agent.ErrPreviewChanged, http.StatusConflict, "preview_changed"},
-		{agent.ErrCorruptState, http.StatusConflict, "corrupt_state"},
-		{agent.ErrSkillWithdrawn, http.StatusConflict, "skill_withdrawn"},
-		{agent.ErrProcessEnded, http.StatusConflict, "process_ended"},
-		{agent.ErrTooManyRuns, http.StatusTooManyRequests, "too_many_runs"},
-		{agent.ErrSelfApproval, http.StatusForbidden, "second_approver_required"},
-		{agent.ErrNotPermitted, http.StatusForbidden, "forbidden"},
-	} {
-		if errors.Is(err, c.target) {
-			msg := c.target.Error()
-			if c.target == agent.ErrInvalid || c.target == agent.ErrBadInput {
-				msg = err.Error()
-			}
-			return &Error{Status: c.status, Code: c.code, Message: msg, Err: err}
-		}
-	}
-	return nil
 }

@@ -64,17 +64,17 @@ func (s *Server) handlePageTree(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) handlePagePreview(w http.ResponseWriter, r *http.Request) error {
 	uid, err := strconv.ParseInt(r.PathValue("uid"), 10, 64)
 	if err != nil || uid <= 0 {
-		return Errorf(http.StatusNotFound, "not_found", "not found")
+		return errNotFound
 	}
 	var lang int64
 	if l := r.URL.Query().Get("language"); l != "" {
 		if lang, err = strconv.ParseInt(l, 10, 64); err != nil || lang < 0 {
-			return Errorf(http.StatusBadRequest, "bad_request", "language: want a language uid (0 or more)")
+			return errBadRequest.With("language: want a language uid (0 or more)")
 		}
 	}
 	p, err := s.site.Preview(r.Context(), ActorFrom(r.Context()), uid, lang)
 	if errors.Is(err, site.ErrNotFound) {
-		return Errorf(http.StatusNotFound, "not_found", "not found")
+		return errNotFound
 	}
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func (s *Server) handleInboxStream(w http.ResponseWriter, r *http.Request) error
 	uid := ActorFrom(ctx).UID
 	fl, ok := w.(http.Flusher)
 	if !ok {
-		return Errorf(http.StatusNotAcceptable, "not_acceptable", "streaming is not supported on this connection")
+		return errNotAcceptable
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -55,7 +55,7 @@ func mayReviewSkills(a *access.Actor) bool {
 // requireAdmin refuses everyone but administrators.
 func requireAdmin(r *http.Request) error {
 	if !ActorFrom(r.Context()).IsAdmin() {
-		return Errorf(http.StatusForbidden, "forbidden", "only administrators may do this")
+		return access.ErrDenied.With("only administrators may do this")
 	}
 	return nil
 }
@@ -63,7 +63,7 @@ func requireAdmin(r *http.Request) error {
 // requireReviewer refuses everyone but administrators and skill approvers.
 func requireReviewer(r *http.Request) error {
 	if !mayReviewSkills(ActorFrom(r.Context())) {
-		return Errorf(http.StatusForbidden, "forbidden", "only administrators and skill approvers may see skills")
+		return access.ErrDenied.With("only administrators and skill approvers may see skills")
 	}
 	return nil
 }
@@ -72,7 +72,7 @@ func requireReviewer(r *http.Request) error {
 func pathUID(r *http.Request, name string) (int64, error) {
 	n, err := strconv.ParseInt(r.PathValue(name), 10, 64)
 	if err != nil || n <= 0 {
-		return 0, Errorf(http.StatusBadRequest, "bad_request", "%s: want a positive integer, got %q", name, r.PathValue(name))
+		return 0, errBadRequest.With("%s: want a positive integer, got %q", name, r.PathValue(name))
 	}
 	return n, nil
 }

@@ -28,7 +28,7 @@ func readDigest(r *http.Request) (int64, string, error) {
 		return 0, "", err
 	}
 	if err := skill.ParseDigest(body.Digest); err != nil {
-		return 0, "", Errorf(http.StatusBadRequest, "bad_request", "digest: %s", err.Error())
+		return 0, "", errBadRequest.With("digest: %s", err.Error())
 	}
 	return uid, body.Digest, nil
 }

@@ -28,7 +28,7 @@ func (s *Server) handleSkillAttach(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if body.Skill <= 0 {
-		return Errorf(http.StatusBadRequest, "bad_request", "skill: want a skill uid")
+		return errBadRequest.With("skill: want a skill uid")
 	}
 	if err := s.skills.Attach(r.Context(), cfg, body.Skill, body.LoadMode); err != nil {
 		return err
@@ -68,7 +68,7 @@ func (s *Server) handleSkillCatalogue(w http.ResponseWriter, r *http.Request) er
 	entries, err := s.skills.Catalogue(r.Context(), ActorFrom(r.Context()).UID, cfg)
 	if errors.Is(err, skill.ErrNotFound) {
 		// The same bytes for every configuration the caller cannot use.
-		return Errorf(http.StatusNotFound, "not_found", "not found")
+		return errNotFound
 	}
 	if err != nil {
 		return err

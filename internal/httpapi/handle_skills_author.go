@@ -17,7 +17,7 @@ type skillCreateRequest struct {
 // parseMarkdown reads a SKILL.md sent by a client; a refusal names the line.
 func parseMarkdown(text string) (skill.Version, error) {
 	if text == "" {
-		return skill.Version{}, Errorf(http.StatusBadRequest, "bad_request", "markdown is required")
+		return skill.Version{}, errBadRequest.With("markdown is required")
 	}
 	v, err := skill.Parse([]byte(text))
 	if err != nil {
@@ -37,7 +37,7 @@ func (s *Server) handleSkillCreate(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if body.Source <= 0 {
-		return Errorf(http.StatusBadRequest, "bad_request", "source: want the uid of a backend skill source")
+		return errBadRequest.With("source: want the uid of a backend skill source")
 	}
 	v, err := parseMarkdown(body.Markdown)
 	if err != nil {

@@ -34,29 +34,29 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 // DecodeJSON reads the request body, which must be one JSON value of
 // Content-Type application/json, at most MaxBodyBytes (413 body_too_large beyond), with no fields v does
 // not have and nothing after it, and no string a database cannot store
-// (invalid_text). Every violation is a 400 *Error with a one-line message.
+// (invalid_text). Every violation is a 400 fault (package fault) with a one-line message.
 func DecodeJSON(r *http.Request, v any) error {
 	ct := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
-		return Errorf(http.StatusBadRequest, "bad_request", "Content-Type must be application/json, got %q", ct)
+		return errBadRequest.With("Content-Type must be application/json, got %q", ct)
 	}
 	if r.Body == nil {
-		return Errorf(http.StatusBadRequest, "bad_request", "request body is empty")
+		return errBadRequest.With("request body is empty")
 	}
-	tooLarge := Errorf(http.StatusRequestEntityTooLarge, "body_too_large", "request body larger than 1 MiB")
+	tooLarge := errBodyTooLarge
 	if r.ContentLength > MaxBodyBytes {
 		return tooLarge // refused before reading a byte of it
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
-		return &Error{Status: http.StatusBadRequest, Code: "bad_request", Message: "cannot read request body", Err: err}
+		return errBadRequest.With("cannot read request body").Wrap(err)
 	}
 	if len(body) > MaxBodyBytes {
 		return tooLarge
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return Errorf(http.StatusBadRequest, "bad_request", "request body is empty")
+		return errBadRequest.With("request body is empty")
 	}
 	if err := checkJSONText(body); err != nil {
 		return err
@@ -64,10 +64,10 @@ func DecodeJSON(r *http.Request, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return Errorf(http.StatusBadRequest, "bad_request", "%s", describeJSONError(err))
+		return errBadRequest.With("%s", describeJSONError(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Errorf(http.StatusBadRequest, "bad_request", "unexpected data after the JSON value")
+		return errBadRequest.With("unexpected data after the JSON value")
 	}
 	return nil
 }

@@ -1,12 +1,12 @@
 package httpapi_test
 
 import (
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"waymark/internal/fault"
 	"waymark/internal/httpapi"
 )
 
@@ -33,11 +33,10 @@ func TestWriteJSONSetsHeadersAndStatus(t *testing.T) {
 	if err := httpapi.WriteJSON(w, http.StatusOK, func() {}); err == nil || w.Body.Len() != 0 {
 		t.Errorf("WriteJSON of an unencodable value = %v and wrote %q, want an error and nothing written", err, w.Body.String())
 	}
-	var he *httpapi.Error
 	r := httptest.NewRequest("POST", "/", strings.NewReader(`[]`))
 	r.Header.Set("Content-Type", "application/json")
 	var v struct{ A int }
-	if err := httpapi.DecodeJSON(r, &v); !errors.As(err, &he) || he.Status != 400 {
-		t.Errorf("DecodeJSON of an array into a struct = %v, want a 400 *Error", err)
+	if err := httpapi.DecodeJSON(r, &v); fault.KindOf(err) != fault.Invalid || httpapi.StatusOf(fault.KindOf(err)) != 400 {
+		t.Errorf("DecodeJSON of an array into a struct = %v, want a 400 fault", err)
 	}
 }

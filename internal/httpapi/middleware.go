@@ -115,9 +115,9 @@ func (w *responseWriter) WriteHeader(code int) {
 	if w.info.route == "" && (code == http.StatusNotFound || code == http.StatusMethodNotAllowed) {
 		w.swallow = true
 		w.info.wroteHeader, w.info.status = true, code
-		msg, errCode := "no such route", "not_found"
+		msg, errCode := "no such route", errNotFound.Code()
 		if code == http.StatusMethodNotAllowed {
-			msg, errCode = "method not allowed; allowed: "+w.Header().Get("Allow"), "method_not_allowed"
+			msg, errCode = errMethodNotAllowed.Message()+"; allowed: "+w.Header().Get("Allow"), errMethodNotAllowed.Code()
 		}
 		w.Header().Del("Content-Length")
 		var b errorBody

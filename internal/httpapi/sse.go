@@ -38,7 +38,7 @@ func (s *Server) streamRunEvents(w http.ResponseWriter, r *http.Request, id stri
 	}
 	fl, ok := w.(http.Flusher)
 	if !ok {
-		return Errorf(http.StatusNotAcceptable, "not_acceptable", "streaming is not supported on this connection")
+		return errNotAcceptable
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

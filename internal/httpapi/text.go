@@ -11,8 +11,8 @@ import (
 )
 
 // invalidText is the answer to text a database cannot store (issue 12 item 6).
-func invalidText(where string, err error) *Error {
-	return &Error{Status: http.StatusBadRequest, Code: "invalid_text", Message: where + ": " + err.Error(), Err: err}
+func invalidText(where string, err error) error {
+	return store.ErrInvalidText.With("%s: %w", where, err)
 }
 
 // checkURLText refuses a request whose decoded path or query holds text the

@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 
+	"waymark/internal/fault"
 	"waymark/internal/store"
 )
 
 // ErrTaken is returned by Create and Update when another configuration has
 // the identifier, or Create is given a uid that exists; the error names the
 // field ("identifier" or "uid").
-var ErrTaken = errors.New("already taken")
+var ErrTaken = fault.Detailed(fault.Conflict, "conflict", "already taken")
 
 // Create stores a new configuration as an administrator enters it (issue 14):
 // a zero UID takes the next free one; c.APIKey, when set, is sealed. It

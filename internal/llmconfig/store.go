@@ -9,13 +9,14 @@ import (
 	"slices"
 
 	"waymark/internal/clock"
+	"waymark/internal/fault"
 	"waymark/internal/secret"
 	"waymark/internal/store"
 )
 
 // ErrNotFound is returned by Get, GetByIdentifier, APIKey and SetAPIKey when
 // no configuration has the uid or identifier.
-var ErrNotFound = errors.New("configuration not found")
+var ErrNotFound = fault.New(fault.NotFound, "not_found", "no such configuration")
 
 // Store reads and writes configurations and seals their API keys.
 type Store struct {

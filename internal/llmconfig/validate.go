@@ -3,14 +3,14 @@ package llmconfig
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
+	"waymark/internal/fault"
 )
 
-// ErrInvalid is matched (errors.Is) by every *FieldError.
-var ErrInvalid = errors.New("invalid configuration")
+// ErrInvalid is matched (errors.Is) by every *FieldError (400 invalid).
+var ErrInvalid = fault.Detailed(fault.Invalid, "invalid", "invalid configuration")
 
 // FieldError is returned by PutTx when a configuration does not validate.
 // Field is the JSON name of the offending field.
@@ -26,6 +26,9 @@ func (e *FieldError) Error() string {
 
 // Unwrap lets errors.Is(err, ErrInvalid) match.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// Fault is ErrInvalid with "field: reason" as the message.
+func (e *FieldError) Fault() *fault.Error { return ErrInvalid.With("%s: %s", e.Field, e.Reason) }
 
 // MaxIterationsLimit is the largest allowed MaxIterations.
 const MaxIterationsLimit = 100

@@ -6,12 +6,13 @@ import (
 	"fmt"
 
 	"waymark/internal/access"
+	"waymark/internal/fault"
 	"waymark/internal/run"
 	"waymark/internal/store"
 )
 
 // ErrNotFound answers an unknown run and a run the actor may not end alike.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = fault.New(fault.NotFound, "not_found", "not found")
 
 // Ender ends processes (ADR-228 item 7).
 type Ender struct {

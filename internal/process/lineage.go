@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"waymark/internal/content"
+	"waymark/internal/fault"
 	"waymark/internal/run"
 	"waymark/internal/skill"
 	"waymark/internal/store"
@@ -34,7 +35,7 @@ func (l Lineage) Holds() bool { return l.Pin != nil && !l.Released }
 // ErrUnreadable is wrapped by Latest (and so by Preparer.Holds) when a
 // stored lineage cannot be decoded: callers fail closed and refuse the
 // continuation as lineage_unreadable rather than retrying it.
-var ErrUnreadable = errors.New("lineage unreadable")
+var ErrUnreadable = fault.New(fault.Conflict, "lineage_unreadable", "the process lineage of this run cannot be read")
 
 // Store reads and writes lineages: the latest lineage event of a run counts.
 type Store struct {

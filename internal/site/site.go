@@ -7,11 +7,12 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/content"
+	"waymark/internal/fault"
 	"waymark/internal/store"
 )
 
 // ErrNotFound answers an unknown page and one the user may not show alike.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = fault.New(fault.NotFound, "not_found", "not found")
 
 // Site reads pages for the screens.
 type Site struct {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"waymark/internal/fault"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -35,6 +36,12 @@ func (e *ParseError) Error() string {
 	}
 	return "line " + strconv.Itoa(e.Line) + ": " + e.Msg
 }
+
+// Is makes errors.Is(err, ErrInvalid) hold.
+func (e *ParseError) Is(target error) bool { return target == ErrInvalid }
+
+// Fault is ErrInvalid naming the line: "SKILL.md line 4: …".
+func (e *ParseError) Fault() *fault.Error { return ErrInvalid.With("SKILL.md %s", e.Error()) }
 
 func errorf(line int, format string, args ...any) *ParseError {
 	return &ParseError{Line: line, Msg: fmt.Sprintf(format, args...)}

@@ -137,7 +137,7 @@ func (s *Store) check(what string, v Version) (Version, string, error) {
 	}
 	parsed, err := Parse(text)
 	if err != nil {
-		return Version{}, "", fmt.Errorf("%s: %w: %w", what, ErrInvalid, err)
+		return Version{}, "", fmt.Errorf("%s: %w", what, err) // a *ParseError is ErrInvalid
 	}
 	return s.checkParsed(what, parsed, text)
 }

@@ -124,7 +124,7 @@ func (s *Store) readSource(path string) ([]found, error) {
 		}
 		v, err := Parse(text)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %w", what, ErrInvalid, err)
+			return nil, fmt.Errorf("%s: %w", what, err) // a *ParseError is ErrInvalid
 		}
 		v, fm, err := s.checkParsed(what, v, text)
 		if err != nil {

@@ -1,10 +1,10 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+	"waymark/internal/fault"
 )
 
 // ErrInvalidText is returned by CheckText for text a database of either
@@ -12,7 +12,7 @@ import (
 // are not UTF-8 in text columns, while SQLite would keep them. Refusing such
 // text before it reaches either database keeps one rule on both (issue 12
 // item 6).
-var ErrInvalidText = errors.New("text contains a NUL byte or is not UTF-8")
+var ErrInvalidText = fault.New(fault.Invalid, "invalid_text", "text contains a NUL byte or is not UTF-8")
 
 // CheckText returns an error wrapping ErrInvalidText when s contains a NUL
 // byte or is not valid UTF-8; the message says which and at which byte, never

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -104,10 +103,6 @@ func (u *UI) handleRoot(w http.ResponseWriter, r *http.Request) {
 func errCode(err error) string {
 	if err == nil {
 		return ""
-	}
-	var he *httpapi.Error
-	if errors.As(err, &he) {
-		return he.Code
 	}
 	_, code := httpapi.Classify(err)
 	return code

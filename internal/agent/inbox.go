@@ -71,11 +71,17 @@ func (rt *Runtime) InboxAfter(ctx context.Context, actor int64, after string, li
 		for _, c := range batch {
 			cur = &c
 			r, err := rt.runs.Get(ctx, c.uuid)
-			if err != nil {
+			if errors.Is(err, run.ErrNotFound) {
 				continue // decided and purged meanwhile
 			}
+			if err != nil { // a failed read is not an empty inbox (issue 16 item 4)
+				return InboxPage{}, err
+			}
 			who, err := rt.viewerOf(ctx, a, r)
-			if err != nil || who == noViewer {
+			if err != nil {
+				return InboxPage{}, err
+			}
+			if who == noViewer {
 				continue
 			}
 			v := rt.view(ctx, a, r, who)

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"errors"
 
 	"waymark/internal/access"
 	"waymark/internal/llmconfig"
@@ -10,9 +11,20 @@ import (
 // ConfigurationFor is the configuration a new conversation of the actor
 // would use (Start's choice): the UI offers that configuration's processes.
 func (s *Service) ConfigurationFor(ctx context.Context, actor int64) (llmconfig.Configuration, error) {
-	a, err := access.LoadActor(ctx, s.db, actor)
-	if err != nil || !a.Active() {
-		return llmconfig.Configuration{}, ErrNotFound
+	a, err := s.activeActor(ctx, actor)
+	if err != nil {
+		return llmconfig.Configuration{}, err
 	}
 	return s.chatConfig(ctx, a)
+}
+
+// activeActor loads the actor of a request: ErrNotFound for an unknown or
+// disabled user, and a failed read as itself — never folded into a 404
+// (issue 16 item 4).
+func (s *Service) activeActor(ctx context.Context, actor int64) (*access.Actor, error) {
+	a, err := access.LoadActor(ctx, s.db, actor)
+	if errors.Is(err, access.ErrNoUser) || (err == nil && !a.Active()) {
+		return nil, ErrNotFound
+	}
+	return a, err
 }

@@ -168,9 +168,9 @@ func (s *Service) chatConfig(ctx context.Context, a *access.Actor) (llmconfig.Co
 // not in the actor's catalogue — a process skill also for a service account
 // and on a four-eyes configuration.
 func (s *Service) Start(ctx context.Context, actor, page, language, skillUID, configUID int64) (View, error) {
-	a, err := access.LoadActor(ctx, s.db, actor)
-	if err != nil || !a.Active() {
-		return View{}, ErrNotFound
+	a, err := s.activeActor(ctx, actor)
+	if err != nil {
+		return View{}, err
 	}
 	if page <= 0 {
 		return View{}, ErrNotFound // a conversation is about a page; uid 0 is none

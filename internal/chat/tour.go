@@ -6,7 +6,6 @@ import (
 	"errors"
 	"waymark/internal/store"
 
-	"waymark/internal/access"
 	"waymark/internal/process"
 	"waymark/internal/run"
 )
@@ -103,9 +102,9 @@ func (s *Service) SetSkill(ctx context.Context, actor, id, skillUID int64) (View
 		if err != nil {
 			return View{}, err
 		}
-		a, err := access.LoadActor(ctx, s.db, actor)
-		if err != nil || !a.Active() {
-			return View{}, ErrNotFound
+		a, err := s.activeActor(ctx, actor)
+		if err != nil {
+			return View{}, err
 		}
 		if isProcess, err = s.skillFor(ctx, a, cfg, skillUID); err != nil {
 			return View{}, err

@@ -3,6 +3,7 @@ package site
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"unicode/utf8"
 
@@ -94,8 +95,11 @@ func (s *Site) Suggestions(ctx context.Context, a *access.Actor, points map[Poin
 					continue
 				}
 				p, err := s.Preview(ctx, a, n.UID, l.UID)
-				if err != nil {
+				if errors.Is(err, ErrNotFound) {
 					continue
+				}
+				if err != nil { // a failed read is not a page without gaps (issue 16 item 4)
+					return err
 				}
 				sg := Suggestion{Page: n.UID, Language: l.UID, Title: p.Title, Reasons: []Gap{}}
 				if c := points[PointCount{n.UID, l.UID}]; c > 0 {

@@ -399,6 +399,9 @@ func TestMetadataPrivacyStoresNoContent(t *testing.T) {
 				}
 			}
 		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
 		if n < 8 {
 			t.Errorf("only %d events stored", n)
 		}

@@ -118,6 +118,9 @@ func opRows(t *testing.T, db *store.DB) []string {
 		out = append(out, fmt.Sprintf("%d %d %s:%d %q %d %s", p.Skill, p.Page, p.Table, p.UID, p.Field, p.Language,
 			p.CreatedAt.Format("15:04")))
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 

@@ -2,10 +2,12 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
+	"waymark/internal/chat"
 	"waymark/internal/httpapi"
 	"waymark/internal/llmconfig"
 	"waymark/internal/process"
@@ -95,10 +97,16 @@ func (u *UI) picker(ctx context.Context, me *user, r *http.Request) (*pickerData
 	if p.Configs, err = u.Configs.Usable(ctx, me.A); err != nil {
 		return nil, err
 	}
-	if cfg, err := u.Chat.ConfigurationFor(ctx, me.A.UID); err == nil {
+	// No configuration, or none usable, shows no skills; a failed read is
+	// the failure, not an empty picker (issue 16 item 4).
+	switch cfg, err := u.Chat.ConfigurationFor(ctx, me.A.UID); {
+	case errors.Is(err, chat.ErrNoConfig), errors.Is(err, chat.ErrNotFound):
+	case err != nil:
+		return nil, err
+	default:
 		p.Config = cfg.UID
-		if p.Skills, err = u.Catalogue.ForActor(ctx, me.A.UID, cfg.UID); err != nil {
-			p.Skills = nil
+		if p.Skills, err = u.Catalogue.ForActor(ctx, me.A.UID, cfg.UID); err != nil && !errors.Is(err, process.ErrNotFound) {
+			return nil, err
 		}
 	}
 	q := r.URL.Query()

@@ -15,6 +15,7 @@ import (
 	"waymark/internal/fault"
 	"waymark/internal/llmconfig"
 	"waymark/internal/openpoint"
+	"waymark/internal/process"
 	"waymark/internal/skill"
 	"waymark/internal/store"
 )
@@ -50,15 +51,15 @@ var (
 	// configuration that requires a second approver: the process refusal (f)
 	// before any run, under its refusal code as service_account and
 	// skill_unavailable are (409).
-	ErrFourEyes = fault.New(fault.Conflict, "second_approver_required", "a process cannot run on a configuration that needs a second approver")
+	ErrFourEyes = fault.New(fault.Conflict, string(process.SecondApproverRequired), "a process cannot run on a configuration that needs a second approver")
 	// ErrNotOffered: the caller answered approve on a four-eyes card (409 second_approver).
 	ErrNotOffered  = fault.New(fault.Conflict, "second_approver", "a second person must release this change")
-	ErrUnavailable = fault.New(fault.Conflict, "skill_unavailable", "skill not available")
+	ErrUnavailable = fault.New(fault.Conflict, string(process.SkillUnavailable), "skill not available")
 	// ErrConfigNotFound answers an unknown, inactive and not usable
 	// configuration alike (as the catalogue does, L8.4).
 	ErrConfigNotFound = fault.New(fault.NotFound, "configuration_not_found", "configuration not found")
 	// ErrServiceAccount refuses a process skill to a service account (ADR-228 item 2).
-	ErrServiceAccount = fault.New(fault.Conflict, "service_account", "a service account cannot run a guided process")
+	ErrServiceAccount = fault.New(fault.Conflict, string(process.ServiceAccount), "a service account cannot run a guided process")
 )
 
 // Service runs guided conversations. A request records a message or a

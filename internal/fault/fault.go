@@ -80,7 +80,8 @@ type Error struct {
 	msg      string
 	detailed bool   // a sentinel whose wrappers add the client's detail (Detailed)
 	of       *Error // the sentinel this error derives from; nil for a sentinel
-	cause    error  // logged, never sent
+	cause    error  // logged; sent only when With put it in the message
+	inMsg    bool   // the message holds the cause's text (With and %w)
 }
 
 // New declares a sentinel: kind, snake_case wire code and the one-line
@@ -105,7 +106,8 @@ func Detailed(kind Kind, code, msg string) *Error {
 // its operand the cause as well.
 func (e *Error) With(format string, args ...any) *Error {
 	d := fmt.Errorf(format, args...)
-	return &Error{kind: e.kind, code: e.code, msg: d.Error(), of: e.root(), cause: errors.Unwrap(d)}
+	cause := errors.Unwrap(d)
+	return &Error{kind: e.kind, code: e.code, msg: d.Error(), of: e.root(), cause: cause, inMsg: cause != nil}
 }
 
 // Wrap derives an error with e's kind, code and message whose cause is
@@ -133,7 +135,7 @@ func (e *Error) Message() string { return e.msg }
 
 // Error is the message, followed by the cause when there is one.
 func (e *Error) Error() string {
-	if e.cause != nil && e.cause.Error() != e.msg {
+	if e.cause != nil && !e.inMsg {
 		return e.msg + ": " + e.cause.Error()
 	}
 	return e.msg
@@ -201,14 +203,6 @@ var (
 	mu    sync.Mutex
 	codes = map[string]Kind{"internal": Internal}
 )
-
-// Declare registers a code that is sent without a sentinel of its own (a
-// case of a typed refusal chosen at run time) and returns it. Like New, it
-// panics when the code is declared with another kind.
-func Declare(kind Kind, code string) string {
-	register(code, kind)
-	return code
-}
 
 func register(code string, kind Kind) {
 	if code == "" {

@@ -42,6 +42,9 @@ func TestWithCarriesDetailAndMatchesItsSentinel(t *testing.T) {
 	if !errors.Is(err, errWaiting) || !errors.Is(err, cause) {
 		t.Error("derived error does not match its sentinel and its cause")
 	}
+	if err.Error() != "outer: turn 3: disk on fire" {
+		t.Errorf("Error() = %q, want the cause once", err)
+	}
 	if errors.Is(err, errBad) {
 		t.Error("derived error matches another sentinel")
 	}

@@ -33,4 +33,3 @@ func positiveParam(v, name string) (int64, error) {
 	}
 	return n, nil
 }
-

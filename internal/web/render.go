@@ -32,9 +32,9 @@ var funcs = template.FuncMap{
 		}
 		return string(b)
 	},
-	"add":    func(a, b int) int { return a + b },
-	"treeOf": func(nodes []site.Node, selected int64) treeData { return treeData{Nodes: nodes, Selected: selected} },
-	"cardOf": func(p *page, c *cardView) cardData { return cardData{T: p.T, Card: c} },
+	"add":     func(a, b int) int { return a + b },
+	"treeOf":  func(nodes []site.Node, selected int64) treeData { return treeData{Nodes: nodes, Selected: selected} },
+	"cardOf":  func(p *page, c *cardView) cardData { return cardData{T: p.T, Card: c} },
 	"fieldOf": fieldOf,
 	"highlighted": func(p *previewView, table string, uid, alt int64) bool {
 		if p == nil || p.Highlight == "" {

@@ -32,7 +32,7 @@ type groupData struct {
 func (d *groupData) HasSubgroup(g int64) bool   { return slices.Contains(d.G.Subgroups, g) }
 func (d *groupData) HasLanguage(l int64) bool   { return slices.Contains(d.G.Languages, l) }
 func (d *groupData) HasGrant(g string) bool     { return slices.Contains(d.G.Grants, g) }
-func (d *groupData) Grants() []string           { return []string{access.GrantApprove, access.GrantSkillApprove} }
+func (d *groupData) Grants() []string           { return grantNames }
 func (d *groupData) Mounts() string             { return joinInts(d.G.Mounts) }
 func (d *groupData) TablesSelect() string       { return strings.Join(d.G.TablesSelect, ", ") }
 func (d *groupData) TablesModify() string       { return strings.Join(d.G.TablesModify, ", ") }

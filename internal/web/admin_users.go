@@ -33,7 +33,10 @@ type userData struct {
 }
 
 // Grants are the grants a user may hold.
-func (d *userData) Grants() []string { return []string{access.GrantApprove, access.GrantSkillApprove} }
+func (d *userData) Grants() []string { return grantNames }
+
+// grantNames are the grants the forms offer (access's known grants).
+var grantNames = []string{access.GrantApprove, access.GrantSkillApprove}
 
 // InGroup, HasLanguage and HasGrant tell the form what is chosen.
 func (d *userData) InGroup(g int64) bool       { return slices.Contains(d.Acc.Groups, g) }
@@ -104,15 +107,24 @@ func (u *UI) handleUserNew(w http.ResponseWriter, r *http.Request, me *user) {
 	u.showUser(w, r, me, &userData{New: true, Acc: access.Account{Active: true, BackendLanguage: "de"}}, "layout", http.StatusOK)
 }
 
-func (u *UI) handleUserPage(w http.ResponseWriter, r *http.Request, me *user) {
+// account reads the user of the path; false when it answered already (not found).
+func (u *UI) account(w http.ResponseWriter, r *http.Request, me *user) (access.Account, bool) {
 	uid, ok := pathUID(r)
 	if !ok {
 		u.notFound(w, r, me)
-		return
+		return access.Account{}, false
 	}
 	a, err := access.GetAccount(r.Context(), u.DB, uid)
 	if err != nil {
 		u.fail(w, r, me, err)
+		return access.Account{}, false
+	}
+	return a, true
+}
+
+func (u *UI) handleUserPage(w http.ResponseWriter, r *http.Request, me *user) {
+	a, ok := u.account(w, r, me)
+	if !ok {
 		return
 	}
 	d := &userData{Acc: a}
@@ -158,16 +170,11 @@ func (u *UI) handleUserCreate(w http.ResponseWriter, r *http.Request, me *user) 
 }
 
 func (u *UI) handleUserSave(w http.ResponseWriter, r *http.Request, me *user) {
-	uid, ok := pathUID(r)
+	old, ok := u.account(w, r, me)
 	if !ok {
-		u.notFound(w, r, me)
 		return
 	}
-	old, err := access.GetAccount(r.Context(), u.DB, uid)
-	if err != nil {
-		u.fail(w, r, me, err)
-		return
-	}
+	uid := old.UID
 	d := &userData{Acc: old}
 	f := newFormReader(r, me, &d.formState)
 	ch := readUser(f, d, uid)
@@ -213,16 +220,11 @@ func (u *UI) handleUserActive(w http.ResponseWriter, r *http.Request, me *user) 
 // handleUserToken creates an API token for the user and shows it this once
 // (access.IssueToken); the page never shows it again.
 func (u *UI) handleUserToken(w http.ResponseWriter, r *http.Request, me *user) {
-	uid, ok := pathUID(r)
+	a, ok := u.account(w, r, me)
 	if !ok {
-		u.notFound(w, r, me)
 		return
 	}
-	a, err := access.GetAccount(r.Context(), u.DB, uid)
-	if err != nil {
-		u.fail(w, r, me, err)
-		return
-	}
+	uid := a.UID
 	d := &userData{Acc: a, formState: formState{Errors: map[string]string{}}}
 	token, err := access.IssueToken(r.Context(), u.DB, uid, strings.TrimSpace(r.PostFormValue("label")), u.API.Now())
 	if err != nil {

@@ -105,3 +105,31 @@ e2e('a non-admin gets no admin navigation and 403 on every admin URL', async ({ 
   }
   await s.shot(admin, 'admin-home');
 });
+
+e2e('an administrator finds an editor\'s waiting tour in the runs and ends its process', async ({ s, server }) => {
+  const erika = await s.user('erika');
+  await login(s, erika, 'erika');
+  await startTour(s, erika, { pageTitle: 'About', language: 'English', process: 'SEO optimieren' });
+  await expect(erika.getByRole('button', { name: 'Übernehmen' })).toBeVisible();
+
+  const admin = await s.user('admin');
+  await login(s, admin, 'admin', { lang: 'en' });
+  await admin.goto(`${server.url}/admin/runs`);
+  await admin.getByLabel('Started by').selectOption({ label: 'erika' });
+  await admin.getByLabel('Status').selectOption({ label: 'waiting for approval' });
+  await admin.getByRole('button', { name: 'Filter' }).click();
+  await admin.waitForURL(/initiator=2/);
+  const rows = admin.getByRole('table').getByRole('row');
+  await expect(rows).toHaveCount(2); // the header and erika's waiting run
+  await s.shot(admin, 'runs-filtered');
+  await rows.nth(1).getByRole('link').click();
+  await expect(admin.getByRole('heading', { name: /^Run / })).toBeVisible();
+  await expect(admin.getByText(/holds the process/)).toBeVisible();
+  await expect(admin.getByRole('heading', { name: 'Events' })).toBeVisible();
+  await s.shot(admin, 'run-page');
+  await admin.getByRole('button', { name: 'End process' }).click();
+  await expect(admin.getByRole('status').filter({ hasText: 'The process was ended.' })).toBeVisible();
+  await expect(admin.getByText('holds no process')).toBeVisible();
+  await expect(admin.getByRole('button', { name: 'End process' })).toHaveCount(0);
+  await s.shot(admin, 'run-process-ended');
+}, { timeout: 300000 }); // a tour's start and two logins: on a loaded machine over the default 180 s

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"waymark/internal/llmconfig"
 	"waymark/internal/llm/llmtest"
+	"waymark/internal/llmconfig"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
 	wt "waymark/internal/waymarktest"

@@ -73,7 +73,11 @@ e2e('a disabled user\'s open chat page is logged out on its next action', async 
   await erika.waitForURL(/\/login/);
   await expect(erika.getByRole('heading', { name: /Bei Waymark anmelden|Log in to Waymark/ })).toBeVisible();
   await s.shot(erika, 'disabled-user-logged-out');
-});
+  // Her open page's live stream is refused from the disabling on, and an
+  // EventSource that reconnects meanwhile logs the 401: the stop this test
+  // asks for. Only that answer, on her chat page, is let through.
+  s.problems = s.problems.filter((p) => !/^erika: console error on \S+\/chat\/\d+: Failed to load resource: the server responded with a status of 401/.test(p));
+}, { timeout: 300000 }); // two browsers and a chat: on a loaded machine over the default 180 s
 
 e2e('a non-admin gets no admin navigation and 403 on every admin URL', async ({ s, server }) => {
   const erika = await s.user('erika');

@@ -37,9 +37,7 @@ func cmdUser(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	active := action == "enable"
-	_, err = access.UpdateAccount(ctx, db, access.AccountChange{UID: u.UID, Username: u.Username, Active: &active,
-		Admin: u.Admin, ServiceAccount: u.ServiceAccount, BackendLanguage: u.BackendLanguage, Groups: u.Groups,
-		Languages: u.Languages, Mounts: u.Mounts, Grants: u.Grants})
+	_, err = access.SetActive(ctx, db, u.UID, active)
 	if errors.Is(err, access.ErrLastAdmin) {
 		return fmt.Errorf("user %q is the last active administrator; make another user administrator first", u.Username)
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
 )
 
 // Mount registers a handler of another package (the web UI) behind the
@@ -42,3 +43,7 @@ func (s *Server) SessionEnd(w http.ResponseWriter, r *http.Request) error {
 // CookieSecure reports whether cookies of the request's answer are Secure
 // (--secure-cookies or TLS), as the session cookie is.
 func (s *Server) CookieSecure(r *http.Request) bool { return s.secure || r.TLS != nil }
+
+// Now is the server's clock, for mounted handlers that stamp what they
+// store (an API token's creation time).
+func (s *Server) Now() time.Time { return s.clock.Now() }

@@ -18,9 +18,10 @@ import (
 //go:embed templates/*.html
 var templateFiles embed.FS
 
-// Every template file other than layout.html and partials.html is a screen
-// (it defines a "content" block); each is parsed with the layout and the
-// shared partials, and rendered by its file name without ".html".
+// Every template file other than layout.html and the partials*.html files is
+// a screen (it defines a "content" block); each is parsed with the layout and
+// the shared partials (partials.html, partials_admin.html …), and rendered by
+// its file name without ".html".
 
 var funcs = template.FuncMap{
 	"markdown": markdown,
@@ -31,9 +32,10 @@ var funcs = template.FuncMap{
 		}
 		return string(b)
 	},
-	"add":    func(a, b int) int { return a + b },
-	"treeOf": func(nodes []site.Node, selected int64) treeData { return treeData{Nodes: nodes, Selected: selected} },
-	"cardOf": func(p *page, c *cardView) cardData { return cardData{T: p.T, Card: c} },
+	"add":     func(a, b int) int { return a + b },
+	"treeOf":  func(nodes []site.Node, selected int64) treeData { return treeData{Nodes: nodes, Selected: selected} },
+	"cardOf":  func(p *page, c *cardView) cardData { return cardData{T: p.T, Card: c} },
+	"fieldOf": fieldOf,
 	"highlighted": func(p *previewView, table string, uid, alt int64) bool {
 		if p == nil || p.Highlight == "" {
 			return false
@@ -58,12 +60,18 @@ func parseTemplates() (map[string]*template.Template, error) {
 	if err != nil {
 		return nil, err
 	}
+	shared := []string{"templates/layout.html"}
+	for _, f := range files {
+		if strings.HasPrefix(f, "templates/partials") {
+			shared = append(shared, f)
+		}
+	}
 	for _, f := range files {
 		s := strings.TrimSuffix(strings.TrimPrefix(f, "templates/"), ".html")
-		if s == "layout" || s == "partials" {
+		if s == "layout" || strings.HasPrefix(s, "partials") {
 			continue
 		}
-		t, err := template.New(s).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/partials.html", "templates/"+s+".html")
+		t, err := template.New(s).Funcs(funcs).ParseFS(templateFiles, append(shared, "templates/"+s+".html")...)
 		if err != nil {
 			return nil, fmt.Errorf("web: templates of %s: %w", s, err)
 		}

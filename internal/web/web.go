@@ -28,6 +28,7 @@ type Deps struct {
 	Catalogue  *process.Catalogue
 	DB         *store.DB // for access.LoadUser (names on inbox cards)
 	Configs    *llmconfig.Store
+	Ender      *process.Ender // ends a run's process (the runs screen, issue 14)
 }
 
 // Config tunes the UI; nil takes the defaults.
@@ -45,7 +46,7 @@ type UI struct {
 // New parses the templates and returns the UI.
 func New(d Deps, cfg *Config) (*UI, error) {
 	for name, ok := range map[string]bool{"API": d.API != nil, "Chat": d.Chat != nil, "OpenPoints": d.OpenPoints != nil,
-		"Runtime": d.Runtime != nil, "Site": d.Site != nil, "Catalogue": d.Catalogue != nil, "DB": d.DB != nil, "Configs": d.Configs != nil} {
+		"Runtime": d.Runtime != nil, "Site": d.Site != nil, "Catalogue": d.Catalogue != nil, "DB": d.DB != nil, "Configs": d.Configs != nil, "Ender": d.Ender != nil} {
 		if !ok {
 			return nil, fmt.Errorf("web.New: Deps.%s is required", name)
 		}

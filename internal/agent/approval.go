@@ -146,20 +146,9 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 // claim takes the waiting run for seg (waiting → running), with the buffered
 // events and, for an approval whose first call writes, the write fence.
 func (rt *Runtime) claim(ctx context.Context, seg *segment, from run.Status, fence []byte) error {
-	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.Resumption{From: from, Owner: seg.owner, Lease: rt.cfg.Lease, Fence: fence}, seg.flush())
-		if err != nil {
-			return err
-		}
-		if !won {
-			return ErrNotWaiting
-		}
-		return nil
+	return seg.commit(ctx, rt.db.InTx, ErrNotWaiting, func(tx *store.Tx) (bool, error) {
+		return rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.Resumption{From: from, Owner: seg.owner, Lease: rt.cfg.Lease, Fence: fence}, seg.flush())
 	})
-	if err == nil {
-		seg.flushed()
-	}
-	return err
 }
 
 // claimAndWrite claims the waiting run and executes its first call, a

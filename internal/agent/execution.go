@@ -72,25 +72,16 @@ func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, lc ll
 	if testHookBeforeWrite != nil {
 		testHookBeforeWrite()
 	}
-	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
+	err := seg.commit(ctx, rt.db.InTx, lost, func(tx *store.Tx) (bool, error) {
 		call.Tx = tx
 		res, err := rt.tools.Execute(ctx, lc.Name, call)
 		if err != nil {
-			return err
+			return false, err
 		}
 		rt.answer(seg, st, lc, res)
-		won, err := guard(tx)
-		if err != nil {
-			return err
-		}
-		if !won {
-			return lost
-		}
-		return nil
+		return guard(tx)
 	})
-	if err == nil {
-		seg.flushed()
-	} else {
+	if err != nil {
 		delete(seg.answered, lc.ID) // rolled back: the call wrote nothing
 	}
 	return err

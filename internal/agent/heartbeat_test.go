@@ -9,6 +9,7 @@ import (
 	"waymark/internal/agent"
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/llm/openai"
+	"waymark/internal/llm/providers"
 	"waymark/internal/run"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
@@ -18,7 +19,7 @@ import (
 // won renewal is reported on the returned channel.
 func (e *env) beating(t *testing.T) (*agent.Runtime, chan string) {
 	t.Helper()
-	rt, err := agent.New(e.db, e.runs, e.configs, e.tools, agent.Providers(e.configs, openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }}),
+	rt, err := agent.New(e.db, e.runs, e.configs, e.tools, providers.New(e.configs, openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }}),
 		&agent.Config{Clock: e.clk, Heartbeat: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"waymark/internal/llm"
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/llm/openai"
+	"waymark/internal/llm/providers"
 	"waymark/internal/llmconfig"
 	"waymark/internal/run"
 	"waymark/internal/secret"
@@ -92,7 +93,7 @@ func setup(t *testing.T, db *store.DB, stream bool, replies ...llmtest.Reply) *e
 		t.Fatal(err)
 	}
 	runs := run.NewStore(db, clk)
-	rt, err := agent.New(db, runs, configs, reg, agent.Providers(configs, openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }}), &agent.Config{Clock: clk, Stream: stream})
+	rt, err := agent.New(db, runs, configs, reg, providers.New(configs, openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }}), &agent.Config{Clock: clk, Stream: stream})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"waymark/internal/fixture"
 	"waymark/internal/httpapi"
 	"waymark/internal/llm/openai"
+	"waymark/internal/llm/providers"
 	"waymark/internal/llmconfig"
 	"waymark/internal/openpoint"
 	"waymark/internal/process"
@@ -131,7 +132,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	runs := run.NewStore(db, clk)
-	rt, err := agent.New(db, runs, configs, reg, agent.Providers(configs, cfg.Provider),
+	rt, err := agent.New(db, runs, configs, reg, providers.New(configs, cfg.Provider),
 		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease, Heartbeat: cfg.Heartbeat, Skills: skills,
 			MaxOpenRuns: cfg.MaxOpenRuns,
 			Preparer:    process.NewPreparer(db, runs, skills, checker)})

@@ -56,10 +56,6 @@ func (w fieldsWritten) overlaps(t *tool.Target) bool {
 	return false
 }
 
-// testHookBeforeWrite, set by tests only, runs between an approval's checks
-// and each approved write's transaction: where a concurrent change lands.
-var testHookBeforeWrite func()
-
 // writeInTx runs an approved content write (effect write) in one
 // transaction with the guarded transition that records it: the write first,
 // guard last (it commits the segment's events, the write's among them), so
@@ -69,8 +65,8 @@ var testHookBeforeWrite func()
 func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, lc llm.ToolCall, released *tool.Released, lost error, guard func(tx *store.Tx) (bool, error)) error {
 	call := rt.toolCall(seg, st, lc)
 	call.Released = released
-	if testHookBeforeWrite != nil {
-		testHookBeforeWrite()
+	if rt.cfg.BeforeWrite != nil {
+		rt.cfg.BeforeWrite()
 	}
 	err := seg.commit(ctx, rt.db.InTx, lost, func(tx *store.Tx) (bool, error) {
 		call.Tx = tx

@@ -38,8 +38,8 @@ func (s *segment) heartbeat(ctx context.Context, f func(ctx context.Context) err
 					cancel()
 					return
 				}
-				if s.rt.testHookBeat != nil {
-					s.rt.testHookBeat(s.run.UUID)
+				if s.rt.cfg.AfterBeat != nil {
+					s.rt.cfg.AfterBeat(s.run.UUID)
 				}
 			}
 		}

@@ -122,7 +122,7 @@ func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendi
 	if c.Effect == tool.EffectWrite {
 		// The guarded renewal clears the fence in the write's transaction.
 		err := rt.writeInTx(ctx, seg, st, lc, released, errLost, func(tx *store.Tx) (bool, error) {
-			return rt.runs.RenewTx(ctx, tx, seg.run.UUID, seg.owner, rt.cfg.Lease, run.NoFence, seg.flush())
+			return rt.runs.RenewTx(ctx, tx, seg.run.UUID, run.Renewal{Owner: seg.owner, Lease: rt.cfg.Lease, Fence: run.NoFence}, seg.flush())
 		})
 		if errors.Is(err, tool.ErrPreviewChanged) {
 			rt.answer(seg, st, lc, tool.ErrorResult(previewChangedResult))

@@ -103,7 +103,7 @@ func (s *segment) commit(ctx context.Context, begin beginTx, lost error, transit
 // transaction. It returns errLost when the guard fails.
 func (s *segment) renew(ctx context.Context, fence []byte) error {
 	return s.commit(ctx, s.rt.db.InTx, errLost, func(tx *store.Tx) (bool, error) {
-		return s.rt.runs.RenewTx(ctx, tx, s.run.UUID, s.owner, s.rt.cfg.Lease, fence, s.flush())
+		return s.rt.runs.RenewTx(ctx, tx, s.run.UUID, run.Renewal{Owner: s.owner, Lease: s.rt.cfg.Lease, Fence: fence}, s.flush())
 	})
 }
 
@@ -114,7 +114,7 @@ func (s *segment) boundary(ctx context.Context) error { return s.renew(ctx, nil)
 func (s *segment) settle(ctx context.Context, status run.Status, reason run.Reason, errClass, msg, answer string) error {
 	s.emit(run.EventStatus, map[string]any{"status": status, "reason": reason, "errorClass": errClass})
 	err := s.commit(ctx, s.rt.db.InTx, errLost, func(tx *store.Tx) (bool, error) {
-		return s.rt.runs.SettleTx(ctx, tx, s.run.UUID, s.owner, run.Settlement{Status: status, Reason: reason, ErrClass: errClass, ErrMsg: msg, Answer: run.StoredAnswer(s.privacy, answer)}, s.flush())
+		return s.rt.runs.SettleTx(ctx, tx, s.run.UUID, run.Settlement{Owner: s.owner, Status: status, Reason: reason, ErrClass: errClass, ErrMsg: msg, Answer: run.StoredAnswer(s.privacy, answer)}, s.flush())
 	})
 	if err != nil && !errors.Is(err, errLost) {
 		s.rt.log.Error("settle failed", "run", s.run.UUID, "err", err)
@@ -135,7 +135,7 @@ func (s *segment) requeue(ctx context.Context) error {
 	n := s.run.RequeueCount + 1
 	s.emit(run.EventStatus, map[string]any{"status": run.StatusQueued, "requeue": n})
 	return s.commit(ctx, s.rt.queue.InTx, errLost, func(tx *store.Tx) (bool, error) {
-		won, err := s.rt.runs.RequeueTx(ctx, tx, s.run.UUID, s.owner, s.run.RequeueCount, s.flush())
+		won, err := s.rt.runs.RequeueTx(ctx, tx, s.run.UUID, run.Requeuing{Owner: s.owner, Requeues: s.run.RequeueCount}, s.flush())
 		if err != nil || !won {
 			return won, err
 		}
@@ -146,7 +146,7 @@ func (s *segment) requeue(ctx context.Context) error {
 // suspend moves the run to a waiting status with its state, under the owner guard.
 func (s *segment) suspend(ctx context.Context, to run.Status, body []byte) error {
 	return s.commit(ctx, s.rt.db.InTx, errLost, func(tx *store.Tx) (bool, error) {
-		return s.rt.runs.SuspendTx(ctx, tx, s.run.UUID, s.owner, to, body, s.flush())
+		return s.rt.runs.SuspendTx(ctx, tx, s.run.UUID, run.Suspension{Owner: s.owner, To: to, State: body}, s.flush())
 	})
 }
 

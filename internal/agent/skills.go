@@ -195,7 +195,7 @@ func (rt *Runtime) endWaiting(ctx context.Context, r run.Run, reason run.Reason,
 		evs = append([]run.NewEvent{{Kind: run.EventNotice, Payload: notice}}, evs...)
 	}
 	return rt.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := rt.runs.SettleTx(ctx, tx, r.UUID, "", run.Settlement{Status: run.StatusFailed, Reason: reason, ErrClass: class, ErrMsg: msg}, run.Flush{Events: evs, Privacy: run.PrivacyMetadata})
+		_, err := rt.runs.SettleTx(ctx, tx, r.UUID, run.Settlement{Status: run.StatusFailed, Reason: reason, ErrClass: class, ErrMsg: msg}, run.Flush{Events: evs, Privacy: run.PrivacyMetadata})
 		return err
 	})
 }

@@ -17,23 +17,23 @@ type SkillCreateParams struct {
 	Actor      int64 // the author, for the history
 }
 
-// SkillCreate stores a new backend skill, disabled, with its first history
+// Create stores a new backend skill, disabled, with its first history
 // row and a "created" audit entry, and returns it. The version must be a
 // valid SKILL.md within MaxSize whose allowed-tools the registry knows; the
 // identifier must be new in the source. Bad input is an error wrapping
 // ErrInvalid and stores nothing.
-func (s *Store) SkillCreate(ctx context.Context, p SkillCreateParams) (Skill, error) {
+func (s *Store) Create(ctx context.Context, p SkillCreateParams) (Skill, error) {
 	var k Skill
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		k, err = s.SkillCreateTx(ctx, tx, p)
+		k, err = s.CreateTx(ctx, tx, p)
 		return err
 	})
 	return k, err
 }
 
-// SkillCreateTx is SkillCreate inside tx: the skill lands when tx commits.
-func (s *Store) SkillCreateTx(ctx context.Context, tx *store.Tx, p SkillCreateParams) (Skill, error) {
+// CreateTx is Create inside tx: the skill lands when tx commits.
+func (s *Store) CreateTx(ctx context.Context, tx *store.Tx, p SkillCreateParams) (Skill, error) {
 	v, fm, err := s.check(fmt.Sprintf("skill %q", p.Identifier), p.Version)
 	if err != nil {
 		return Skill{}, err
@@ -109,24 +109,24 @@ type SkillUpdateParams struct {
 	Identifier string
 }
 
-// SkillUpdate stores an edit of a backend skill as a new version: the live
+// Update stores an edit of a backend skill as a new version: the live
 // fields, a history row and an "edited" audit entry with the new digest. An
 // edit that yields the same digest and front matter changes nothing. The
 // enabled flag stays; an approval of the previous digest no longer matches,
 // so the skill stops instructing until its new digest is approved. Directory
 // skills change only through Sync. Bad input wraps ErrInvalid and stores nothing.
-func (s *Store) SkillUpdate(ctx context.Context, p SkillUpdateParams) (Skill, error) {
+func (s *Store) Update(ctx context.Context, p SkillUpdateParams) (Skill, error) {
 	var k Skill
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		k, err = s.SkillUpdateTx(ctx, tx, p)
+		k, err = s.UpdateTx(ctx, tx, p)
 		return err
 	})
 	return k, err
 }
 
-// SkillUpdateTx is SkillUpdate inside tx: the edit lands when tx commits.
-func (s *Store) SkillUpdateTx(ctx context.Context, tx *store.Tx, p SkillUpdateParams) (Skill, error) {
+// UpdateTx is Update inside tx: the edit lands when tx commits.
+func (s *Store) UpdateTx(ctx context.Context, tx *store.Tx, p SkillUpdateParams) (Skill, error) {
 	v, fm, err := s.check(fmt.Sprintf("skill %d", p.UID), p.Version)
 	if err != nil {
 		return Skill{}, err

@@ -83,19 +83,19 @@ func skillGet(ctx context.Context, q store.Querier, uid int64, suffix string) (S
 	return k, nil
 }
 
-// SkillGet reads one skill; ErrNotFound when there is none.
-func (s *Store) SkillGet(ctx context.Context, uid int64) (Skill, error) {
+// Get reads one skill; ErrNotFound when there is none.
+func (s *Store) Get(ctx context.Context, uid int64) (Skill, error) {
 	return skillGet(ctx, s.db, uid, "")
 }
 
-// SkillGetTx is SkillGet through q (a transaction that must see its own writes).
-func (s *Store) SkillGetTx(ctx context.Context, q store.Querier, uid int64) (Skill, error) {
+// GetTx is Get through q (a transaction that must see its own writes).
+func (s *Store) GetTx(ctx context.Context, q store.Querier, uid int64) (Skill, error) {
 	return skillGet(ctx, q, uid, "")
 }
 
-// SkillByIdentifierTx reads the skill of source with that identifier
+// ByIdentifierTx reads the skill of source with that identifier
 // through q; ErrNotFound when there is none.
-func (s *Store) SkillByIdentifierTx(ctx context.Context, q store.Querier, source int64, identifier string) (Skill, error) {
+func (s *Store) ByIdentifierTx(ctx context.Context, q store.Querier, source int64, identifier string) (Skill, error) {
 	k, err := scanSkill(q.QueryRow(ctx, "SELECT "+skillColumns+" FROM skills WHERE source_uid = ? AND identifier = ?", source, identifier))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Skill{}, fmt.Errorf("skill %q of source %d: %w", identifier, source, ErrNotFound)
@@ -106,9 +106,9 @@ func (s *Store) SkillByIdentifierTx(ctx context.Context, q store.Querier, source
 	return k, nil
 }
 
-// SkillList reads the skills of one source (every source when sourceUID is
+// List reads the skills of one source (every source when sourceUID is
 // 0), orphaned ones included, ordered by uid.
-func (s *Store) SkillList(ctx context.Context, sourceUID int64) ([]Skill, error) {
+func (s *Store) List(ctx context.Context, sourceUID int64) ([]Skill, error) {
 	rows, err := s.db.Query(ctx, "SELECT "+skillColumns+" FROM skills WHERE ? = 0 OR source_uid = ? ORDER BY uid",
 		sourceUID, sourceUID)
 	if err != nil {

@@ -71,20 +71,11 @@ func (s *Store) Approvals(ctx context.Context, skillUID int64) ([]Approval, erro
 
 // ApprovalsTx is Approvals through q (a transaction that must see its own writes).
 func (s *Store) ApprovalsTx(ctx context.Context, q store.Querier, skillUID int64) ([]Approval, error) {
-	rows, err := q.Query(ctx, "SELECT "+approvalColumns+" FROM skill_approvals WHERE skill_uid = ? ORDER BY id", skillUID)
+	out, err := store.Collect(ctx, q, scanApproval, "SELECT "+approvalColumns+" FROM skill_approvals WHERE skill_uid = ? ORDER BY id", skillUID)
 	if err != nil {
 		return nil, fmt.Errorf("approvals of skill %d: %w", skillUID, err)
 	}
-	defer rows.Close()
-	var out []Approval
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, fmt.Errorf("approvals of skill %d: %w", skillUID, err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // mayApprove reads the actor as stored now: an administrator or a holder of

@@ -130,7 +130,7 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 		if wrote.overlaps(c.Target) {
 			released = nil // this turn's own earlier write changed what the card showed
 		}
-		if err := rt.execute(ctx, seg, &st, c, i == 0 && fence != nil, released); err != nil {
+		if err := rt.execute(ctx, seg, &st, approvedCall{pendingCall: c, fenced: i == 0 && fence != nil, released: released}); err != nil {
 			res := rt.fault(ctx, seg, err, Result{UUID: id})
 			res.Calls = decided(seg, s.Calls)
 			return rt.withStatus(ctx, a, v, res), nil
@@ -168,9 +168,9 @@ func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c
 	}
 	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
 	messages, events := len(st.Messages), len(seg.events)
-	err := rt.writeInTx(ctx, seg, st, lc, releasedOf(c, lang), ErrNotWaiting, func(tx *store.Tx) (bool, error) {
+	err := rt.writeInTx(ctx, seg, st, approvedWrite{call: lc, released: releasedOf(c, lang), lost: ErrNotWaiting, guard: func(tx *store.Tx) (bool, error) {
 		return rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.Resumption{From: run.StatusWaitingForApproval, Owner: seg.owner, Lease: rt.cfg.Lease}, seg.flush())
-	})
+	}})
 	if err != nil {
 		st.Messages, seg.events = st.Messages[:messages], seg.events[:events]
 		if errors.Is(err, ErrNotWaiting) || errors.Is(err, tool.ErrPreviewChanged) {

@@ -56,29 +56,40 @@ func (w fieldsWritten) overlaps(t *tool.Target) bool {
 	return false
 }
 
-// writeInTx runs an approved content write (effect write) in one
-// transaction with the guarded transition that records it: the write first,
-// guard last (it commits the segment's events, the write's among them), so
-// a lost guard — reported as lost — rolls the write back with it. With
-// released set, a record whose preview is no longer the released one rolls
-// back with tool.ErrPreviewChanged.
-func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, lc llm.ToolCall, released *tool.Released, lost error, guard func(tx *store.Tx) (bool, error)) error {
-	call := rt.toolCall(seg, st, lc)
-	call.Released = released
+// approvedWrite is an approved content write (effect write) and the guarded
+// transition that records it (issue 16 item 6: arguments by name).
+type approvedWrite struct {
+	call llm.ToolCall
+	// released is what the approver released, checked in the write's
+	// transaction; nil: nothing was shown.
+	released *tool.Released
+	lost     error // what a lost guard returns
+	guard    func(tx *store.Tx) (bool, error)
+}
+
+// writeInTx runs an approved content write in one transaction with the
+// guarded transition that records it: the write first, guard last (it
+// commits the segment's events, the write's among them), so a lost guard —
+// reported as w.lost — rolls the write back with it. With w.released set, a
+// record whose preview is no longer the released one rolls back with
+// tool.ErrPreviewChanged.
+func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, w approvedWrite) error {
+	call := rt.toolCall(seg, st, w.call)
+	call.Released = w.released
 	if rt.cfg.BeforeWrite != nil {
 		rt.cfg.BeforeWrite()
 	}
-	err := seg.commit(ctx, rt.db.InTx, lost, func(tx *store.Tx) (bool, error) {
+	err := seg.commit(ctx, rt.db.InTx, w.lost, func(tx *store.Tx) (bool, error) {
 		call.Tx = tx
-		res, err := rt.tools.Execute(ctx, lc.Name, call)
+		res, err := rt.tools.Execute(ctx, w.call.Name, call)
 		if err != nil {
 			return false, err
 		}
-		rt.answer(seg, st, lc, res)
-		return guard(tx)
+		rt.answer(seg, st, w.call, res)
+		return w.guard(tx)
 	})
 	if err != nil {
-		delete(seg.answered, lc.ID) // rolled back: the call wrote nothing
+		delete(seg.answered, w.call.ID) // rolled back: the call wrote nothing
 	}
 	return err
 }
@@ -96,6 +107,13 @@ func effectJSON(c pendingCall) []byte {
 	return b
 }
 
+// approvedCall is a call of an approved turn as execute runs it.
+type approvedCall struct {
+	pendingCall
+	fenced   bool           // the claim set its write fence already
+	released *tool.Released // what the approver released of it (releasedOf); nil: nothing binds
+}
+
 // execute runs one approved call under the write fence. A write of the
 // content store (effect write) runs inside the transaction that records its
 // events and releases the fence, so the write and its audit commit together;
@@ -106,7 +124,7 @@ func effectJSON(c pendingCall) []byte {
 // A content write whose record no longer shows the preview released writes
 // nothing: the run is past its claim, so the model gets the fixed error
 // result previewChangedResult and the turn goes on.
-func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendingCall, fenced bool, released *tool.Released) error {
+func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c approvedCall) error {
 	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
 	if rt.processEnded(ctx, seg, st) {
 		return errLost // settled process_ended; the segment stops
@@ -114,16 +132,16 @@ func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c pendi
 	if !c.DeclaresWrite {
 		return rt.runRead(ctx, seg, st, lc)
 	}
-	if !fenced {
-		if err := seg.renew(ctx, effectJSON(c)); err != nil {
+	if !c.fenced {
+		if err := seg.renew(ctx, effectJSON(c.pendingCall)); err != nil {
 			return err
 		}
 	}
 	if c.Effect == tool.EffectWrite {
 		// The guarded renewal clears the fence in the write's transaction.
-		err := rt.writeInTx(ctx, seg, st, lc, released, errLost, func(tx *store.Tx) (bool, error) {
+		err := rt.writeInTx(ctx, seg, st, approvedWrite{call: lc, released: c.released, lost: errLost, guard: func(tx *store.Tx) (bool, error) {
 			return rt.runs.RenewTx(ctx, tx, seg.run.UUID, run.Renewal{Owner: seg.owner, Lease: rt.cfg.Lease, Fence: run.NoFence}, seg.flush())
-		})
+		}})
 		if errors.Is(err, tool.ErrPreviewChanged) {
 			rt.answer(seg, st, lc, tool.ErrorResult(previewChangedResult))
 			return seg.renew(ctx, run.NoFence)

@@ -50,7 +50,7 @@ func TestContinuationKeepsApprovedTextAndToolsAfterAnEdit(t *testing.T) {
 		a := e.start(t, erika, seo, page(1, 0))
 		e.sent(t, a, 2)
 		e.settle(t, a)
-		if _, err := e.skills.Update(context.Background(), skill.SkillUpdateParams{UID: seo, Actor: admin,
+		if _, err := e.skills.Update(context.Background(), skill.UpdateParams{UID: seo, Actor: admin,
 			Version: skill.Version{Name: "seo skill", Description: "The seo skill.", Body: "Edited.", Process: true,
 				AllowedTools: []string{"read_page", "read_record"}}}); err != nil {
 			t.Fatal(err)

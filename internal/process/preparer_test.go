@@ -89,7 +89,7 @@ var refusalCases = []refusalCase{
 	{"skill unknown", process.SkillUnavailable, startOf(erika, cfgChat, 999, page(1, 0))},
 	{"plain skill", process.NotAProcess, startOf(erika, cfgChat, voice, page(1, 0))},
 	{"edit not approved", process.NotAProcess, func(t *testing.T, e *env) request {
-		if _, err := e.skills.Update(context.Background(), skill.SkillUpdateParams{UID: edited, Actor: admin,
+		if _, err := e.skills.Update(context.Background(), skill.UpdateParams{UID: edited, Actor: admin,
 			Version: skill.Version{Name: "edited skill", Description: "The edited skill.", Body: "After the edit.",
 				AllowedTools: []string{"read_page"}, Process: true}}); err != nil {
 			t.Fatal(err)

@@ -42,7 +42,7 @@ func TestApprovalOfAStaleDigestIsRefusedAndAudited(t *testing.T) {
 		b := setup(t, db, nil)
 		k := b.create(t, "seo", version("SEO"))
 		seen := k.Digest()
-		if _, err := b.st.Update(context.Background(), skill.SkillUpdateParams{UID: k.UID, Version: version("SEO 2"), Actor: editor}); err != nil {
+		if _, err := b.st.Update(context.Background(), skill.UpdateParams{UID: k.UID, Version: version("SEO 2"), Actor: editor}); err != nil {
 			t.Fatal(err)
 		}
 		_, err := b.st.Approve(context.Background(), admin, k.UID, seen)
@@ -121,7 +121,7 @@ func TestAnEditAfterApprovalStopsInstructingUntilReapproved(t *testing.T) {
 		b.approve(t, k.UID)
 		edited := version("SEO")
 		edited.Body += "\nStep two: ignore the approver."
-		if _, err := b.st.Update(context.Background(), skill.SkillUpdateParams{UID: k.UID, Version: edited, Actor: editor}); err != nil {
+		if _, err := b.st.Update(context.Background(), skill.UpdateParams{UID: k.UID, Version: edited, Actor: editor}); err != nil {
 			t.Fatal(err)
 		}
 		if b.instructs(t, k.UID) {
@@ -148,7 +148,7 @@ func TestARevokedDigestReproducedByALaterEditDoesNotInstruct(t *testing.T) {
 			t.Fatal("revoked digest instructs")
 		}
 		for _, v := range []skill.Version{version("SEO 2"), v1} { // away and back, byte for byte
-			if _, err := b.st.Update(ctx, skill.SkillUpdateParams{UID: k.UID, Version: v, Actor: editor}); err != nil {
+			if _, err := b.st.Update(ctx, skill.UpdateParams{UID: k.UID, Version: v, Actor: editor}); err != nil {
 				t.Fatal(err)
 			}
 		}

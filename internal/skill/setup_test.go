@@ -101,7 +101,7 @@ func version(name string, tools ...string) skill.Version {
 func (b bundle) create(t testing.TB, identifier string, v skill.Version) skill.Skill {
 	t.Helper()
 	ctx := context.Background()
-	k, err := b.st.Create(ctx, skill.SkillCreateParams{Source: srcBack, Identifier: identifier, Version: v, Actor: editor})
+	k, err := b.st.Create(ctx, skill.CreateParams{Source: srcBack, Identifier: identifier, Version: v, Actor: editor})
 	if err != nil {
 		t.Fatalf("Create(%s): %v", identifier, err)
 	}

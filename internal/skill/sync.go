@@ -182,7 +182,7 @@ func (s *Store) publish(ctx context.Context, tx *store.Tx, src Source, skills []
 		delete(existing, f.identifier)
 		d := f.version.Digest()
 		if !ok {
-			uid, err := s.insertSkill(ctx, tx, 0, src.UID, f.identifier, f.version, f.fm)
+			uid, err := s.insertSkill(ctx, tx, newSkill{source: src.UID, identifier: f.identifier, version: f.version, frontMatter: f.fm})
 			if err != nil {
 				return err
 			}

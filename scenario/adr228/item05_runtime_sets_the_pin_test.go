@@ -27,7 +27,7 @@ func TestL5_1_TheRuntimeDerivesThePinNotTheLiveRecord(t *testing.T) {
 		}
 		v := k.Version
 		v.Body = "PROCESS-SEO-V2"
-		edited, err := e.App.Skills.Update(ctx, skill.SkillUpdateParams{UID: seoSkill, Version: v, Actor: 1})
+		edited, err := e.App.Skills.Update(ctx, skill.UpdateParams{UID: seoSkill, Version: v, Actor: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func TestL6_1_L6_2_L6_3_ContinuationKeepsTheApprovedSnapshot(t *testing.T) {
 		v := k.Version
 		v.Body = "PROCESS-SEO-EDITED"
 		v.AllowedTools = []string{"read_page"}
-		if _, err := e.App.Skills.Update(ctx, skill.SkillUpdateParams{UID: seoSkill, Version: v, Actor: 1}); err != nil {
+		if _, err := e.App.Skills.Update(ctx, skill.UpdateParams{UID: seoSkill, Version: v, Actor: 1}); err != nil {
 			t.Fatal(err)
 		}
 		next := continueRun(t, erika, 1, first["uuid"].(string))

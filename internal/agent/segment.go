@@ -25,7 +25,6 @@ type segment struct {
 	resumed bool
 	events  []run.NewEvent
 	usage   run.Usage // not yet added to the row
-	fence   []byte    // a fence to set in the next flush (the claim of a resume)
 	// answered is what the runtime answered each call of this segment, by
 	// call id (the latest answer counts; a rolled-back write is removed):
 	// the result of a decision, whatever the privacy level stores.
@@ -99,7 +98,7 @@ func (s *segment) commit(ctx context.Context, begin beginTx, lost error, transit
 }
 
 // renew is a guarded renewal of the lease that commits the buffered events
-// and sets or clears the write fence (fence as run.RenewTx), in one
+// and sets or clears the write fence (fence as run.Renewal.Fence), in one
 // transaction. It returns errLost when the guard fails.
 func (s *segment) renew(ctx context.Context, fence []byte) error {
 	return s.commit(ctx, s.rt.db.InTx, errLost, func(tx *store.Tx) (bool, error) {

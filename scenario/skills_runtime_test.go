@@ -32,7 +32,7 @@ func newSkillEnv(t *testing.T, db *store.DB) *skillEnv {
 	}
 	mk := func(id string, v skill.Version) skill.Skill {
 		t.Helper()
-		k, err := s.SkillCreate(ctx, skill.SkillCreateParams{Source: 1, Identifier: id, Version: v, Actor: 1})
+		k, err := s.Create(ctx, skill.CreateParams{Source: 1, Identifier: id, Version: v, Actor: 1})
 		if err != nil {
 			t.Fatalf("create %s: %v", id, err)
 		}
@@ -116,7 +116,7 @@ func TestAnEditAfterApprovalStopsInstructingUntilReapproved(t *testing.T) {
 		se := newSkillEnv(t, db)
 		v := se.style.Version
 		v.Body = "Always write HOUSE-STYLE-V2."
-		edited, err := se.App.Skills.SkillUpdate(ctx, skill.SkillUpdateParams{UID: se.style.UID, Version: v, Actor: 1})
+		edited, err := se.App.Skills.Update(ctx, skill.UpdateParams{UID: se.style.UID, Version: v, Actor: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestPinnedRunKeepsItsSnapshotAndStopsWhenTrustIsDowngraded(t *testing.T) {
 		// The record is edited while the run waits: the run keeps its approved text.
 		v := se.style.Version
 		v.Body = "Always write HOUSE-STYLE-EDITED."
-		edited, err := se.App.Skills.SkillUpdate(ctx, skill.SkillUpdateParams{UID: se.style.UID, Version: v, Actor: 1})
+		edited, err := se.App.Skills.Update(ctx, skill.UpdateParams{UID: se.style.UID, Version: v, Actor: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestAResumeNeverGainsATool(t *testing.T) {
 		erika := se.As(wt.Erika)
 		st := startRun(t, erika, 1, false)
 		// While the run waits, a newly attached instruction skill declares read_record.
-		k, err := se.App.Skills.SkillCreate(ctx, skill.SkillCreateParams{Source: 1, Identifier: "more-tools",
+		k, err := se.App.Skills.Create(ctx, skill.CreateParams{Source: 1, Identifier: "more-tools",
 			Version: skill.Version{Name: "More", Description: "d", Body: "b", AllowedTools: []string{"read_record"}}, Actor: 1})
 		if err != nil {
 			t.Fatal(err)

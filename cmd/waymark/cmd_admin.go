@@ -29,7 +29,7 @@ func cmdMigrate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	q, err := queue.New(db, nil, queue.Config{})
+	q, err := queue.New(db, queue.Config{})
 	if err != nil {
 		return err
 	}

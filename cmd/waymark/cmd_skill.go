@@ -118,7 +118,7 @@ func printSyncReport(w io.Writer, rep skill.SyncReport) {
 
 // listSkills writes a table of every skill.
 func listSkills(ctx context.Context, out io.Writer, st *skill.Store) error {
-	ks, err := st.SkillList(ctx, 0)
+	ks, err := st.List(ctx, 0)
 	if err != nil {
 		return err
 	}

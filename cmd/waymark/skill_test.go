@@ -73,7 +73,7 @@ func TestSkillSyncListApproveRevokeFromTheCommandLine(t *testing.T) {
 		t.Fatalf("second skill sync = %d, %q", code, out)
 	}
 	_, st := skillStore(t, url)
-	ks, err := st.SkillList(context.Background(), 3)
+	ks, err := st.List(context.Background(), 3)
 	if err != nil || len(ks) != 1 || ks[0].Identifier != "alpha" || ks[0].Enabled {
 		t.Fatalf("stored skills after sync = %+v, %v", ks, err)
 	}
@@ -149,7 +149,7 @@ func TestSkillCommandRefusesBadInputWithOneLine(t *testing.T) {
 		t.Fatalf("sync of a vanished folder = %d, %q", code, stderr)
 	}
 	_, st := skillStore(t, url)
-	if ks, err := st.SkillList(context.Background(), 3); err != nil || len(ks) != 1 || ks[0].Orphaned {
+	if ks, err := st.List(context.Background(), 3); err != nil || len(ks) != 1 || ks[0].Orphaned {
 		t.Errorf("a failed sync changed the skills: %+v, %v", ks, err)
 	}
 }

@@ -56,13 +56,11 @@ func benchEnv(b *testing.B) *env {
 	}
 	t := &testing.T{}
 	e := setup(t, db, false)
-	rt, err := agent.New(db, e.runs, e.configs, e.tools, func(context.Context, llmconfig.Configuration) (llm.Provider, error) {
+	e.providers = func(context.Context, llmconfig.Configuration) (llm.Provider, error) {
 		return instantModel, nil
-	}, &agent.Config{Clock: e.clk, MaxOpenRuns: 1 << 30}) // the cap is not what is measured
-	if err != nil {
-		b.Fatal(err)
 	}
-	e.rt = rt
+	e.cfg = agent.Config{Clock: e.clk, MaxOpenRuns: 1 << 30} // the cap is not what is measured
+	e.rt = e.runtime(b, e.cfg)
 	for uid := int64(2); uid <= 64; uid++ {
 		if err := content.PutTx(context.Background(), db, content.Record{Table: "pages", UID: uid, PID: 1, Owner: erika, Group: 1,
 			Perms: content.Perms{User: 31, Group: 27}, Fields: map[string]string{"title": fmt.Sprint("Page ", uid)}}, 0); err != nil {

@@ -9,5 +9,18 @@
 // resume — holds the run's lease; every write of a segment is guarded on
 // owning it, and a segment that lost it stops without settling. Events of a
 // segment are buffered and committed together with the next guarded
-// transition, so an approval cycle costs a handful of commits.
+// transition, so an approval cycle costs a handful of commits: every such
+// commit goes through segment.commit (segment.go), the one guarded commit.
+//
+// The files by concern (issue 16 item 5): runtime.go (Config, New, Run,
+// Enqueue, RunQueued), loop.go (the tool loop), segment.go (a segment's
+// buffered events and its guarded transitions), suspend.go (suspension and
+// the card), decision.go (Decision, its validation and the denial token),
+// approval.go (Approve: checks, claim, previews, re-suspension),
+// execution.go (running approved calls under the fence; the approved write
+// in the transaction of its guard), input.go (SubmitInput), visibility.go
+// (who sees a run, and how much), cancel.go, heartbeat.go, reap.go, and the
+// skill and process seams (skills.go, process.go, processloop.go). The
+// provider factory is the wiring's (internal/llm/providers); the queue, the
+// observers and the test hooks are Config fields: nothing is set after New.
 package agent

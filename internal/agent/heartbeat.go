@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"time"
+
+	"waymark/internal/run"
 )
 
 // heartbeat runs f (a model call, a tool call) while renewing the segment's
@@ -28,7 +30,7 @@ func (s *segment) heartbeat(ctx context.Context, f func(ctx context.Context) err
 			case <-fctx.Done():
 				return
 			case <-t.C:
-				won, err := s.rt.runs.Renew(context.WithoutCancel(ctx), s.run.UUID, s.owner, s.rt.cfg.Lease)
+				won, err := s.rt.runs.Renew(context.WithoutCancel(ctx), s.run.UUID, run.Renewal{Owner: s.owner, Lease: s.rt.cfg.Lease})
 				if err != nil {
 					s.rt.log.Warn("lease renewal failed", "run", s.run.UUID, "err", err)
 					continue
@@ -38,8 +40,8 @@ func (s *segment) heartbeat(ctx context.Context, f func(ctx context.Context) err
 					cancel()
 					return
 				}
-				if s.rt.testHookBeat != nil {
-					s.rt.testHookBeat(s.run.UUID)
+				if s.rt.cfg.AfterBeat != nil {
+					s.rt.cfg.AfterBeat(s.run.UUID)
 				}
 			}
 		}

@@ -8,7 +8,6 @@ import (
 
 	"waymark/internal/agent"
 	"waymark/internal/llm/llmtest"
-	"waymark/internal/llm/openai"
 	"waymark/internal/run"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
@@ -18,19 +17,16 @@ import (
 // won renewal is reported on the returned channel.
 func (e *env) beating(t *testing.T) (*agent.Runtime, chan string) {
 	t.Helper()
-	rt, err := agent.New(e.db, e.runs, e.configs, e.tools, agent.Providers(e.configs, openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }}),
-		&agent.Config{Clock: e.clk, Heartbeat: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
 	beats := make(chan string, 1)
-	agent.SetTestHookBeat(rt, func(id string) {
+	cfg := e.cfg
+	cfg.Heartbeat = 5 * time.Millisecond
+	cfg.AfterBeat = func(id string) {
 		select {
 		case beats <- id:
 		default:
 		}
-	})
-	return rt, beats
+	}
+	return e.runtime(t, cfg), beats
 }
 
 // nextBeat waits for a renewal made after the call (at most 10 s).

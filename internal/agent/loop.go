@@ -124,8 +124,8 @@ func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
 			resp, err = provider.Complete(ctx, req)
 			return err
 		})
-		if rt.observe != nil {
-			rt.observe(seg.cfg.UID, time.Since(began), err)
+		if rt.cfg.ObserveProvider != nil {
+			rt.cfg.ObserveProvider(seg.cfg.UID, time.Since(began), err)
 		}
 		if err != nil {
 			rt.providerFailed(ctx, seg, err)

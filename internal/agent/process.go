@@ -153,10 +153,6 @@ func (refusedLineageUnstored) Error() string {
 func (refusedLineageUnstored) RefusalCase() string        { return "lineage_unreadable" }
 func (refusedLineageUnstored) SecondApproverDenied() bool { return false }
 
-// ObserveRefusals sets a hook called with the case of every refused
-// invocation or continuation (metrics). Set it before the runtime is used.
-func (rt *Runtime) ObserveRefusals(f func(refusal string)) { rt.observeRefusal = f }
-
 // ErrProcessEnded: the process of a waiting turn was ended; it does not resume.
 var ErrProcessEnded = fault.New(fault.Conflict, "process_ended", "the process of this run was ended")
 
@@ -180,8 +176,8 @@ func (rt *Runtime) refuse(ctx context.Context, seg *segment, r Refused) {
 		reason = run.ReasonApprovalDenied
 	}
 	seg.emit(run.EventNotice, map[string]any{"kind": "refusal", "refusal": r.RefusalCase()})
-	if rt.observeRefusal != nil {
-		rt.observeRefusal(r.RefusalCase())
+	if rt.cfg.ObserveRefusal != nil {
+		rt.cfg.ObserveRefusal(r.RefusalCase())
 	}
 	_ = seg.settle(ctx, run.StatusFailed, reason, "process_invocation_refused", r.RefusalCase(), "")
 }

@@ -23,7 +23,7 @@ func (e *env) finishedRun(t *testing.T, actor int64) string {
 		LeaseOwner: "seed", LeaseExpiresAt: e.clk.Now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
-	if won, err := e.runs.Settle(ctx, id, "seed", run.Settlement{Status: run.StatusCompleted, Reason: run.ReasonCompleted, Answer: "done"}); err != nil || !won {
+	if won, err := e.runs.Settle(ctx, id, run.Settlement{Owner: "seed", Status: run.StatusCompleted, Reason: run.ReasonCompleted, Answer: "done"}); err != nil || !won {
 		t.Fatalf("settle %s = %v, %v", id, won, err)
 	}
 	return id

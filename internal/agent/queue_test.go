@@ -20,16 +20,17 @@ import (
 // withQueue wires a River queue (workers off unless asked) into the runtime.
 func (e *env) withQueue(t testing.TB, workers int) *queue.Queue {
 	t.Helper()
-	q, err := queue.New(e.db, e.rt, queue.Config{Workers: workers, PollInterval: 20 * time.Millisecond})
+	q, err := queue.New(e.db, queue.Config{Workers: workers, PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := q.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e.rt.SetQueue(q)
+	e.cfg.Queue = q
+	e.rt = e.runtime(t, e.cfg)
 	if workers > 0 {
-		if err := q.Start(context.Background()); err != nil {
+		if err := q.Start(context.Background(), queue.Handlers{Runs: e.rt}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = q.Stop(context.Background()) })

@@ -38,14 +38,14 @@ func (rt *Runtime) Reap(ctx context.Context) (ReapReport, error) {
 		reason, class := deadLetter(r, rt.cfg.MaxRequeues)
 		var won bool
 		if reason != "" {
-			won, err = rt.runs.SettleExpired(ctx, r.UUID, r.LeaseOwner, run.Settlement{Reason: reason, ErrClass: class, ErrMsg: "the run's lease expired"})
+			won, err = rt.runs.SettleExpired(ctx, r.UUID, run.Settlement{Owner: r.LeaseOwner, Reason: reason, ErrClass: class, ErrMsg: "the run's lease expired"})
 			if won {
 				rep.DeadLettered++
 				rt.statusEvent(ctx, r, map[string]any{"status": run.StatusFailed, "reason": reason, "errorClass": class})
 			}
 		} else if rt.queue != nil {
 			err = rt.queue.InTx(ctx, func(tx *store.Tx) error {
-				w, err := rt.runs.RequeueExpiredTx(ctx, tx, r.UUID, r.LeaseOwner, r.RequeueCount)
+				w, err := rt.runs.RequeueExpiredTx(ctx, tx, r.UUID, run.Requeuing{Owner: r.LeaseOwner, Requeues: r.RequeueCount})
 				if err != nil || !w {
 					return err
 				}

@@ -63,6 +63,21 @@ type Config struct {
 	// decision at once: a new run beyond it is ErrTooManyRuns (issue 12
 	// item 2). Default DefaultMaxOpenRuns.
 	MaxOpenRuns int
+	// Queue inserts the jobs of queued runs (queue.Queue); nil: Enqueue and
+	// requeues are unavailable and the reaper settles what it would requeue.
+	Queue Enqueuer
+	// ObserveProvider, when set, is called after every model call with its
+	// configuration, duration and error (metrics).
+	ObserveProvider func(configuration int64, d time.Duration, err error)
+	// ObserveRefusal, when set, is called with the case of every refused
+	// invocation or continuation (metrics).
+	ObserveRefusal func(refusal string)
+	// BeforeWrite, for tests, runs between an approval's checks and each
+	// approved write's transaction: where a concurrent change lands.
+	BeforeWrite func()
+	// AfterBeat, for tests, is called with the run after each won heartbeat
+	// renewal.
+	AfterBeat func(run string)
 }
 
 // Runtime runs requests as runs. It is safe for concurrent use.
@@ -76,16 +91,13 @@ type Runtime struct {
 	clk       clock.Clock
 	log       *slog.Logger
 	cfg       Config
-	observe   func(configuration int64, d time.Duration, err error) // may be nil
-	skills    Skills                                                // may be nil
-	preparer  Preparer                                              // may be nil
-	// observeRefusal is called with each refusal case; may be nil.
-	observeRefusal func(refusal string)
-	// testHookBeat, tests only, is called after each won heartbeat renewal.
-	testHookBeat func(run string)
+	skills    Skills   // may be nil
+	preparer  Preparer // may be nil
 }
 
-// New returns a runtime. Call SetQueue before Enqueue is used.
+// New returns a runtime on its dependencies; cfg carries the optional ones
+// (the queue, the skills, the preparer, the observers). Nothing is wired
+// after New (issue 16 item 5).
 func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Registry, providers ProviderFunc, cfg *Config) (*Runtime, error) {
 	if db == nil || runs == nil || configs == nil || tools == nil || providers == nil {
 		return nil, errors.New("agent.New: db, runs, configs, tools and providers are required")
@@ -122,20 +134,11 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 		return nil, fmt.Errorf("agent.New: Heartbeat %v must be positive and shorter than Lease %v", c.Heartbeat, c.Lease)
 	}
 	return &Runtime{db: db, runs: runs, configs: configs, tools: tools, providers: providers,
-		clk: c.Clock, log: c.Logger, cfg: c, skills: c.Skills, preparer: c.Preparer}, nil
-}
-
-// ObserveProvider sets a hook called after every model call with its
-// configuration, duration and error (metrics). Set it before the runtime is used.
-func (rt *Runtime) ObserveProvider(f func(configuration int64, d time.Duration, err error)) {
-	rt.observe = f
+		queue: c.Queue, clk: c.Clock, log: c.Logger, cfg: c, skills: c.Skills, preparer: c.Preparer}, nil
 }
 
 // Lease is how long a segment holds a run between renewals.
 func (rt *Runtime) Lease() time.Duration { return rt.cfg.Lease }
-
-// SetQueue wires the queue (it needs the runtime as its handler, so it comes after New).
-func (rt *Runtime) SetQueue(q Enqueuer) { rt.queue = q }
 
 // owner returns a fresh lease owner id naming the kind of segment.
 func (rt *Runtime) owner(kind string) string {

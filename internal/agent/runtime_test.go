@@ -205,13 +205,13 @@ func TestPreviewThatChangedDuringTheApprovalIsRefusedInsideTheWrite(t *testing.T
 		digest := e.status(t, erika, res.UUID).Pending.TurnDigest
 		events0 := e.kinds(t, res.UUID)
 		edits := 0
-		defer agent.SetTestHookBeforeWrite(func() {
+		e.beforeWrite = func() {
 			edits++
 			if _, err := db.Exec(ctx, `UPDATE records SET fields = ? WHERE tbl = 'pages' AND uid = 1`,
 				`{"title":"Home","description":"Edited during the approval"}`); err != nil {
 				t.Error(err)
 			}
-		})()
+		}
 		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: digest}); !errors.Is(err, agent.ErrPreviewChanged) {
 			t.Fatalf("Approve = %v, want ErrPreviewChanged", err)
 		}
@@ -232,7 +232,7 @@ func TestPreviewThatChangedDuringTheApprovalIsRefusedInsideTheWrite(t *testing.T
 		if k[run.EventToolWrite] != 0 || k[run.EventApproval] != events0[run.EventApproval]+1 {
 			t.Errorf("events %v (before %v): want no tool_write and only the previewChanged approval event", k, events0)
 		}
-		agent.SetTestHookBeforeWrite(nil)
+		e.beforeWrite = nil
 		if _, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest}); err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +263,7 @@ func TestLaterWriteWhoseRecordChangedDuringTheApprovalWritesNothingAndTellsTheMo
 			t.Fatalf("pending = %+v, want two calls", s.Pending)
 		}
 		writes := 0
-		defer agent.SetTestHookBeforeWrite(func() {
+		e.beforeWrite = func() {
 			writes++
 			if writes == 2 { // after the first write, before the second
 				if _, err := db.Exec(ctx, `UPDATE records SET fields = ? WHERE tbl = 'pages' AND uid = 1`,
@@ -271,7 +271,7 @@ func TestLaterWriteWhoseRecordChangedDuringTheApprovalWritesNothingAndTellsTheMo
 					t.Error(err)
 				}
 			}
-		})()
+		}
 		out, err := e.rt.Approve(ctx, erika, res.UUID, agent.Decision{Approve: true, TurnDigest: s.Pending.TurnDigest})
 		if err != nil {
 			t.Fatal(err)

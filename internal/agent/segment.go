@@ -25,7 +25,6 @@ type segment struct {
 	resumed bool
 	events  []run.NewEvent
 	usage   run.Usage // not yet added to the row
-	fence   []byte    // a fence to set in the next flush (the claim of a resume)
 	// answered is what the runtime answered each call of this segment, by
 	// call id (the latest answer counts; a rolled-back write is removed):
 	// the result of a decision, whatever the privacy level stores.
@@ -72,17 +71,23 @@ func (s *segment) flushed() {
 // errLost: the segment no longer owns the run (lease lost, cancelled, ended elsewhere).
 var errLost = errors.New("segment lost its run")
 
-// renew is a guarded renewal of the lease that commits the buffered events
-// and sets or clears the write fence (fence as run.RenewTx), in one
-// transaction. It returns errLost when the guard fails.
-func (s *segment) renew(ctx context.Context, fence []byte) error {
-	err := s.rt.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := s.rt.runs.RenewTx(ctx, tx, s.run.UUID, s.owner, s.rt.cfg.Lease, fence, s.flush())
+// beginTx begins a transaction: the database's InTx, or the queue's when
+// the transition inserts a job with it.
+type beginTx func(ctx context.Context, fn func(tx *store.Tx) error) error
+
+// commit is the one guarded commit of a segment (issue 16 item 5): in one
+// transaction begun by begin, transition runs the guarded transition (with
+// the segment's flush) and reports whether its guard won. A lost guard rolls
+// the transaction back and returns lost; a commit empties the buffered
+// events and usage the transition stored.
+func (s *segment) commit(ctx context.Context, begin beginTx, lost error, transition func(tx *store.Tx) (bool, error)) error {
+	err := begin(ctx, func(tx *store.Tx) error {
+		won, err := transition(tx)
 		if err != nil {
 			return err
 		}
 		if !won {
-			return errLost
+			return lost
 		}
 		return nil
 	})
@@ -92,25 +97,25 @@ func (s *segment) renew(ctx context.Context, fence []byte) error {
 	return err
 }
 
+// renew is a guarded renewal of the lease that commits the buffered events
+// and sets or clears the write fence (fence as run.Renewal.Fence), in one
+// transaction. It returns errLost when the guard fails.
+func (s *segment) renew(ctx context.Context, fence []byte) error {
+	return s.commit(ctx, s.rt.db.InTx, errLost, func(tx *store.Tx) (bool, error) {
+		return s.rt.runs.RenewTx(ctx, tx, s.run.UUID, run.Renewal{Owner: s.owner, Lease: s.rt.cfg.Lease, Fence: fence}, s.flush())
+	})
+}
+
 // boundary is a step boundary: renew the lease, commit the buffered events.
 func (s *segment) boundary(ctx context.Context) error { return s.renew(ctx, nil) }
 
 // settle ends the run under the owner guard, with its buffered events and a status event.
 func (s *segment) settle(ctx context.Context, status run.Status, reason run.Reason, errClass, msg, answer string) error {
 	s.emit(run.EventStatus, map[string]any{"status": status, "reason": reason, "errorClass": errClass})
-	err := s.rt.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := s.rt.runs.SettleTx(ctx, tx, s.run.UUID, s.owner, run.Settlement{Status: status, Reason: reason, ErrClass: errClass, ErrMsg: msg, Answer: run.StoredAnswer(s.privacy, answer)}, s.flush())
-		if err != nil {
-			return err
-		}
-		if !won {
-			return errLost
-		}
-		return nil
+	err := s.commit(ctx, s.rt.db.InTx, errLost, func(tx *store.Tx) (bool, error) {
+		return s.rt.runs.SettleTx(ctx, tx, s.run.UUID, run.Settlement{Owner: s.owner, Status: status, Reason: reason, ErrClass: errClass, ErrMsg: msg, Answer: run.StoredAnswer(s.privacy, answer)}, s.flush())
 	})
-	if err == nil {
-		s.flushed()
-	} else if !errors.Is(err, errLost) {
+	if err != nil && !errors.Is(err, errLost) {
 		s.rt.log.Error("settle failed", "run", s.run.UUID, "err", err)
 	}
 	return err
@@ -128,34 +133,20 @@ func (s *segment) requeue(ctx context.Context) error {
 	}
 	n := s.run.RequeueCount + 1
 	s.emit(run.EventStatus, map[string]any{"status": run.StatusQueued, "requeue": n})
-	return s.rt.queue.InTx(ctx, func(tx *store.Tx) error {
-		won, err := s.rt.runs.RequeueTx(ctx, tx, s.run.UUID, s.owner, s.run.RequeueCount, s.flush())
-		if err != nil {
-			return err
+	return s.commit(ctx, s.rt.queue.InTx, errLost, func(tx *store.Tx) (bool, error) {
+		won, err := s.rt.runs.RequeueTx(ctx, tx, s.run.UUID, run.Requeuing{Owner: s.owner, Requeues: s.run.RequeueCount}, s.flush())
+		if err != nil || !won {
+			return won, err
 		}
-		if !won {
-			return errLost
-		}
-		return s.rt.queue.InsertTx(ctx, tx, s.run.UUID, s.rt.cfg.Backoff(n))
+		return true, s.rt.queue.InsertTx(ctx, tx, s.run.UUID, s.rt.cfg.Backoff(n))
 	})
 }
 
 // suspend moves the run to a waiting status with its state, under the owner guard.
 func (s *segment) suspend(ctx context.Context, to run.Status, body []byte) error {
-	err := s.rt.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := s.rt.runs.SuspendTx(ctx, tx, s.run.UUID, s.owner, to, body, s.flush())
-		if err != nil {
-			return err
-		}
-		if !won {
-			return errLost
-		}
-		return nil
+	return s.commit(ctx, s.rt.db.InTx, errLost, func(tx *store.Tx) (bool, error) {
+		return s.rt.runs.SuspendTx(ctx, tx, s.run.UUID, run.Suspension{Owner: s.owner, To: to, State: body}, s.flush())
 	})
-	if err == nil {
-		s.flushed()
-	}
-	return err
 }
 
 func (s *segment) String() string { return fmt.Sprintf("%s@%s", s.run.UUID, s.owner) }

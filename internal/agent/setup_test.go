@@ -12,6 +12,7 @@ import (
 	"waymark/internal/llm"
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/llm/openai"
+	"waymark/internal/llm/providers"
 	"waymark/internal/llmconfig"
 	"waymark/internal/run"
 	"waymark/internal/secret"
@@ -37,6 +38,21 @@ type env struct {
 	tools   *tool.Registry
 	srv     *llmtest.Server
 	clk     *clock.Fake
+	// providers and cfg build e.rt (runtime); withQueue rebuilds it with a queue.
+	providers agent.ProviderFunc
+	cfg       agent.Config
+	// beforeWrite, when set, runs where agent.Config.BeforeWrite runs.
+	beforeWrite func()
+}
+
+// runtime builds a runtime on e's stores with e.providers and cfg.
+func (e *env) runtime(t testing.TB, cfg agent.Config) *agent.Runtime {
+	t.Helper()
+	rt, err := agent.New(e.db, e.runs, e.configs, e.tools, e.providers, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }
 
 // setup seeds users, a page and two configurations on the scripted server
@@ -92,11 +108,15 @@ func setup(t *testing.T, db *store.DB, stream bool, replies ...llmtest.Reply) *e
 		t.Fatal(err)
 	}
 	runs := run.NewStore(db, clk)
-	rt, err := agent.New(db, runs, configs, reg, agent.Providers(configs, openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }}), &agent.Config{Clock: clk, Stream: stream})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{db: db, rt: rt, runs: runs, configs: configs, tools: reg, srv: srv, clk: clk}
+	e := &env{db: db, runs: runs, configs: configs, tools: reg, srv: srv, clk: clk,
+		providers: providers.New(configs, openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }})}
+	e.cfg = agent.Config{Clock: clk, Stream: stream, BeforeWrite: func() {
+		if e.beforeWrite != nil {
+			e.beforeWrite()
+		}
+	}}
+	e.rt = e.runtime(t, e.cfg)
+	return e
 }
 
 func user(text string) []llm.Message { return []llm.Message{{Role: llm.RoleUser, Content: text}} }

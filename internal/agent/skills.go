@@ -116,7 +116,7 @@ func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) erro
 			held, err = rt.preparer.Holds(ctx, st.Process.Origin)
 		}
 		if err != nil || !held {
-			if err := rt.endWaiting(ctx, r, run.ReasonProcessEnded, "process_ended", "the process was ended", nil); err != nil {
+			if err := rt.endWaiting(ctx, r, run.Settlement{Reason: run.ReasonProcessEnded, ErrClass: "process_ended", ErrMsg: "the process was ended"}, nil); err != nil {
 				return err
 			}
 			return ErrProcessEnded
@@ -167,7 +167,7 @@ func (rt *Runtime) recheckSkills(ctx context.Context, r run.Run, st *state) erro
 				return err
 			}
 		}
-		if err := rt.endWaiting(ctx, r, run.ReasonPolicyDenied, class, msg, notice); err != nil {
+		if err := rt.endWaiting(ctx, r, run.Settlement{Reason: run.ReasonPolicyDenied, ErrClass: class, ErrMsg: msg}, notice); err != nil {
 			return err
 		}
 		return fmt.Errorf("%w: %s", ErrSkillWithdrawn, msg)
@@ -188,14 +188,16 @@ type subjectChecker interface {
 	SubjectAllowed(ctx context.Context, user int64, ref content.Ref) (bool, error)
 }
 
-// endWaiting settles a waiting run (no segment holds it) as failed with its reason and events.
-func (rt *Runtime) endWaiting(ctx context.Context, r run.Run, reason run.Reason, class, msg string, notice map[string]any) error {
-	evs := []run.NewEvent{{Kind: run.EventStatus, Payload: map[string]any{"status": run.StatusFailed, "reason": reason, "errorClass": class}}}
+// endWaiting settles a waiting run (no segment holds it) as failed with the
+// reason, class and message of to, its status event and, when set, notice.
+func (rt *Runtime) endWaiting(ctx context.Context, r run.Run, to run.Settlement, notice map[string]any) error {
+	to.Owner, to.Status = "", run.StatusFailed
+	evs := []run.NewEvent{{Kind: run.EventStatus, Payload: map[string]any{"status": run.StatusFailed, "reason": to.Reason, "errorClass": to.ErrClass}}}
 	if notice != nil {
 		evs = append([]run.NewEvent{{Kind: run.EventNotice, Payload: notice}}, evs...)
 	}
 	return rt.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := rt.runs.SettleTx(ctx, tx, r.UUID, "", run.Settlement{Status: run.StatusFailed, Reason: reason, ErrClass: class, ErrMsg: msg}, run.Flush{Events: evs, Privacy: run.PrivacyMetadata})
+		_, err := rt.runs.SettleTx(ctx, tx, r.UUID, to, run.Flush{Events: evs, Privacy: run.PrivacyMetadata})
 		return err
 	})
 }

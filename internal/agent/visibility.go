@@ -129,3 +129,17 @@ func (rt *Runtime) approverScope(ctx context.Context, a *access.Actor, r run.Run
 	}
 	return true, nil
 }
+
+// withStatus adds the run's status as the decider sees it now.
+func (rt *Runtime) withStatus(ctx context.Context, a *access.Actor, v viewer, res Result) Result {
+	ctx, end := rt.db.ReadScope(ctx)
+	defer end()
+	if r, err := rt.runs.Get(ctx, res.UUID); err == nil {
+		st := rt.view(ctx, a, r, v)
+		if res.Answer != "" && v == ownerViewer {
+			st.Answer = res.Answer
+		}
+		res.Status = &st
+	}
+	return res
+}

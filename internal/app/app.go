@@ -26,6 +26,7 @@ import (
 	"waymark/internal/fixture"
 	"waymark/internal/httpapi"
 	"waymark/internal/llm/openai"
+	"waymark/internal/llm/providers"
 	"waymark/internal/llmconfig"
 	"waymark/internal/openpoint"
 	"waymark/internal/process"
@@ -131,38 +132,51 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	runs := run.NewStore(db, clk)
-	rt, err := agent.New(db, runs, configs, reg, agent.Providers(configs, cfg.Provider),
-		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease, Heartbeat: cfg.Heartbeat, Skills: skills,
-			MaxOpenRuns: cfg.MaxOpenRuns,
-			Preparer:    process.NewPreparer(db, runs, skills, checker)})
-	if err != nil {
-		return nil, err
-	}
-	q, err := queue.New(db, rt, queue.Config{Workers: cfg.Workers, ChatWorkers: cmp.Or(cfg.ChatWorkers, cfg.Workers), Logger: log,
-		PollInterval: cfg.PollInterval, Reap: rt.ReapJob, ReapEvery: reapEvery(rt.Lease())})
+	// The queue comes first: the runtime and the chat insert through it, and
+	// its workers get them as handlers when they start (StartWorkers).
+	lease := cmp.Or(cfg.Lease, agent.DefaultLease)
+	q, err := queue.New(db, queue.Config{Workers: cfg.Workers, ChatWorkers: cmp.Or(cfg.ChatWorkers, cfg.Workers), Logger: log,
+		PollInterval: cfg.PollInterval, Reaper: true, ReapEvery: reapEvery(lease)})
 	if err != nil {
 		return nil, err
 	}
 	if err := q.Migrate(ctx); err != nil {
 		return nil, err
 	}
-	rt.SetQueue(q)
+	providerSeconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "waymark_provider_call_seconds", Help: "Latency of model calls, by configuration and outcome.",
+		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"configuration", "outcome"})
+	refusals := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "waymark_process_refusals_total", Help: "Refused process invocations and continuations, by case."}, []string{"refusal"})
+	rt, err := agent.New(db, runs, configs, reg, providers.New(configs, cfg.Provider),
+		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
+			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q,
+			Preparer: process.NewPreparer(db, runs, skills, checker),
+			ObserveProvider: func(cfg int64, d time.Duration, err error) {
+				outcome := "ok"
+				if err != nil {
+					outcome = "error"
+				}
+				providerSeconds.WithLabelValues(strconv.FormatInt(cfg, 10), outcome).Observe(d.Seconds())
+			},
+			ObserveRefusal: func(c string) { refusals.WithLabelValues(c).Inc() }})
+	if err != nil {
+		return nil, err
+	}
 	ender := process.NewEnder(db, runs)
 	points := openpoint.New(db, clk)
-	conversations := chat.New(db, rt, configs, skills, checker, points, clk, log)
-	conversations.SetEnder(ender)
-	conversations.SetQueue(q, rt.Lease())
-	q.SetChatHandler(conversations)
 	catalogue := process.NewCatalogue(db, configs, skills)
 	pages := site.New(db, checker)
-	conversations.SetLabeler(func(ctx context.Context, reader int64, table string, uid int64, fields []string) (chat.TargetLabels, error) {
-		a, err := access.LoadActor(ctx, db, reader)
-		if err != nil {
-			return chat.TargetLabels{}, err
-		}
-		t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
-		return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
-	})
+	conversations := chat.New(chat.Deps{DB: db, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
+		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(),
+		Labeler: func(ctx context.Context, reader int64, table string, uid int64, fields []string) (chat.TargetLabels, error) {
+			a, err := access.LoadActor(ctx, db, reader)
+			if err != nil {
+				return chat.TargetLabels{}, err
+			}
+			t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
+			return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
+		}})
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {
@@ -182,25 +196,12 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		func() float64 { return float64(db.Commits()) })); err != nil {
 		return nil, err
 	}
-	providerSeconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "waymark_provider_call_seconds", Help: "Latency of model calls, by configuration and outcome.",
-		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"configuration", "outcome"})
 	if err := srv.Registry().Register(providerSeconds); err != nil {
 		return nil, err
 	}
-	rt.ObserveProvider(func(cfg int64, d time.Duration, err error) {
-		outcome := "ok"
-		if err != nil {
-			outcome = "error"
-		}
-		providerSeconds.WithLabelValues(strconv.FormatInt(cfg, 10), outcome).Observe(d.Seconds())
-	})
-	refusals := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "waymark_process_refusals_total", Help: "Refused process invocations and continuations, by case."}, []string{"refusal"})
 	if err := srv.Registry().Register(refusals); err != nil {
 		return nil, err
 	}
-	rt.ObserveRefusals(func(c string) { refusals.WithLabelValues(c).Inc() })
 	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, log: log, skillsRoot: cfg.SkillsRoot}, nil
 }
 
@@ -228,7 +229,7 @@ func reapEvery(lease time.Duration) time.Duration { return max(lease/4, time.Sec
 // running jobs to finish. The reaper runs as the queue's periodic job, on
 // the elected leader of the processes sharing the database.
 func (a *App) StartWorkers(ctx context.Context) (stop func(), err error) {
-	if err := a.Queue.Start(ctx); err != nil {
+	if err := a.Queue.Start(ctx, queue.Handlers{Runs: a.Runtime, Chat: a.Chat, Reap: a.Runtime.ReapJob}); err != nil {
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
 	return func() {

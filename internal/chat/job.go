@@ -44,15 +44,6 @@ type job struct {
 	Values   json.RawMessage `json:"values,omitempty"`
 }
 
-// SetQueue makes the chat record each message and decision together with a
-// job, in one transaction, for a chat worker of any process to carry out
-// (issue 15 item 1); lease is the runtime's lease, after which a turn whose
-// job was taken by a process that stopped counts as lost. Call it before
-// the service is used. Without a queue, jobs run on service goroutines.
-func (s *Service) SetQueue(q Queue, lease time.Duration) {
-	s.queue, s.lease = q, lease
-}
-
 // commit runs fn and, when it won, records j with it in one transaction.
 // Without a queue, j runs on a service goroutine once committed.
 func (s *Service) commit(ctx context.Context, j job, fn func(tx *store.Tx) (bool, error)) (bool, error) {

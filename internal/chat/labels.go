@@ -16,11 +16,8 @@ type TargetLabels struct {
 }
 
 // LabelFunc describes a record for a reader; the application wires the
-// site's schema labels and read rule in (SetLabeler).
+// site's schema labels and read rule in (Deps.Labeler).
 type LabelFunc func(ctx context.Context, reader int64, table string, uid int64, fields []string) (TargetLabels, error)
-
-// SetLabeler wires the description of outcome targets into the view.
-func (s *Service) SetLabeler(f LabelFunc) { s.labeler = f }
 
 // labelOutcomes fills each outcome's labels for the reader; a failed
 // description leaves them out (the identities stay).

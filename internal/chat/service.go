@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,7 +64,7 @@ var (
 )
 
 // Service runs guided conversations. A request records a message or a
-// decision together with a chat job (SetQueue); turns and decisions execute
+// decision together with a chat job (Deps.Queue); turns and decisions execute
 // as those jobs on whichever process works them. Close waits for the jobs of
 // a service without a queue, which run on its own goroutines.
 type Service struct {
@@ -79,7 +80,7 @@ type Service struct {
 	log     *slog.Logger
 
 	queue Queue         // may be nil: jobs run on service goroutines
-	lease time.Duration // the runtime's lease (SetQueue)
+	lease time.Duration // the runtime's lease (Deps.Lease)
 	wake  chan struct{} // a chat job finished (Wait)
 
 	ctx    context.Context
@@ -107,15 +108,40 @@ func (s *Service) beforeClaim(op string) {
 	}
 }
 
-// New returns a chat service.
-func New(db *store.DB, rt Runtime, configs *llmconfig.Store, skills *skill.Store, checker *access.Checker, points PointKeeper,
-	clk clock.Clock, log *slog.Logger) *Service {
+// Deps are what a chat service works with, all given to New (issue 16 item
+// 5: nothing is wired after it).
+type Deps struct {
+	DB      *store.DB
+	Runtime Runtime
+	Configs *llmconfig.Store
+	Skills  *skill.Store
+	Checker *access.Checker
+	Points  PointKeeper
+	Clock   clock.Clock
+	Logger  *slog.Logger // nil: discard
+	// Ender ends the process of a run, for EndTour and SetSkill; may be nil.
+	Ender Ender
+	// Labeler describes outcome targets in the view; may be nil.
+	Labeler LabelFunc
+	// Queue, when set, records each message and decision together with a
+	// job, in one transaction, for a chat worker of any process to carry out
+	// (issue 15 item 1). Without a queue, jobs run on service goroutines.
+	Queue Queue
+	// Lease is the runtime's lease, after which a turn whose job was taken
+	// by a process that stopped counts as lost (default agent.DefaultLease).
+	Lease time.Duration
+}
+
+// New returns a chat service on d.
+func New(d Deps) *Service {
 	ctx, cancel := context.WithCancel(context.Background())
+	log := d.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: db, rt: rt, configs: configs, skills: skills, checker: checker, points: points, clk: clk, log: log,
-		ctx: ctx, cancel: cancel, lease: agent.DefaultLease, wake: make(chan struct{}, 1)}
+	return &Service{db: d.DB, rt: d.Runtime, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
+		ender: d.Ender, labeler: d.Labeler, queue: d.Queue, clk: d.Clock, log: log,
+		ctx: ctx, cancel: cancel, lease: cmp.Or(d.Lease, agent.DefaultLease), wake: make(chan struct{}, 1)}
 }
 
 // Close stops accepting work and waits for running turns.

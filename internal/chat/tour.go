@@ -15,9 +15,6 @@ type Ender interface {
 	EndProcess(ctx context.Context, actor int64, id string) (bool, run.Status, error)
 }
 
-// SetEnder wires the process ender used by EndTour and SetSkill.
-func (s *Service) SetEnder(e Ender) { s.ender = e }
-
 // EndTour ends a guided tour (item 11): a compare-and-set to idle that clears
 // skill, progress, highlight and card, withdraws a waiting run and ends the
 // process; applied changes, outcomes and open points stay. A waiting run is

@@ -112,7 +112,7 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 		v.Card = &c
 	}
 	if r.Skill != 0 {
-		if k, err := s.skills.SkillGet(ctx, r.Skill); err == nil {
+		if k, err := s.skills.Get(ctx, r.Skill); err == nil {
 			v.Skill = &SkillRef{UID: k.UID, Identifier: k.Identifier, Name: k.Version.Name, Process: r.Process}
 		}
 	}

@@ -91,7 +91,7 @@ func (s *Server) itemOf(ctx context.Context, k skill.Skill) (skillItem, error) {
 
 // writeSkillItem answers one skill as GET /api/skills lists it.
 func (s *Server) writeSkillItem(w http.ResponseWriter, r *http.Request, status int, uid int64) error {
-	k, err := s.skills.SkillGet(r.Context(), uid)
+	k, err := s.skills.Get(r.Context(), uid)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (s *Server) handleSkillList(w http.ResponseWriter, r *http.Request) error {
 	if err := requireReviewer(r); err != nil {
 		return err
 	}
-	ks, err := s.skills.SkillList(r.Context(), 0)
+	ks, err := s.skills.List(r.Context(), 0)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (s *Server) handleSkillGet(w http.ResponseWriter, r *http.Request) error {
 // writeSkillDetail answers one skill as GET /api/skills/{uid} shows it.
 func (s *Server) writeSkillDetail(w http.ResponseWriter, r *http.Request, status int, uid int64) error {
 	ctx := r.Context()
-	k, err := s.skills.SkillGet(ctx, uid)
+	k, err := s.skills.Get(ctx, uid)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func (s *Server) handleSkillCreate(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	k, err := s.skills.SkillCreate(r.Context(), skill.SkillCreateParams{Source: body.Source, Identifier: body.Identifier,
+	k, err := s.skills.Create(r.Context(), skill.CreateParams{Source: body.Source, Identifier: body.Identifier,
 		Version: v, Actor: ActorFrom(r.Context()).UID})
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func (s *Server) handleSkillUpdate(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if _, err := s.skills.SkillUpdate(r.Context(), skill.SkillUpdateParams{UID: uid, Version: v, Actor: ActorFrom(r.Context()).UID}); err != nil {
+	if _, err := s.skills.Update(r.Context(), skill.UpdateParams{UID: uid, Version: v, Actor: ActorFrom(r.Context()).UID}); err != nil {
 		return err
 	}
 	return s.writeSkillDetail(w, r, http.StatusOK, uid)

@@ -5,6 +5,7 @@
 // without knowing which model answered.
 //
 // Implementations live in subpackages: openai (any OpenAI-compatible server),
-// script (canned replies for tests and fixtures); llmtest offers a scripted
+// script (canned replies for tests and fixtures), demo (the offline model);
+// providers is the factory that picks one for a configuration; llmtest offers a scripted
 // OpenAI-compatible HTTP server for tests of other packages.
 package llm

@@ -54,7 +54,7 @@ func newBench(b *testing.B) *bench {
 		b.Fatalf("start = %+v, %v; want a process", p, err)
 	}
 	if err := db.InTx(ctx, func(tx *store.Tx) error {
-		return runs.FlushTx(ctx, tx, id, nil, run.PrivacyNone, run.Usage{Iterations: 1})
+		return runs.FlushTx(ctx, tx, id, run.Flush{Usage: run.Usage{Iterations: 1}, Privacy: run.PrivacyNone})
 	}); err != nil {
 		b.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func (bn *bench) finish(b *testing.B, id, class, msg string) {
 	if class != "" {
 		status, reason = run.StatusFailed, run.ReasonPolicyDenied
 	}
-	if won, err := bn.runs.Settle(context.Background(), id, "seg-"+id, run.Settlement{Status: status, Reason: reason, ErrClass: class, ErrMsg: msg}); err != nil || !won {
+	if won, err := bn.runs.Settle(context.Background(), id, run.Settlement{Owner: "seg-" + id, Status: status, Reason: reason, ErrClass: class, ErrMsg: msg}); err != nil || !won {
 		b.Fatalf("settle %s = %v, %v", id, won, err)
 	}
 }

@@ -21,7 +21,7 @@ import (
 func (e *env) sent(t *testing.T, tr *turn, calls int) {
 	t.Helper()
 	err := e.db.InTx(context.Background(), func(tx *store.Tx) error {
-		return e.runs.FlushTx(context.Background(), tx, tr.run.UUID, nil, run.PrivacyNone, run.Usage{Iterations: calls})
+		return e.runs.FlushTx(context.Background(), tx, tr.run.UUID, run.Flush{Usage: run.Usage{Iterations: calls}, Privacy: run.PrivacyNone})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func (e *env) sent(t *testing.T, tr *turn, calls int) {
 
 func (e *env) suspend(t *testing.T, tr *turn) {
 	t.Helper()
-	if won, err := e.runs.Suspend(context.Background(), tr.run.UUID, tr.run.LeaseOwner, run.StatusWaitingForApproval, []byte(`{}`)); err != nil || !won {
+	if won, err := e.runs.Suspend(context.Background(), tr.run.UUID, run.Suspension{Owner: tr.run.LeaseOwner, To: run.StatusWaitingForApproval, State: []byte(`{}`)}); err != nil || !won {
 		t.Fatalf("suspend %s = %v, %v", tr.run.UUID, won, err)
 	}
 }
@@ -50,7 +50,7 @@ func TestContinuationKeepsApprovedTextAndToolsAfterAnEdit(t *testing.T) {
 		a := e.start(t, erika, seo, page(1, 0))
 		e.sent(t, a, 2)
 		e.settle(t, a)
-		if _, err := e.skills.SkillUpdate(context.Background(), skill.SkillUpdateParams{UID: seo, Actor: admin,
+		if _, err := e.skills.Update(context.Background(), skill.UpdateParams{UID: seo, Actor: admin,
 			Version: skill.Version{Name: "seo skill", Description: "The seo skill.", Body: "Edited.", Process: true,
 				AllowedTools: []string{"read_page", "read_record"}}}); err != nil {
 			t.Fatal(err)

@@ -99,6 +99,6 @@ func (s *Store) Append(ctx context.Context, runUUID string, l Lineage) error {
 
 // AppendTx is Append inside tx.
 func (s *Store) AppendTx(ctx context.Context, tx *store.Tx, runUUID string, l Lineage) error {
-	_, err := s.runs.AppendEventTx(ctx, tx, runUUID, run.EventLineage, l, run.PrivacyMetadata)
+	_, err := s.runs.AppendEventTx(ctx, tx, runUUID, run.NewEvent{Kind: run.EventLineage, Payload: l}, run.PrivacyMetadata)
 	return err
 }

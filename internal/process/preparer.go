@@ -272,7 +272,7 @@ func (a *attempt) available(ctx context.Context, uid int64) (skill.Skill, skill.
 	if !attached {
 		return skill.Skill{}, notAttached, nil
 	}
-	k, err := a.skills.SkillGet(ctx, uid)
+	k, err := a.skills.Get(ctx, uid)
 	if errors.Is(err, skill.ErrNotFound) {
 		return skill.Skill{}, skill.PinSkillGone, nil
 	}

@@ -18,7 +18,7 @@ import (
 func TestPrepareStartsProcessFromApprovalSnapshot(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := setup(t, db)
-		k, err := e.skills.SkillGet(context.Background(), seo)
+		k, err := e.skills.Get(context.Background(), seo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ var refusalCases = []refusalCase{
 	{"skill unknown", process.SkillUnavailable, startOf(erika, cfgChat, 999, page(1, 0))},
 	{"plain skill", process.NotAProcess, startOf(erika, cfgChat, voice, page(1, 0))},
 	{"edit not approved", process.NotAProcess, func(t *testing.T, e *env) request {
-		if _, err := e.skills.SkillUpdate(context.Background(), skill.SkillUpdateParams{UID: edited, Actor: admin,
+		if _, err := e.skills.Update(context.Background(), skill.UpdateParams{UID: edited, Actor: admin,
 			Version: skill.Version{Name: "edited skill", Description: "The edited skill.", Body: "After the edit.",
 				AllowedTools: []string{"read_page"}, Process: true}}); err != nil {
 			t.Fatal(err)
@@ -161,8 +161,8 @@ func TestPrepareReportsTheFirstFailedCheckInSpecOrder(t *testing.T) {
 		held := e.start(t, erika, seo, page(1, 0))
 		e.settle(t, held)
 		waiting := e.start(t, erika, seo, page(1, 0))
-		if won, err := e.runs.Suspend(context.Background(), waiting.run.UUID, waiting.run.LeaseOwner,
-			run.StatusWaitingForApproval, []byte(`{}`)); err != nil || !won {
+		if won, err := e.runs.Suspend(context.Background(), waiting.run.UUID,
+			run.Suspension{Owner: waiting.run.LeaseOwner, To: run.StatusWaitingForApproval, State: []byte(`{}`)}); err != nil || !won {
 			t.Fatalf("suspend = %v, %v", won, err)
 		}
 		broken := e.prepare(t, request{actor: erika, cfg: cfgChat})

@@ -263,7 +263,7 @@ func (e *env) settle(t *testing.T, tr *turn) {
 	if errors.As(tr.err, &ref) {
 		status, reason, class, msg = run.StatusFailed, run.ReasonPolicyDenied, process.RefusedClass, string(ref.Case)
 	}
-	if won, err := e.runs.Settle(context.Background(), tr.run.UUID, tr.run.LeaseOwner, run.Settlement{Status: status, Reason: reason, ErrClass: class, ErrMsg: msg}); err != nil || !won {
+	if won, err := e.runs.Settle(context.Background(), tr.run.UUID, run.Settlement{Owner: tr.run.LeaseOwner, Status: status, Reason: reason, ErrClass: class, ErrMsg: msg}); err != nil || !won {
 		t.Fatalf("settle %s = %v, %v", tr.run.UUID, won, err)
 	}
 }

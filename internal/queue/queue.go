@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -76,10 +75,10 @@ type Config struct {
 	PollInterval time.Duration // how often idle workers look for jobs (default 200ms)
 	// Cooldown is the least time between two fetches (default 5ms).
 	Cooldown time.Duration
-	// Reap is the installation's reaper. It runs as a River periodic job,
-	// inserted by the elected leader only, so one reaper serves every
-	// process on the database; nil runs none.
-	Reap      func(ctx context.Context) error
+	// Reaper runs the installation's reaper (Handlers.Reap) as a River
+	// periodic job, inserted by the elected leader only, so one reaper
+	// serves every process on the database; false runs none.
+	Reaper    bool
 	ReapEvery time.Duration // default DefaultReapEvery
 	Logger    *slog.Logger
 }
@@ -90,7 +89,11 @@ type Queue struct {
 	client *river.Client[*sql.Tx]
 	driver riverdriver.Driver[*sql.Tx]
 	works  bool
-	chat   atomic.Pointer[JobHandler] // set by SetChatHandler before Start
+	reaper bool
+	runs   int // Config.Workers
+	chats  int // Config.ChatWorkers
+	// h is what the workers run, given to Start before River starts them.
+	h Handlers
 	// Listening reports whether workers wake on inserts (PostgreSQL LISTEN/NOTIFY).
 	Listening bool
 }
@@ -102,21 +105,28 @@ type Queue struct {
 // keeps a queued run from being stranded by a passing fault.
 const jobAttempts = 5
 
-// ErrNoHandler is returned by New when workers are asked for without a handler.
+// ErrNoHandler is returned by Start when workers are asked for without a handler.
 var ErrNoHandler = errors.New("queue: workers need a handler")
 
-// New builds a queue on db. With cfg.Workers > 0, h runs the run jobs once
-// Start is called; with cfg.ChatWorkers > 0, the handler of SetChatHandler
-// runs the chat jobs. On PostgreSQL the workers listen for inserts through
-// River's pgx listener on db.ListenPool.
-func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
+// Handlers are what a queue's workers run. They come with Start, not New:
+// each of them inserts through the queue it is given, so the queue exists
+// first and nothing is wired after a constructor (issue 16 item 5).
+type Handlers struct {
+	Runs Handler                         // the run jobs; required with Config.Workers
+	Chat JobHandler                      // the chat jobs; required with Config.ChatWorkers
+	Reap func(ctx context.Context) error // the reaper; required with Config.Reaper
+}
+
+// New builds a queue on db. With cfg.Workers > 0 the run jobs, with
+// cfg.ChatWorkers > 0 the chat jobs and with cfg.Reaper the reaper are
+// worked by the Handlers given to Start. On PostgreSQL the workers listen for
+// inserts through River's pgx listener on db.ListenPool.
+func New(db *store.DB, cfg Config) (*Queue, error) {
 	if cfg.Workers < 0 || cfg.ChatWorkers < 0 {
 		return nil, fmt.Errorf("queue: Workers and ChatWorkers must be 0 or more, got %d and %d", cfg.Workers, cfg.ChatWorkers)
 	}
-	if cfg.Workers > 0 && h == nil {
-		return nil, ErrNoHandler
-	}
-	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0, db: db}
+	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0, db: db, reaper: cfg.Reaper && cfg.Workers+cfg.ChatWorkers > 0,
+		runs: cfg.Workers, chats: cfg.ChatWorkers}
 	if db.Dialect() == store.SQLite {
 		q.driver = riversqlite.New(db.QueuePool())
 	} else if q.works {
@@ -140,12 +150,12 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 	}
 	if q.works {
 		workers := river.NewWorkers()
-		river.AddWorker(workers, &worker{h: h})
+		river.AddWorker(workers, &worker{q: q})
 		river.AddWorker(workers, &chatWorker{q: q})
-		river.AddWorker(workers, &reapWorker{reap: cfg.Reap})
+		river.AddWorker(workers, &reapWorker{q: q})
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{}
-		if cfg.Reap != nil {
+		if cfg.Reaper {
 			rc.Queues[QueueMaintenance] = river.QueueConfig{MaxWorkers: 1}
 		}
 		if cfg.Workers > 0 {
@@ -156,7 +166,7 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 		}
 		rc.FetchPollInterval = cmp.Or(cfg.PollInterval, 200*time.Millisecond)
 		rc.PollOnly = !q.Listening
-		if cfg.Reap != nil {
+		if cfg.Reaper {
 			rc.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(cmp.Or(cfg.ReapEvery, DefaultReapEvery)),
 				func() (river.JobArgs, *river.InsertOpts) {
 					return reapArgs{}, &river.InsertOpts{Queue: QueueMaintenance, MaxAttempts: 1}
@@ -170,10 +180,6 @@ func New(db *store.DB, h Handler, cfg Config) (*Queue, error) {
 	q.client = client
 	return q, nil
 }
-
-// SetChatHandler wires the chat jobs' handler (it needs the queue to insert,
-// so it comes after New). Call it before Start.
-func (q *Queue) SetChatHandler(h JobHandler) { q.chat.Store(&h) }
 
 // Migrate applies River's own migrations, under the store's migration lock
 // so that processes starting at once do not race (issue 15 item 3).
@@ -240,11 +246,16 @@ func (q *Queue) InsertChatTx(ctx context.Context, tx *store.Tx, payload any) err
 	return nil
 }
 
-// Start starts the workers (no-op for an insert-only queue).
-func (q *Queue) Start(ctx context.Context) error {
+// Start starts the workers on h (no-op for an insert-only queue). A handler
+// the configuration needs and h lacks is ErrNoHandler, and nothing starts.
+func (q *Queue) Start(ctx context.Context, h Handlers) error {
 	if !q.works {
 		return nil
 	}
+	if (q.runs > 0 && h.Runs == nil) || (q.chats > 0 && h.Chat == nil) || (q.reaper && h.Reap == nil) {
+		return ErrNoHandler
+	}
+	q.h = h
 	return q.client.Start(ctx)
 }
 
@@ -275,14 +286,14 @@ func (q *Queue) ChatPending(ctx context.Context, db store.Querier) (int, error) 
 
 type worker struct {
 	river.WorkerDefaults[Args]
-	h Handler
+	q *Queue
 }
 
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
-	if w.h == nil {
+	if w.q.h.Runs == nil {
 		return ErrNoHandler
 	}
-	return w.h.RunQueued(ctx, job.Args.Run)
+	return w.q.h.Runs.RunQueued(ctx, job.Args.Run)
 }
 
 type chatWorker struct {
@@ -291,21 +302,20 @@ type chatWorker struct {
 }
 
 func (w *chatWorker) Work(ctx context.Context, job *river.Job[ChatArgs]) error {
-	h := w.q.chat.Load()
-	if h == nil {
+	if w.q.h.Chat == nil {
 		return ErrNoHandler
 	}
-	return (*h).Work(ctx, job.Args.Job)
+	return w.q.h.Chat.Work(ctx, job.Args.Job)
 }
 
 type reapWorker struct {
 	river.WorkerDefaults[reapArgs]
-	reap func(ctx context.Context) error
+	q *Queue
 }
 
 func (w *reapWorker) Work(ctx context.Context, _ *river.Job[reapArgs]) error {
-	if w.reap == nil {
+	if w.q.h.Reap == nil {
 		return nil
 	}
-	return w.reap(ctx)
+	return w.q.h.Reap(ctx)
 }

@@ -34,14 +34,14 @@ func TestJobInsertedInTxIsWorkedOnlyAfterCommit(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		rec := &recorder{got: make(chan string, 4)}
-		q, err := queue.New(db, rec, queue.Config{Workers: 2, PollInterval: 20 * time.Millisecond})
+		q, err := queue.New(db, queue.Config{Workers: 2, PollInterval: 20 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := q.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := q.Start(ctx); err != nil {
+		if err := q.Start(ctx, queue.Handlers{Runs: rec}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = q.Stop(context.Background()) })
@@ -90,10 +90,14 @@ func TestJobInsertedInTxIsWorkedOnlyAfterCommit(t *testing.T) {
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	db := storetest.SQLite(t)
-	if _, err := queue.New(db, nil, queue.Config{Workers: 1}); err == nil {
-		t.Error("workers without handler accepted")
+	q, err := queue.New(db, queue.Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := queue.New(db, nil, queue.Config{Workers: -1}); err == nil {
+	if err := q.Start(context.Background(), queue.Handlers{}); !errors.Is(err, queue.ErrNoHandler) {
+		t.Errorf("workers without handler accepted: Start = %v", err)
+	}
+	if _, err := queue.New(db, queue.Config{Workers: -1}); err == nil {
 		t.Error("negative workers accepted")
 	}
 }
@@ -104,21 +108,20 @@ func TestTheReaperRunsAsAPeriodicJobOfTheQueue(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		reaped := make(chan struct{}, 1)
-		q, err := queue.New(db, &recorder{got: make(chan string, 1)}, queue.Config{Workers: 1, PollInterval: 20 * time.Millisecond,
-			Reap: func(context.Context) error {
-				select {
-				case reaped <- struct{}{}:
-				default:
-				}
-				return nil
-			}, ReapEvery: time.Hour})
+		q, err := queue.New(db, queue.Config{Workers: 1, PollInterval: 20 * time.Millisecond, Reaper: true, ReapEvery: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := q.Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := q.Start(ctx); err != nil {
+		if err := q.Start(ctx, queue.Handlers{Runs: &recorder{got: make(chan string, 1)}, Reap: func(context.Context) error {
+			select {
+			case reaped <- struct{}{}:
+			default:
+			}
+			return nil
+		}}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = q.Stop(context.Background()) })
@@ -134,14 +137,14 @@ func TestTheReaperRunsAsAPeriodicJobOfTheQueue(t *testing.T) {
 // (River's pgx listener); an insert-only queue opens no listener.
 func TestWorkersListenForInsertsOnPostgres(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		w, err := queue.New(db, &recorder{}, queue.Config{Workers: 1})
+		w, err := queue.New(db, queue.Config{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := db.Dialect() == store.Postgres; w.Listening != want {
 			t.Errorf("Listening with workers on %s = %v, want %v", db.Dialect(), w.Listening, want)
 		}
-		i, err := queue.New(db, nil, queue.Config{})
+		i, err := queue.New(db, queue.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +159,7 @@ func TestWorkersListenForInsertsOnPostgres(t *testing.T) {
 func TestQueueInTxCommitsTheJobWithTheRowsOrNeither(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		q, err := queue.New(db, nil, queue.Config{})
+		q, err := queue.New(db, queue.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -72,20 +72,15 @@ func (s *Store) Find(ctx context.Context, p FindParams) ([]Found, error) {
 		add("(created_at < ? OR (created_at = ? AND uuid < ?))", p.After.CreatedAt, p.After.CreatedAt, p.After.UUID)
 	}
 	q += fmt.Sprintf(" ORDER BY created_at DESC, uuid DESC LIMIT %d", p.Limit)
-	rows, err := s.db.Query(ctx, q, args...)
+	out, err := store.Collect(ctx, s.db, func(sc store.Scanner) (Found, error) {
+		var f Found
+		err := sc.Scan(&f.CreatedAt, &f.UUID)
+		return f, err
+	}, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("find runs: %w", err)
 	}
-	defer rows.Close()
-	var out []Found
-	for rows.Next() {
-		var f Found
-		if err := rows.Scan(&f.CreatedAt, &f.UUID); err != nil {
-			return nil, fmt.Errorf("find runs: %w", err)
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // CountByStatus counts the runs of each status; every status is present.
@@ -94,20 +89,22 @@ func (s *Store) CountByStatus(ctx context.Context) (map[Status]int, error) {
 	for _, st := range Statuses() {
 		out[st] = 0
 	}
-	rows, err := s.db.Query(ctx, "SELECT status, COUNT(*) FROM runs GROUP BY status")
+	type count struct {
+		status string
+		n      int
+	}
+	counts, err := store.Collect(ctx, s.db, func(sc store.Scanner) (count, error) {
+		var c count
+		err := sc.Scan(&c.status, &c.n)
+		return c, err
+	}, "SELECT status, COUNT(*) FROM runs GROUP BY status")
 	if err != nil {
 		return nil, fmt.Errorf("count runs: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("count runs: %w", err)
-		}
-		out[Status(st)] = n
+	for _, c := range counts {
+		out[Status(c.status)] = c.n
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // OldestQueued returns the creation time of the oldest queued run; the zero

@@ -84,14 +84,14 @@ func (s *Store) AppendEvent(ctx context.Context, id string, kind Kind, payload a
 	return ev, err
 }
 
-// AppendEventTx is AppendEvent inside tx, so the event commits with the
-// transition it records. It locks the run row until tx ends.
-func (s *Store) AppendEventTx(ctx context.Context, tx *store.Tx, id string, kind Kind, payload any, privacy Privacy) (Event, error) {
-	body, err := eventPayload(id, kind, payload, privacy)
+// AppendEventTx is AppendEvent of e inside tx, so the event commits with
+// the transition it records. It locks the run row until tx ends.
+func (s *Store) AppendEventTx(ctx context.Context, tx *store.Tx, id string, e NewEvent, privacy Privacy) (Event, error) {
+	body, err := eventPayload(id, e.Kind, e.Payload, privacy)
 	if err != nil {
 		return Event{}, err
 	}
-	return s.appendEvent(ctx, tx, id, kind, body)
+	return s.appendEvent(ctx, tx, id, e.Kind, body)
 }
 
 // eventPayload validates and filters a payload into the JSON to store.
@@ -244,18 +244,18 @@ func Encode(id string, e NewEvent, privacy Privacy) (NewEvent, error) {
 // AppendEventsTx appends events in order inside tx, with one counter update
 // and one insert: the batch form of AppendEventTx (same filtering and rules).
 func (s *Store) AppendEventsTx(ctx context.Context, tx *store.Tx, id string, evs []NewEvent, privacy Privacy) error {
-	return s.FlushTx(ctx, tx, id, evs, privacy, Usage{})
+	return s.FlushTx(ctx, tx, id, Flush{Events: evs, Privacy: privacy})
 }
 
-// FlushTx is AppendEventsTx that also adds usage to the run's counters, in
-// the same UPDATE that advances the event sequence. It does not check the
-// lease: the caller's transaction carries the guarded transition (which can
-// carry the flush itself: Flush).
-func (s *Store) FlushTx(ctx context.Context, tx *store.Tx, id string, evs []NewEvent, privacy Privacy, u Usage) error {
-	if len(evs) == 0 && u == (Usage{}) {
+// FlushTx commits f's events and adds its usage to the run's counters, in
+// the same UPDATE that advances the event sequence (AppendEventsTx with
+// usage). It does not check the lease: the caller's transaction carries the
+// guarded transition (which can carry the flush itself).
+func (s *Store) FlushTx(ctx context.Context, tx *store.Tx, id string, f Flush) error {
+	if len(f.Events) == 0 && f.Usage == (Usage{}) {
 		return nil
 	}
-	won, err := s.guarded(ctx, tx, "events of", id, "updated_at = updated_at", "TRUE", nil, Flush{Events: evs, Usage: u, Privacy: privacy})
+	won, err := s.guarded(ctx, tx, "events of", id, "updated_at = updated_at", "TRUE", nil, f)
 	if err != nil {
 		return err
 	}

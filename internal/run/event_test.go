@@ -96,10 +96,10 @@ func TestAppendEventInTxCommitsWithTheTransition(t *testing.T) {
 		id := b.in(t, run.StatusRunning)
 		boom := errors.New("boom")
 		err := b.db.InTx(b.ctx, func(tx *store.Tx) error {
-			if won, err := b.store.SettleTx(b.ctx, tx, id, owner, run.Settlement{Status: run.StatusCompleted, Reason: run.ReasonCompleted}, run.Flush{}); !won || err != nil {
+			if won, err := b.store.SettleTx(b.ctx, tx, id, run.Settlement{Owner: owner, Status: run.StatusCompleted, Reason: run.ReasonCompleted}, run.Flush{}); !won || err != nil {
 				t.Fatalf("SettleTx = %v, %v", won, err)
 			}
-			if _, err := b.store.AppendEventTx(b.ctx, tx, id, run.EventStatus, map[string]any{"status": "completed"}, run.PrivacyNone); err != nil {
+			if _, err := b.store.AppendEventTx(b.ctx, tx, id, run.NewEvent{Kind: run.EventStatus, Payload: map[string]any{"status": "completed"}}, run.PrivacyNone); err != nil {
 				t.Fatalf("AppendEventTx: %v", err)
 			}
 			return boom

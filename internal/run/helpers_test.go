@@ -68,13 +68,13 @@ func (b bundle) in(t *testing.T, st run.Status) string {
 	must("Claim", won, err)
 	switch st {
 	case run.StatusWaitingForApproval, run.StatusWaitingForInput:
-		won, err = b.store.Suspend(b.ctx, id, owner, st, []byte(`{"pending":["call_1"]}`))
+		won, err = b.store.Suspend(b.ctx, id, run.Suspension{Owner: owner, To: st, State: []byte(`{"pending":["call_1"]}`)})
 		must("Suspend", won, err)
 	case run.StatusCompleted:
-		won, err = b.store.Settle(b.ctx, id, owner, run.Settlement{Status: st, Reason: run.ReasonCompleted})
+		won, err = b.store.Settle(b.ctx, id, run.Settlement{Owner: owner, Status: st, Reason: run.ReasonCompleted})
 		must("Settle", won, err)
 	case run.StatusFailed:
-		won, err = b.store.Settle(b.ctx, id, owner, run.Settlement{Status: st, Reason: run.ReasonProviderFailed, ErrClass: "provider", ErrMsg: "boom"})
+		won, err = b.store.Settle(b.ctx, id, run.Settlement{Owner: owner, Status: st, Reason: run.ReasonProviderFailed, ErrClass: "provider", ErrMsg: "boom"})
 		must("Settle", won, err)
 	}
 	return id

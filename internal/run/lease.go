@@ -49,38 +49,45 @@ func (s *Store) fence(ctx context.Context, q store.Querier, id, owner, effect st
 		`status = 'running' AND lease_owner = ?`, []any{effect, store.Micros(s.clk.Now()), owner}, Flush{})
 }
 
-// Requeue puts owner's running run back in the queue for a retry: running →
-// queued, requeue_count+1, lease released. expectedRequeues is the count the
-// caller read; a concurrent requeue makes it lose. The caller checks first
-// that the run has a stored request and no fenced non-idempotent write.
-func (s *Store) Requeue(ctx context.Context, id, owner string, expectedRequeues int) (bool, error) {
-	return s.requeue(ctx, s.db, id, owner, expectedRequeues, false, Flush{})
+// Requeuing is how Requeue hands a run back to the queue (issue 16 item 6).
+type Requeuing struct {
+	Owner string // the segment that holds the run (the reaper: the expired holder)
+	// Requeues is the requeue count the caller read; a concurrent requeue
+	// makes it lose.
+	Requeues int
+}
+
+// Requeue puts r.Owner's running run back in the queue for a retry: running
+// → queued, requeue_count+1, lease released. The caller checks first that
+// the run has a stored request and no fenced non-idempotent write.
+func (s *Store) Requeue(ctx context.Context, id string, r Requeuing) (bool, error) {
+	return s.requeue(ctx, s.db, id, r, false, Flush{})
 }
 
 // RequeueTx is Requeue inside tx, so it commits with the new queue job.
 // It commits f with it.
-func (s *Store) RequeueTx(ctx context.Context, tx *store.Tx, id, owner string, expectedRequeues int, f Flush) (bool, error) {
-	return s.requeue(ctx, tx, id, owner, expectedRequeues, false, f)
+func (s *Store) RequeueTx(ctx context.Context, tx *store.Tx, id string, r Requeuing, f Flush) (bool, error) {
+	return s.requeue(ctx, tx, id, r, false, f)
 }
 
-// RequeueExpired is Requeue for the reaper: it wins only while owner's lease
-// is expired by the clock, so a concurrent Renew wins over the reaper.
-func (s *Store) RequeueExpired(ctx context.Context, id, owner string, expectedRequeues int) (bool, error) {
-	return s.requeue(ctx, s.db, id, owner, expectedRequeues, true, Flush{})
+// RequeueExpired is Requeue for the reaper: it wins only while r.Owner's
+// lease is expired by the clock, so a concurrent Renew wins over the reaper.
+func (s *Store) RequeueExpired(ctx context.Context, id string, r Requeuing) (bool, error) {
+	return s.requeue(ctx, s.db, id, r, true, Flush{})
 }
 
 // RequeueExpiredTx is RequeueExpired inside tx.
-func (s *Store) RequeueExpiredTx(ctx context.Context, tx *store.Tx, id, owner string, expectedRequeues int) (bool, error) {
-	return s.requeue(ctx, tx, id, owner, expectedRequeues, true, Flush{})
+func (s *Store) RequeueExpiredTx(ctx context.Context, tx *store.Tx, id string, r Requeuing) (bool, error) {
+	return s.requeue(ctx, tx, id, r, true, Flush{})
 }
 
-func (s *Store) requeue(ctx context.Context, q store.Querier, id, owner string, expected int, expired bool, f Flush) (bool, error) {
-	if owner == "" {
+func (s *Store) requeue(ctx context.Context, q store.Querier, id string, r Requeuing, expired bool, f Flush) (bool, error) {
+	if r.Owner == "" {
 		return false, invalid("requeue", id, "lease owner is empty")
 	}
 	now := store.Micros(s.clk.Now())
 	where := `status = 'running' AND lease_owner = ? AND requeue_count = ?`
-	args := []any{now, owner, expected}
+	args := []any{now, r.Owner, r.Requeues}
 	if expired {
 		where += ` AND lease_expires_at > 0 AND lease_expires_at < ?`
 		args = append(args, now)

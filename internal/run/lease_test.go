@@ -41,27 +41,27 @@ func TestExpiredLeasesFollowTheClock(t *testing.T) {
 			t.Errorf("expired after 5m = %v, want [%s]", ids, short)
 		}
 		// A renewal before the reaper acts wins over it.
-		if won, err := b.store.Renew(b.ctx, short, owner, lease); !won || err != nil {
+		if won, err := b.store.Renew(b.ctx, short, run.Renewal{Owner: owner, Lease: lease}); !won || err != nil {
 			t.Fatalf("Renew = %v, %v", won, err)
 		}
-		if won, err := b.store.RequeueExpired(b.ctx, short, owner, 0); won || err != nil {
+		if won, err := b.store.RequeueExpired(b.ctx, short, run.Requeuing{Owner: owner, Requeues: 0}); won || err != nil {
 			t.Errorf("RequeueExpired of a renewed lease = %v, %v; want a loss", won, err)
 		}
-		if won, err := b.store.SettleExpired(b.ctx, short, owner, run.Settlement{Reason: run.ReasonRetriesExhausted, ErrClass: "lease_lost"}); won || err != nil {
+		if won, err := b.store.SettleExpired(b.ctx, short, run.Settlement{Owner: owner, Reason: run.ReasonRetriesExhausted, ErrClass: "lease_lost"}); won || err != nil {
 			t.Errorf("SettleExpired of a renewed lease = %v, %v; want a loss", won, err)
 		}
 		b.clk.Advance(time.Hour)
 		if ids := expired(); len(ids) != 2 {
 			t.Errorf("expired after 1h = %v, want both", ids)
 		}
-		if won, err := b.store.RequeueExpired(b.ctx, short, owner, 0); !won || err != nil {
+		if won, err := b.store.RequeueExpired(b.ctx, short, run.Requeuing{Owner: owner, Requeues: 0}); !won || err != nil {
 			t.Fatalf("RequeueExpired = %v, %v", won, err)
 		}
 		r := b.get(t, short)
 		if r.Status != run.StatusQueued || r.RequeueCount != 1 || r.LeaseOwner != "" || !r.LeaseExpiresAt.IsZero() || r.Request == nil {
 			t.Errorf("requeued run = %+v", r)
 		}
-		if won, err := b.store.SettleExpired(b.ctx, long, owner, run.Settlement{Reason: run.ReasonRetriesExhausted, ErrClass: "lease_lost", ErrMsg: "lease expired"}); !won || err != nil {
+		if won, err := b.store.SettleExpired(b.ctx, long, run.Settlement{Owner: owner, Reason: run.ReasonRetriesExhausted, ErrClass: "lease_lost", ErrMsg: "lease expired"}); !won || err != nil {
 			t.Fatalf("SettleExpired = %v, %v", won, err)
 		}
 		if r := b.get(t, long); r.Status != run.StatusFailed || r.Reason != run.ReasonRetriesExhausted || r.ErrorClass != "lease_lost" {

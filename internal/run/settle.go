@@ -9,6 +9,9 @@ import (
 
 // Settlement is how a settle ends a run.
 type Settlement struct {
+	// Owner is the lease owner the settle is guarded on: "" settles only a
+	// run no one holds (queued or waiting); SettleExpired needs one.
+	Owner    string
 	Status   Status // terminal (SettleExpired: always failed)
 	Reason   Reason // the termination reason
 	ErrClass string // the error class, "" for none
@@ -16,41 +19,42 @@ type Settlement struct {
 	Answer   string // the stored answer: pass it through StoredAnswer (SettleExpired: none)
 }
 
-// Settle ends a run: a non-terminal run held by owner → the settlement's
+// Settle ends a run: a non-terminal run held by to.Owner → the settlement's
 // status (terminal) with its reason, error class and message and stored
-// answer. owner "" settles only a run no one holds (queued or waiting), as
+// answer. Owner "" settles only a run no one holds (queued or waiting), as
 // for a refusal of a run not yet claimed. Settle stamps finished_at,
 // releases the lease and clears the stored request and the suspended state;
 // the write fence is left as it is, for the audit. A late second settle
 // loses.
-func (s *Store) Settle(ctx context.Context, id, owner string, to Settlement) (bool, error) {
-	return s.settle(ctx, s.db, id, owner, to, false, Flush{})
+func (s *Store) Settle(ctx context.Context, id string, to Settlement) (bool, error) {
+	return s.settle(ctx, s.db, id, to, false, Flush{})
 }
 
 // SettleTx is Settle inside tx, committing f (its status event) with it.
-func (s *Store) SettleTx(ctx context.Context, tx *store.Tx, id, owner string, to Settlement, f Flush) (bool, error) {
-	return s.settle(ctx, tx, id, owner, to, false, f)
+func (s *Store) SettleTx(ctx context.Context, tx *store.Tx, id string, to Settlement, f Flush) (bool, error) {
+	return s.settle(ctx, tx, id, to, false, f)
 }
 
-// SettleExpired dead-letters a running run whose lease, held by owner, has
+// SettleExpired dead-letters a running run whose lease, held by to.Owner, has
 // expired by the clock: → failed with the settlement's reason, error class
 // and message (its status and answer are not used). The expiry is
 // re-checked in the UPDATE, so a concurrent Renew wins over the reaper.
-func (s *Store) SettleExpired(ctx context.Context, id, owner string, to Settlement) (bool, error) {
-	return s.settleExpired(ctx, s.db, id, owner, to)
+func (s *Store) SettleExpired(ctx context.Context, id string, to Settlement) (bool, error) {
+	return s.settleExpired(ctx, s.db, id, to)
 }
 
 // SettleExpiredTx is SettleExpired inside tx.
-func (s *Store) SettleExpiredTx(ctx context.Context, tx *store.Tx, id, owner string, to Settlement) (bool, error) {
-	return s.settleExpired(ctx, tx, id, owner, to)
+func (s *Store) SettleExpiredTx(ctx context.Context, tx *store.Tx, id string, to Settlement) (bool, error) {
+	return s.settleExpired(ctx, tx, id, to)
 }
 
-func (s *Store) settleExpired(ctx context.Context, q store.Querier, id, owner string, to Settlement) (bool, error) {
+func (s *Store) settleExpired(ctx context.Context, q store.Querier, id string, to Settlement) (bool, error) {
 	to.Status, to.Answer = StatusFailed, ""
-	return s.settle(ctx, q, id, owner, to, true, Flush{})
+	return s.settle(ctx, q, id, to, true, Flush{})
 }
 
-func (s *Store) settle(ctx context.Context, q store.Querier, id, owner string, to Settlement, expired bool, f Flush) (bool, error) {
+func (s *Store) settle(ctx context.Context, q store.Querier, id string, to Settlement, expired bool, f Flush) (bool, error) {
+	owner := to.Owner
 	switch {
 	case !to.Status.Terminal():
 		return false, invalid("settle", id, "status %q is not terminal", to.Status)

@@ -108,77 +108,80 @@ func checkLease(op, id, owner string, lease time.Duration) error {
 // Claim takes a queued run: queued → running with owner's lease of the given
 // length. It wins once; a duplicate or stale pickup loses.
 func (s *Store) Claim(ctx context.Context, id, owner string, lease time.Duration) (bool, error) {
-	return s.claim(ctx, s.db, id, owner, lease, Flush{})
-}
-
-// ClaimTx is Claim inside tx, committing f with it.
-func (s *Store) ClaimTx(ctx context.Context, tx *store.Tx, id, owner string, lease time.Duration, f Flush) (bool, error) {
-	return s.claim(ctx, tx, id, owner, lease, f)
-}
-
-func (s *Store) claim(ctx context.Context, q store.Querier, id, owner string, lease time.Duration, f Flush) (bool, error) {
 	if err := checkLease("claim", id, owner, lease); err != nil {
 		return false, err
 	}
 	now := s.clk.Now()
-	return s.guarded(ctx, q, "claim", id, `status = 'running', lease_owner = ?, lease_expires_at = ?, updated_at = ?`,
-		`status = 'queued'`, []any{owner, store.Micros(now.Add(lease)), store.Micros(now)}, f)
+	return s.guarded(ctx, s.db, "claim", id, `status = 'running', lease_owner = ?, lease_expires_at = ?, updated_at = ?`,
+		`status = 'queued'`, []any{owner, store.Micros(now.Add(lease)), store.Micros(now)}, Flush{})
 }
 
-// Renew extends owner's lease of a running run to now+lease. It loses when
-// the run is no longer running or another owner holds it: the segment must
-// then stop without settling.
-func (s *Store) Renew(ctx context.Context, id, owner string, lease time.Duration) (bool, error) {
-	return s.RenewTx(ctx, nil, id, owner, lease, nil, Flush{})
+// Renewal is how Renew extends a lease (issue 16 item 6: a transition's
+// arguments by name).
+type Renewal struct {
+	Owner string        // the segment that holds the run
+	Lease time.Duration // the new lease, from now
+	// Fence: nil leaves the write fence as it is, NoFence clears it, any
+	// other value sets it (SetFence); all in the same UPDATE.
+	Fence []byte
 }
 
-// NoFence, as the fence of RenewTx, clears the write fence.
+// Renew extends r.Owner's lease of a running run to now+r.Lease (and sets
+// or clears the fence as r.Fence says). It loses when the run is no longer
+// running or another owner holds it: the segment must then stop without
+// settling.
+func (s *Store) Renew(ctx context.Context, id string, r Renewal) (bool, error) {
+	return s.RenewTx(ctx, nil, id, r, Flush{})
+}
+
+// NoFence, as the Fence of a Renewal, clears the write fence.
 var NoFence = []byte{}
 
-// RenewTx is Renew inside tx (nil: on its own), committing f with it. A nil
-// fence leaves the write fence as it is, NoFence clears it, any other value
-// sets it (SetFence); all in the same UPDATE.
-func (s *Store) RenewTx(ctx context.Context, tx *store.Tx, id, owner string, lease time.Duration, fence []byte, f Flush) (bool, error) {
-	if err := checkLease("renew", id, owner, lease); err != nil {
+// RenewTx is Renew inside tx (nil: on its own), committing f with it.
+func (s *Store) RenewTx(ctx context.Context, tx *store.Tx, id string, r Renewal, f Flush) (bool, error) {
+	if err := checkLease("renew", id, r.Owner, r.Lease); err != nil {
 		return false, err
 	}
 	now := s.clk.Now()
-	set, args := `lease_expires_at = ?, updated_at = ?`, []any{store.Micros(now.Add(lease)), store.Micros(now)}
-	if fence != nil {
-		if len(fence) > 0 && !json.Valid(fence) {
+	set, args := `lease_expires_at = ?, updated_at = ?`, []any{store.Micros(now.Add(r.Lease)), store.Micros(now)}
+	if r.Fence != nil {
+		if len(r.Fence) > 0 && !json.Valid(r.Fence) {
 			return false, invalid("renew", id, "fence is not JSON")
 		}
 		set += ", pending_effect = ?"
-		args = append(args, string(fence))
+		args = append(args, string(r.Fence))
 	}
-	return s.guarded(ctx, s.querier(tx), "renew", id, set, `status = 'running' AND lease_owner = ?`, append(args, owner), f)
+	return s.guarded(ctx, s.querier(tx), "renew", id, set, `status = 'running' AND lease_owner = ?`, append(args, r.Owner), f)
 }
 
-// Suspend parks owner's running run in a waiting status (to is
-// waiting_for_approval or waiting_for_input) with its suspended state, and
-// releases the lease. It requires status running, so a run cancelled in the
-// meantime is never revived: the cancel wins. Suspend also serves the
-// "release" after a refused decision (a resumed run goes back to waiting).
-func (s *Store) Suspend(ctx context.Context, id, owner string, to Status, suspended []byte) (bool, error) {
-	return s.suspend(ctx, s.db, id, owner, to, suspended, Flush{})
+// Suspension is how Suspend parks a run (issue 16 item 6).
+type Suspension struct {
+	Owner string // the segment that holds the run
+	To    Status // waiting_for_approval or waiting_for_input
+	State []byte // the suspended state (JSON)
 }
 
-// SuspendTx is Suspend inside tx, committing f with it.
-func (s *Store) SuspendTx(ctx context.Context, tx *store.Tx, id, owner string, to Status, suspended []byte, f Flush) (bool, error) {
-	return s.suspend(ctx, tx, id, owner, to, suspended, f)
+// Suspend parks the running run that sp.Owner holds in a waiting status
+// (sp.To) with its suspended state, and releases the lease. It requires
+// status running, so a run cancelled in the meantime is never revived: the
+// cancel wins. Suspend also serves the "release" after a refused decision (a
+// resumed run goes back to waiting).
+func (s *Store) Suspend(ctx context.Context, id string, sp Suspension) (bool, error) {
+	return s.SuspendTx(ctx, nil, id, sp, Flush{})
 }
 
-func (s *Store) suspend(ctx context.Context, q store.Querier, id, owner string, to Status, suspended []byte, f Flush) (bool, error) {
+// SuspendTx is Suspend inside tx (nil: on its own), committing f with it.
+func (s *Store) SuspendTx(ctx context.Context, tx *store.Tx, id string, sp Suspension, f Flush) (bool, error) {
 	switch {
-	case owner == "":
+	case sp.Owner == "":
 		return false, invalid("suspend", id, "lease owner is empty")
-	case !to.Waiting():
-		return false, invalid("suspend", id, "status %q is not a waiting status", to)
-	case len(suspended) == 0 || !json.Valid(suspended):
+	case !sp.To.Waiting():
+		return false, invalid("suspend", id, "status %q is not a waiting status", sp.To)
+	case len(sp.State) == 0 || !json.Valid(sp.State):
 		return false, invalid("suspend", id, "suspended state is not JSON")
 	}
-	return s.guarded(ctx, q, "suspend", id, `status = ?, suspended = ?, lease_owner = '', lease_expires_at = 0, updated_at = ?`,
-		`status = 'running' AND lease_owner = ?`, []any{string(to), string(suspended), store.Micros(s.clk.Now()), owner}, f)
+	return s.guarded(ctx, s.querier(tx), "suspend", id, `status = ?, suspended = ?, lease_owner = '', lease_expires_at = 0, updated_at = ?`,
+		`status = 'running' AND lease_owner = ?`, []any{string(sp.To), string(sp.State), store.Micros(s.clk.Now()), sp.Owner}, f)
 }
 
 // Resumption is how Resume claims a waiting run.

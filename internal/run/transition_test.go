@@ -26,10 +26,12 @@ func transitions() []transition {
 	return []transition{
 		{"Claim", func(b bundle, id string) (bool, error) { return b.store.Claim(b.ctx, id, other, lease) },
 			[]run.Status{run.StatusQueued}, run.StatusRunning},
-		{"Renew", func(b bundle, id string) (bool, error) { return b.store.Renew(b.ctx, id, owner, lease) },
+		{"Renew", func(b bundle, id string) (bool, error) {
+			return b.store.Renew(b.ctx, id, run.Renewal{Owner: owner, Lease: lease})
+		},
 			[]run.Status{run.StatusRunning}, run.StatusRunning},
 		{"Suspend", func(b bundle, id string) (bool, error) {
-			return b.store.Suspend(b.ctx, id, owner, run.StatusWaitingForInput, state)
+			return b.store.Suspend(b.ctx, id, run.Suspension{Owner: owner, To: run.StatusWaitingForInput, State: state})
 		}, []run.Status{run.StatusRunning}, run.StatusWaitingForInput},
 		{"ResumeApproval", func(b bundle, id string) (bool, error) {
 			return b.store.Resume(b.ctx, id, run.Resumption{From: run.StatusWaitingForApproval, Owner: other, Lease: lease})
@@ -38,10 +40,10 @@ func transitions() []transition {
 			return b.store.Resume(b.ctx, id, run.Resumption{From: run.StatusWaitingForInput, Owner: other, Lease: lease})
 		}, []run.Status{run.StatusWaitingForInput}, run.StatusRunning},
 		{"SettleOwned", func(b bundle, id string) (bool, error) {
-			return b.store.Settle(b.ctx, id, owner, run.Settlement{Status: run.StatusCompleted, Reason: run.ReasonCompleted})
+			return b.store.Settle(b.ctx, id, run.Settlement{Owner: owner, Status: run.StatusCompleted, Reason: run.ReasonCompleted})
 		}, []run.Status{run.StatusRunning}, run.StatusCompleted},
 		{"SettleUnowned", func(b bundle, id string) (bool, error) {
-			return b.store.Settle(b.ctx, id, "", run.Settlement{Status: run.StatusFailed, Reason: run.ReasonPolicyDenied, ErrClass: "process_invocation_refused"})
+			return b.store.Settle(b.ctx, id, run.Settlement{Status: run.StatusFailed, Reason: run.ReasonPolicyDenied, ErrClass: "process_invocation_refused"})
 		}, []run.Status{run.StatusQueued, run.StatusWaitingForApproval, run.StatusWaitingForInput}, run.StatusFailed},
 		{"Cancel", func(b bundle, id string) (bool, error) { return b.store.Cancel(b.ctx, id) },
 			[]run.Status{run.StatusQueued, run.StatusRunning, run.StatusWaitingForApproval, run.StatusWaitingForInput}, run.StatusCancelled},
@@ -52,7 +54,9 @@ func transitions() []transition {
 		}, []run.Status{run.StatusRunning}, run.StatusRunning},
 		{"ClearFence", func(b bundle, id string) (bool, error) { return b.store.ClearFence(b.ctx, id, owner) },
 			[]run.Status{run.StatusRunning}, run.StatusRunning},
-		{"Requeue", func(b bundle, id string) (bool, error) { return b.store.Requeue(b.ctx, id, owner, 0) },
+		{"Requeue", func(b bundle, id string) (bool, error) {
+			return b.store.Requeue(b.ctx, id, run.Requeuing{Owner: owner, Requeues: 0})
+		},
 			[]run.Status{run.StatusRunning}, run.StatusQueued},
 		{"AddUsage", func(b bundle, id string) (bool, error) {
 			return b.store.AddUsage(b.ctx, id, owner, run.Usage{PromptTokens: 10, CompletionTokens: 5, Iterations: 1})
@@ -110,7 +114,7 @@ func TestTerminalRunsNeverChange(t *testing.T) {
 				}
 			}
 			for _, o := range []string{owner, ""} {
-				if won, err := b.store.RequeueExpired(b.ctx, id, o+"x", 0); won || err != nil {
+				if won, err := b.store.RequeueExpired(b.ctx, id, run.Requeuing{Owner: o + "x", Requeues: 0}); won || err != nil {
 					t.Errorf("RequeueExpired on %s = %v, %v", st, won, err)
 				}
 			}
@@ -126,7 +130,7 @@ func TestSettleRecordsTheEndAndClearsResumableState(t *testing.T) {
 		b := setup(t, db)
 		id := b.in(t, run.StatusRunning)
 		b.clk.Advance(time.Minute)
-		won, err := b.store.Settle(b.ctx, id, owner, run.Settlement{Status: run.StatusFailed, Reason: run.ReasonNotRetryable, ErrClass: "provider_error", ErrMsg: "bad key", Answer: "partial"})
+		won, err := b.store.Settle(b.ctx, id, run.Settlement{Owner: owner, Status: run.StatusFailed, Reason: run.ReasonNotRetryable, ErrClass: "provider_error", ErrMsg: "bad key", Answer: "partial"})
 		if err != nil || !won {
 			t.Fatalf("Settle = %v, %v", won, err)
 		}
@@ -140,7 +144,7 @@ func TestSettleRecordsTheEndAndClearsResumableState(t *testing.T) {
 			t.Errorf("settled run keeps lease or state: finished %v owner %q expiry %v request %s suspended %s",
 				r.FinishedAt, r.LeaseOwner, r.LeaseExpiresAt, r.Request, r.Suspended)
 		}
-		if won, _ := b.store.Settle(b.ctx, id, owner, run.Settlement{Status: run.StatusCompleted, Reason: run.ReasonCompleted}); won {
+		if won, _ := b.store.Settle(b.ctx, id, run.Settlement{Owner: owner, Status: run.StatusCompleted, Reason: run.ReasonCompleted}); won {
 			t.Error("a late second settle won")
 		}
 	})
@@ -153,19 +157,19 @@ func TestBadTransitionInputIsRefusedAndChangesNothing(t *testing.T) {
 		before := b.get(t, id)
 		calls := map[string]func() (bool, error){
 			"Settle non-terminal": func() (bool, error) {
-				return b.store.Settle(b.ctx, id, owner, run.Settlement{Status: run.StatusWaitingForInput, Reason: run.ReasonCompleted})
+				return b.store.Settle(b.ctx, id, run.Settlement{Owner: owner, Status: run.StatusWaitingForInput, Reason: run.ReasonCompleted})
 			},
 			"Settle unknown reason": func() (bool, error) {
-				return b.store.Settle(b.ctx, id, owner, run.Settlement{Status: run.StatusFailed, Reason: "oops"})
+				return b.store.Settle(b.ctx, id, run.Settlement{Owner: owner, Status: run.StatusFailed, Reason: "oops"})
 			},
 			"Suspend to running": func() (bool, error) {
-				return b.store.Suspend(b.ctx, id, owner, run.StatusRunning, []byte(`{}`))
+				return b.store.Suspend(b.ctx, id, run.Suspension{Owner: owner, To: run.StatusRunning, State: []byte(`{}`)})
 			},
 			"Suspend without state": func() (bool, error) {
-				return b.store.Suspend(b.ctx, id, owner, run.StatusWaitingForApproval, nil)
+				return b.store.Suspend(b.ctx, id, run.Suspension{Owner: owner, To: run.StatusWaitingForApproval, State: nil})
 			},
-			"Renew without owner": func() (bool, error) { return b.store.Renew(b.ctx, id, "", lease) },
-			"Renew zero lease":    func() (bool, error) { return b.store.Renew(b.ctx, id, owner, 0) },
+			"Renew without owner": func() (bool, error) { return b.store.Renew(b.ctx, id, run.Renewal{Owner: "", Lease: lease}) },
+			"Renew zero lease":    func() (bool, error) { return b.store.Renew(b.ctx, id, run.Renewal{Owner: owner, Lease: 0}) },
 			"SetFence not JSON":   func() (bool, error) { return b.store.SetFence(b.ctx, id, owner, []byte("write")) },
 			"AddUsage negative": func() (bool, error) {
 				return b.store.AddUsage(b.ctx, id, owner, run.Usage{PromptTokens: -1})
@@ -192,18 +196,18 @@ func TestWrongOwnerLoses(t *testing.T) {
 		before := b.get(t, id)
 		const zombie = "worker:zombie"
 		calls := map[string]func() (bool, error){
-			"Renew": func() (bool, error) { return b.store.Renew(b.ctx, id, zombie, lease) },
+			"Renew": func() (bool, error) { return b.store.Renew(b.ctx, id, run.Renewal{Owner: zombie, Lease: lease}) },
 			"Suspend": func() (bool, error) {
-				return b.store.Suspend(b.ctx, id, zombie, run.StatusWaitingForApproval, []byte(`{}`))
+				return b.store.Suspend(b.ctx, id, run.Suspension{Owner: zombie, To: run.StatusWaitingForApproval, State: []byte(`{}`)})
 			},
 			"Settle": func() (bool, error) {
-				return b.store.Settle(b.ctx, id, zombie, run.Settlement{Status: run.StatusCompleted, Reason: run.ReasonCompleted})
+				return b.store.Settle(b.ctx, id, run.Settlement{Owner: zombie, Status: run.StatusCompleted, Reason: run.ReasonCompleted})
 			},
 			"Unowned": func() (bool, error) {
-				return b.store.Settle(b.ctx, id, "", run.Settlement{Status: run.StatusFailed, Reason: run.ReasonPolicyDenied})
+				return b.store.Settle(b.ctx, id, run.Settlement{Status: run.StatusFailed, Reason: run.ReasonPolicyDenied})
 			},
 			"SetFence": func() (bool, error) { return b.store.SetFence(b.ctx, id, zombie, []byte(`{}`)) },
-			"Requeue":  func() (bool, error) { return b.store.Requeue(b.ctx, id, zombie, 0) },
+			"Requeue":  func() (bool, error) { return b.store.Requeue(b.ctx, id, run.Requeuing{Owner: zombie, Requeues: 0}) },
 			"AddUsage": func() (bool, error) { return b.store.AddUsage(b.ctx, id, zombie, run.Usage{Iterations: 1}) },
 		}
 		for name, call := range calls {
@@ -211,7 +215,7 @@ func TestWrongOwnerLoses(t *testing.T) {
 				t.Errorf("%s by a wrong owner = %v, %v; want a loss", name, won, err)
 			}
 		}
-		if won, _ := b.store.Requeue(b.ctx, id, owner, 1); won {
+		if won, _ := b.store.Requeue(b.ctx, id, run.Requeuing{Owner: owner, Requeues: 1}); won {
 			t.Error("Requeue with a stale requeue count won")
 		}
 		if after := b.get(t, id); !reflect.DeepEqual(after, before) {
@@ -227,7 +231,7 @@ func TestCancelWinsOverALateSuspend(t *testing.T) {
 		if won, err := b.store.Cancel(b.ctx, id); err != nil || !won {
 			t.Fatalf("Cancel = %v, %v", won, err)
 		}
-		won, err := b.store.Suspend(b.ctx, id, owner, run.StatusWaitingForApproval, []byte(`{"pending":["call_1"]}`))
+		won, err := b.store.Suspend(b.ctx, id, run.Suspension{Owner: owner, To: run.StatusWaitingForApproval, State: []byte(`{"pending":["call_1"]}`)})
 		if err != nil || won {
 			t.Fatalf("late Suspend = %v, %v; want a loss", won, err)
 		}
@@ -291,7 +295,7 @@ func TestATransitionCommitsItsFlushOnlyWhenItWins(t *testing.T) {
 		var won bool
 		err := db.InTx(b.ctx, func(tx *store.Tx) error {
 			var err error
-			won, err = b.store.SuspendTx(b.ctx, tx, id, owner, run.StatusWaitingForApproval, []byte(`{}`), f)
+			won, err = b.store.SuspendTx(b.ctx, tx, id, run.Suspension{Owner: owner, To: run.StatusWaitingForApproval, State: []byte(`{}`)}, f)
 			return err
 		})
 		if err != nil || !won {
@@ -314,7 +318,7 @@ func TestATransitionCommitsItsFlushOnlyWhenItWins(t *testing.T) {
 		// The run waits now: a renewal by the old owner loses and stores nothing.
 		err = db.InTx(b.ctx, func(tx *store.Tx) error {
 			var err error
-			won, err = b.store.RenewTx(b.ctx, tx, id, owner, lease, nil, f)
+			won, err = b.store.RenewTx(b.ctx, tx, id, run.Renewal{Owner: owner, Lease: lease}, f)
 			return err
 		})
 		if err != nil || won {
@@ -334,7 +338,7 @@ func TestAFlushWithNegativeUsageIsRefused(t *testing.T) {
 		b := setup(t, db)
 		id := b.in(t, run.StatusRunning)
 		err := db.InTx(b.ctx, func(tx *store.Tx) error {
-			_, err := b.store.RenewTx(b.ctx, tx, id, owner, lease, nil, run.Flush{Usage: run.Usage{PromptTokens: -1}})
+			_, err := b.store.RenewTx(b.ctx, tx, id, run.Renewal{Owner: owner, Lease: lease}, run.Flush{Usage: run.Usage{PromptTokens: -1}})
 			return err
 		})
 		if !errors.Is(err, run.ErrInvalid) {

@@ -102,7 +102,7 @@ func TestAllowListForUnitesTheEffectiveDeclarations(t *testing.T) {
 		}
 		// Approved: the snapshot's tools; an unapproved edit does not change them.
 		b.approve(t, back.UID)
-		b.st.SkillUpdate(ctx, skill.SkillUpdateParams{UID: back.UID, Version: version("Writer", "content_update", "choose")})
+		b.st.Update(ctx, skill.UpdateParams{UID: back.UID, Version: version("Writer", "content_update", "choose")})
 		if a, _ := b.st.AllowListFor(ctx, cfgChat); !slices.Equal(a.Tools, []string{"content_update", "page_read"}) {
 			t.Fatalf("approved backend skill: %+v, want content_update and page_read", a)
 		}

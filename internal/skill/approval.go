@@ -71,20 +71,11 @@ func (s *Store) Approvals(ctx context.Context, skillUID int64) ([]Approval, erro
 
 // ApprovalsTx is Approvals through q (a transaction that must see its own writes).
 func (s *Store) ApprovalsTx(ctx context.Context, q store.Querier, skillUID int64) ([]Approval, error) {
-	rows, err := q.Query(ctx, "SELECT "+approvalColumns+" FROM skill_approvals WHERE skill_uid = ? ORDER BY id", skillUID)
+	out, err := store.Collect(ctx, q, scanApproval, "SELECT "+approvalColumns+" FROM skill_approvals WHERE skill_uid = ? ORDER BY id", skillUID)
 	if err != nil {
 		return nil, fmt.Errorf("approvals of skill %d: %w", skillUID, err)
 	}
-	defer rows.Close()
-	var out []Approval
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, fmt.Errorf("approvals of skill %d: %w", skillUID, err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // mayApprove reads the actor as stored now: an administrator or a holder of
@@ -109,12 +100,13 @@ const DeniedAuditWindow = time.Hour
 // refuse audits a refusal in a transaction of its own (the refused operation
 // wrote nothing) and returns the *RefusedError. A denied refusal is audited
 // once per user, operation and DeniedAuditWindow.
-func (s *Store) refuse(ctx context.Context, ev AuditEvent, e *RefusedError, source int64, detail string) error {
-	return s.refuseOn(ctx, s.db, ev, e, source, detail)
+func (s *Store) refuse(ctx context.Context, r approvalRefusal) error {
+	return s.refuseOn(ctx, s.db, r)
 }
 
 // refuseOn is refuse through q (a caller's transaction for the …Tx forms).
-func (s *Store) refuseOn(ctx context.Context, q store.Querier, ev AuditEvent, e *RefusedError, source int64, detail string) error {
+func (s *Store) refuseOn(ctx context.Context, q store.Querier, r approvalRefusal) error {
+	ev, e := r.event(), r.err
 	ctx = context.WithoutCancel(ctx)
 	if e.Case == RefusedDenied {
 		var n int
@@ -127,7 +119,7 @@ func (s *Store) refuseOn(ctx context.Context, q store.Querier, ev AuditEvent, e 
 			return e
 		}
 	}
-	if err := s.audit(ctx, q, AuditEntry{Event: ev, Skill: e.Skill, Source: source, Digest: e.Digest, Actor: e.Actor, Detail: detail}); err != nil {
+	if err := s.audit(ctx, q, AuditEntry{Event: ev, Skill: e.Skill, Source: r.source, Digest: e.Digest, Actor: e.Actor, Detail: r.detail}); err != nil {
 		return fmt.Errorf("%w (and the refusal was not audited: %w)", e, err)
 	}
 	return e
@@ -156,7 +148,7 @@ func (s *Store) Approve(ctx context.Context, actor, skillUID int64, seenDigest s
 		return Approval{}, err
 	}
 	if r.err != nil {
-		return Approval{}, s.refuse(ctx, r.event(), r.err, r.source, r.detail)
+		return Approval{}, s.refuse(ctx, r)
 	}
 	return a, nil
 }
@@ -170,19 +162,23 @@ func (s *Store) ApproveTx(ctx context.Context, tx *store.Tx, actor, skillUID int
 		return Approval{}, err
 	}
 	if r.err != nil {
-		return Approval{}, s.refuseOn(ctx, tx, r.event(), r.err, r.source, r.detail)
+		return Approval{}, s.refuseOn(ctx, tx, r)
 	}
 	return a, nil
 }
 
-// approvalRefusal is a refused approval, to be audited by the caller.
+// approvalRefusal is a refused approval or revocation, to be audited by the caller.
 type approvalRefusal struct {
 	err    *RefusedError // nil: not refused
 	source int64
 	detail string
+	audit  AuditEvent // the event to audit; "": the approval's refusal of err.Case
 }
 
 func (r approvalRefusal) event() AuditEvent {
+	if r.audit != "" {
+		return r.audit
+	}
 	return map[Refusal]AuditEvent{RefusedDenied: EventApprovalRefusedDenied, RefusedStale: EventApprovalRefusedStale,
 		RefusedOrphaned: EventApprovalRefusedOrphan}[r.err.Case]
 }
@@ -285,7 +281,7 @@ func (s *Store) Revoke(ctx context.Context, actor, skillUID int64, digest string
 		if refusal.Case == RefusedUnknownDigest {
 			ev = EventRevokeRefusedUnknown
 		}
-		return s.refuse(ctx, ev, refusal, source, "")
+		return s.refuse(ctx, approvalRefusal{err: refusal, source: source, audit: ev})
 	}
 	return nil
 }

@@ -79,21 +79,16 @@ func (s *Store) Attachments(ctx context.Context, configUID int64) ([]Attachment,
 
 // AttachmentsTx is Attachments through q (a transaction that must see its own writes).
 func (s *Store) AttachmentsTx(ctx context.Context, q store.Querier, configUID int64) ([]Attachment, error) {
-	rows, err := q.Query(ctx, `SELECT configuration_uid, skill_uid, load_mode FROM skill_attachments
+	out, err := store.Collect(ctx, q, func(sc store.Scanner) (Attachment, error) {
+		var a Attachment
+		var m string
+		err := sc.Scan(&a.Configuration, &a.Skill, &m)
+		a.Mode = LoadMode(m)
+		return a, err
+	}, `SELECT configuration_uid, skill_uid, load_mode FROM skill_attachments
 		WHERE configuration_uid = ? ORDER BY skill_uid`, configUID)
 	if err != nil {
 		return nil, fmt.Errorf("attachments of configuration %d: %w", configUID, err)
 	}
-	defer rows.Close()
-	var out []Attachment
-	for rows.Next() {
-		var a Attachment
-		var m string
-		if err := rows.Scan(&a.Configuration, &a.Skill, &m); err != nil {
-			return nil, fmt.Errorf("attachments of configuration %d: %w", configUID, err)
-		}
-		a.Mode = LoadMode(m)
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -58,22 +58,17 @@ func (s *Store) audit(ctx context.Context, q store.Querier, e AuditEntry) error 
 // Audit reads the audit trail of one skill, oldest first; skill 0 reads the
 // entries that name no skill (source events).
 func (s *Store) Audit(ctx context.Context, skillUID int64) ([]AuditEntry, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, event, skill_uid, source_uid, digest, actor_uid, detail, created_at
+	out, err := store.Collect(ctx, s.db, func(sc store.Scanner) (AuditEntry, error) {
+		var e AuditEntry
+		var ev string
+		var at int64
+		err := sc.Scan(&e.ID, &ev, &e.Skill, &e.Source, &e.Digest, &e.Actor, &e.Detail, &at)
+		e.Event, e.At = AuditEvent(ev), store.Time(at)
+		return e, err
+	}, `SELECT id, event, skill_uid, source_uid, digest, actor_uid, detail, created_at
 		FROM skill_audit WHERE skill_uid = ? ORDER BY id`, skillUID)
 	if err != nil {
 		return nil, fmt.Errorf("audit of skill %d: %w", skillUID, err)
 	}
-	defer rows.Close()
-	var out []AuditEntry
-	for rows.Next() {
-		var e AuditEntry
-		var ev string
-		var at int64
-		if err := rows.Scan(&e.ID, &ev, &e.Skill, &e.Source, &e.Digest, &e.Actor, &e.Detail, &at); err != nil {
-			return nil, fmt.Errorf("audit of skill %d: %w", skillUID, err)
-		}
-		e.Event, e.At = AuditEvent(ev), store.Time(at)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }

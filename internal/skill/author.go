@@ -7,8 +7,8 @@ import (
 	"waymark/internal/store"
 )
 
-// SkillCreateParams is a new backend skill.
-type SkillCreateParams struct {
+// CreateParams is a new backend skill.
+type CreateParams struct {
 	// UID is the uid to use (fixtures); 0 allocates one.
 	UID        int64
 	Source     int64 // a backend source
@@ -17,23 +17,23 @@ type SkillCreateParams struct {
 	Actor      int64 // the author, for the history
 }
 
-// SkillCreate stores a new backend skill, disabled, with its first history
+// Create stores a new backend skill, disabled, with its first history
 // row and a "created" audit entry, and returns it. The version must be a
 // valid SKILL.md within MaxSize whose allowed-tools the registry knows; the
 // identifier must be new in the source. Bad input is an error wrapping
 // ErrInvalid and stores nothing.
-func (s *Store) SkillCreate(ctx context.Context, p SkillCreateParams) (Skill, error) {
+func (s *Store) Create(ctx context.Context, p CreateParams) (Skill, error) {
 	var k Skill
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		k, err = s.SkillCreateTx(ctx, tx, p)
+		k, err = s.CreateTx(ctx, tx, p)
 		return err
 	})
 	return k, err
 }
 
-// SkillCreateTx is SkillCreate inside tx: the skill lands when tx commits.
-func (s *Store) SkillCreateTx(ctx context.Context, tx *store.Tx, p SkillCreateParams) (Skill, error) {
+// CreateTx is Create inside tx: the skill lands when tx commits.
+func (s *Store) CreateTx(ctx context.Context, tx *store.Tx, p CreateParams) (Skill, error) {
 	v, fm, err := s.check(fmt.Sprintf("skill %q", p.Identifier), p.Version)
 	if err != nil {
 		return Skill{}, err
@@ -51,7 +51,7 @@ func (s *Store) SkillCreateTx(ctx context.Context, tx *store.Tx, p SkillCreatePa
 	if err := identifierFree(ctx, tx, p.Source, p.Identifier); err != nil {
 		return Skill{}, err
 	}
-	uid, err := s.insertSkill(ctx, tx, p.UID, p.Source, p.Identifier, v, fm)
+	uid, err := s.insertSkill(ctx, tx, newSkill{uid: p.UID, source: p.Source, identifier: p.Identifier, version: v, frontMatter: fm})
 	if err != nil {
 		return Skill{}, err
 	}
@@ -77,9 +77,19 @@ func identifierFree(ctx context.Context, tx *store.Tx, source int64, identifier 
 	return nil
 }
 
+// newSkill is a skill row to insert.
+type newSkill struct {
+	uid         int64 // 0: a new one
+	source      int64
+	identifier  string
+	version     Version
+	frontMatter string // the raw front matter
+}
+
 // insertSkill inserts a disabled, non-orphaned skill row and returns its uid
-// (uid when non-zero, else a new one).
-func (s *Store) insertSkill(ctx context.Context, tx *store.Tx, uid, source int64, identifier string, v Version, fm string) (int64, error) {
+// (n.uid when non-zero, else a new one).
+func (s *Store) insertSkill(ctx context.Context, tx *store.Tx, n newSkill) (int64, error) {
+	uid, source, identifier, v, fm := n.uid, n.source, n.identifier, n.version, n.frontMatter
 	cols := "source_uid, identifier, name, description, body, support, allowed_tools, process, raw_front_matter, digest, updated_at"
 	args := []any{source, identifier, v.Name, v.Description, v.Body, v.Support, encodeTools(v.AllowedTools), v.Process, fm, v.Digest(), s.now()}
 	marks := "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
@@ -98,8 +108,8 @@ func (s *Store) insertSkill(ctx context.Context, tx *store.Tx, uid, source int64
 	return uid, nil
 }
 
-// SkillUpdateParams is an edit of a backend skill.
-type SkillUpdateParams struct {
+// UpdateParams is an edit of a backend skill.
+type UpdateParams struct {
 	UID     int64
 	Version Version
 	Actor   int64
@@ -109,24 +119,24 @@ type SkillUpdateParams struct {
 	Identifier string
 }
 
-// SkillUpdate stores an edit of a backend skill as a new version: the live
+// Update stores an edit of a backend skill as a new version: the live
 // fields, a history row and an "edited" audit entry with the new digest. An
 // edit that yields the same digest and front matter changes nothing. The
 // enabled flag stays; an approval of the previous digest no longer matches,
 // so the skill stops instructing until its new digest is approved. Directory
 // skills change only through Sync. Bad input wraps ErrInvalid and stores nothing.
-func (s *Store) SkillUpdate(ctx context.Context, p SkillUpdateParams) (Skill, error) {
+func (s *Store) Update(ctx context.Context, p UpdateParams) (Skill, error) {
 	var k Skill
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		k, err = s.SkillUpdateTx(ctx, tx, p)
+		k, err = s.UpdateTx(ctx, tx, p)
 		return err
 	})
 	return k, err
 }
 
-// SkillUpdateTx is SkillUpdate inside tx: the edit lands when tx commits.
-func (s *Store) SkillUpdateTx(ctx context.Context, tx *store.Tx, p SkillUpdateParams) (Skill, error) {
+// UpdateTx is Update inside tx: the edit lands when tx commits.
+func (s *Store) UpdateTx(ctx context.Context, tx *store.Tx, p UpdateParams) (Skill, error) {
 	v, fm, err := s.check(fmt.Sprintf("skill %d", p.UID), p.Version)
 	if err != nil {
 		return Skill{}, err

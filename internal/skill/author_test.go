@@ -17,31 +17,31 @@ func TestSkillCreateStoresADisabledSkillWithHistory(t *testing.T) {
 		ctx := context.Background()
 		b := setup(t, db, nil)
 		v := version("SEO", "page_read", "choose", "page_read")
-		k, err := b.st.SkillCreate(ctx, skill.SkillCreateParams{Source: srcBack, Identifier: "seo", Version: v, Actor: editor})
+		k, err := b.st.Create(ctx, skill.CreateParams{Source: srcBack, Identifier: "seo", Version: v, Actor: editor})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := b.st.SkillGet(ctx, k.UID)
+		got, err := b.st.Get(ctx, k.UID)
 		if err != nil || got.Enabled || got.Orphaned || got.Source != srcBack || got.Identifier != "seo" ||
 			!slices.Equal(got.Version.AllowedTools, []string{"choose", "page_read"}) || got.Digest() != v.Normalized().Digest() ||
 			!strings.Contains(got.RawFrontMatter, "allowed-tools:") {
-			t.Fatalf("SkillGet = %+v, %v", got, err)
+			t.Fatalf("Get = %+v, %v", got, err)
 		}
 		hist, _ := b.st.History(ctx, k.UID)
 		if len(hist) != 1 || hist[0].User != editor || hist[0].Digest != got.Digest() {
 			t.Fatalf("history = %+v", hist)
 		}
-		if _, err := b.st.SkillCreate(ctx, skill.SkillCreateParams{Source: srcBack, Identifier: "seo", Version: v}); !errors.Is(err, skill.ErrInvalid) {
+		if _, err := b.st.Create(ctx, skill.CreateParams{Source: srcBack, Identifier: "seo", Version: v}); !errors.Is(err, skill.ErrInvalid) {
 			t.Fatalf("duplicate identifier = %v, want ErrInvalid", err)
 		}
 		// Fixtures may name the uid; later skills get new ones.
-		fixed, err := b.st.SkillCreate(ctx, skill.SkillCreateParams{UID: 500, Source: srcBack, Identifier: "fixed", Version: v})
+		fixed, err := b.st.Create(ctx, skill.CreateParams{UID: 500, Source: srcBack, Identifier: "fixed", Version: v})
 		if err != nil || fixed.UID != 500 {
-			t.Fatalf("SkillCreate(uid 500) = %+v, %v", fixed, err)
+			t.Fatalf("Create(uid 500) = %+v, %v", fixed, err)
 		}
-		next, err := b.st.SkillCreate(ctx, skill.SkillCreateParams{Source: srcBack, Identifier: "next", Version: v})
+		next, err := b.st.Create(ctx, skill.CreateParams{Source: srcBack, Identifier: "next", Version: v})
 		if err != nil || next.UID <= 500 {
-			t.Fatalf("SkillCreate after uid 500 = %d, %v", next.UID, err)
+			t.Fatalf("Create after uid 500 = %d, %v", next.UID, err)
 		}
 	})
 }
@@ -54,24 +54,24 @@ func TestSkillCreateRefusesBadInputAndStoresNothing(t *testing.T) {
 		big.Body = strings.Repeat("y", skill.MaxSize)
 		cases := []struct {
 			name string
-			p    skill.SkillCreateParams
+			p    skill.CreateParams
 			want error
 		}{
-			{"unknown tool", skill.SkillCreateParams{Source: srcBack, Identifier: "a", Version: version("A", "page_read", "shell")}, skill.ErrInvalid},
-			{"over the size limit", skill.SkillCreateParams{Source: srcBack, Identifier: "a", Version: big}, skill.ErrInvalid},
-			{"no name", skill.SkillCreateParams{Source: srcBack, Identifier: "a", Version: skill.Version{Description: "d", Body: "b"}}, skill.ErrInvalid},
-			{"empty identifier", skill.SkillCreateParams{Source: srcBack, Identifier: " ", Version: version("A")}, skill.ErrInvalid},
-			{"slash in identifier", skill.SkillCreateParams{Source: srcBack, Identifier: "a/b", Version: version("A")}, skill.ErrInvalid},
-			{"directory source", skill.SkillCreateParams{Source: srcDir, Identifier: "a", Version: version("A")}, skill.ErrInvalid},
-			{"unknown source", skill.SkillCreateParams{Source: 77, Identifier: "a", Version: version("A")}, skill.ErrNotFound},
+			{"unknown tool", skill.CreateParams{Source: srcBack, Identifier: "a", Version: version("A", "page_read", "shell")}, skill.ErrInvalid},
+			{"over the size limit", skill.CreateParams{Source: srcBack, Identifier: "a", Version: big}, skill.ErrInvalid},
+			{"no name", skill.CreateParams{Source: srcBack, Identifier: "a", Version: skill.Version{Description: "d", Body: "b"}}, skill.ErrInvalid},
+			{"empty identifier", skill.CreateParams{Source: srcBack, Identifier: " ", Version: version("A")}, skill.ErrInvalid},
+			{"slash in identifier", skill.CreateParams{Source: srcBack, Identifier: "a/b", Version: version("A")}, skill.ErrInvalid},
+			{"directory source", skill.CreateParams{Source: srcDir, Identifier: "a", Version: version("A")}, skill.ErrInvalid},
+			{"unknown source", skill.CreateParams{Source: 77, Identifier: "a", Version: version("A")}, skill.ErrNotFound},
 		}
 		for _, c := range cases {
-			if _, err := b.st.SkillCreate(ctx, c.p); !errors.Is(err, c.want) {
-				t.Errorf("%s: SkillCreate = %v, want %v", c.name, err, c.want)
+			if _, err := b.st.Create(ctx, c.p); !errors.Is(err, c.want) {
+				t.Errorf("%s: Create = %v, want %v", c.name, err, c.want)
 			}
 		}
 		var inv *skill.InvalidError
-		_, err := b.st.SkillCreate(ctx, cases[0].p)
+		_, err := b.st.Create(ctx, cases[0].p)
 		if !errors.As(err, &inv) || inv.Field != "allowed-tools" || !strings.Contains(err.Error(), `"shell"`) {
 			t.Errorf("unknown tool error = %v, want one naming allowed-tools and the tool", err)
 		}
@@ -88,24 +88,24 @@ func TestSkillUpdateStoresANewVersion(t *testing.T) {
 		ctx := context.Background()
 		b := setup(t, db, nil)
 		k := b.create(t, "seo", version("SEO"))
-		if _, err := b.st.SkillUpdate(ctx, skill.SkillUpdateParams{UID: k.UID, Version: version("SEO"), Actor: editor}); err != nil {
+		if _, err := b.st.Update(ctx, skill.UpdateParams{UID: k.UID, Version: version("SEO"), Actor: editor}); err != nil {
 			t.Fatal(err)
 		}
 		if hist, _ := b.st.History(ctx, k.UID); len(hist) != 1 {
 			t.Fatalf("an edit without a change wrote history: %+v", hist)
 		}
-		got, err := b.st.SkillUpdate(ctx, skill.SkillUpdateParams{UID: k.UID, Version: version("SEO neu"), Actor: admin})
+		got, err := b.st.Update(ctx, skill.UpdateParams{UID: k.UID, Version: version("SEO neu"), Actor: admin})
 		if err != nil || got.Version.Name != "SEO neu" || !got.Enabled {
-			t.Fatalf("SkillUpdate = %+v, %v", got, err)
+			t.Fatalf("Update = %+v, %v", got, err)
 		}
 		hist, _ := b.st.History(ctx, k.UID)
 		if len(hist) != 2 || hist[1].User != admin || hist[1].Version.Name != "SEO neu" {
 			t.Fatalf("history = %+v", hist)
 		}
-		if _, err := b.st.SkillUpdate(ctx, skill.SkillUpdateParams{UID: k.UID, Version: version("X", "nope")}); !errors.Is(err, skill.ErrInvalid) {
+		if _, err := b.st.Update(ctx, skill.UpdateParams{UID: k.UID, Version: version("X", "nope")}); !errors.Is(err, skill.ErrInvalid) {
 			t.Fatalf("update naming an unknown tool = %v, want ErrInvalid", err)
 		}
-		if now, _ := b.st.SkillGet(ctx, k.UID); now.Version.Name != "SEO neu" {
+		if now, _ := b.st.Get(ctx, k.UID); now.Version.Name != "SEO neu" {
 			t.Fatalf("refused update changed the skill: %+v", now)
 		}
 		b.writeSkill(t, "synced", version("Synced"))
@@ -113,7 +113,7 @@ func TestSkillUpdateStoresANewVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 		synced := b.byIdentifier(t)["synced"]
-		if _, err := b.st.SkillUpdate(ctx, skill.SkillUpdateParams{UID: synced.UID, Version: version("Mine")}); !errors.Is(err, skill.ErrInvalid) {
+		if _, err := b.st.Update(ctx, skill.UpdateParams{UID: synced.UID, Version: version("Mine")}); !errors.Is(err, skill.ErrInvalid) {
 			t.Fatalf("editing a directory skill = %v, want ErrInvalid", err)
 		}
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"waymark/internal/store"
 )
 
 // Entry is one skill of a configuration's catalogue (ADR-214 item 10).
@@ -49,7 +51,15 @@ func levelsFrom(floor Trust) string {
 // column every write of the store keeps; composition recomputes it (Instructs,
 // PinCheck).
 func (s *Store) effectiveSkills(ctx context.Context, configUID int64) ([]effective, error) {
-	rows, err := s.db.Query(ctx, `SELECT s.uid, s.source_uid, s.identifier, s.name, s.description,
+	out, err := store.Collect(ctx, s.db, func(sc store.Scanner) (effective, error) {
+		var e effective
+		var mode, typ string
+		var instructs int
+		err := sc.Scan(&e.UID, &e.Source, &e.Identifier, &e.Name, &e.Description,
+			&e.tools, &e.Process, &e.Digest, &mode, &typ, &instructs)
+		e.Mode, e.sourceType, e.Instructs = LoadMode(mode), SourceType(typ), instructs == 1
+		return e, err
+	}, `SELECT s.uid, s.source_uid, s.identifier, s.name, s.description,
 			s.allowed_tools, s.process, s.digest, a.load_mode, src.type,
 			CASE WHEN src.trust_level IN (`+levelsFrom(s.threshold)+`) AND EXISTS (SELECT 1 FROM skill_approvals x
 				WHERE x.skill_uid = s.uid AND x.source_uid = s.source_uid AND x.digest = s.digest AND x.revoked_at = 0)
@@ -63,20 +73,7 @@ func (s *Store) effectiveSkills(ctx context.Context, configUID int64) ([]effecti
 	if err != nil {
 		return nil, fmt.Errorf("skills of configuration %d: %w", configUID, err)
 	}
-	defer rows.Close()
-	var out []effective
-	for rows.Next() {
-		var e effective
-		var mode, typ string
-		var instructs int
-		if err := rows.Scan(&e.UID, &e.Source, &e.Identifier, &e.Name, &e.Description,
-			&e.tools, &e.Process, &e.Digest, &mode, &typ, &instructs); err != nil {
-			return nil, fmt.Errorf("skills of configuration %d: %w", configUID, err)
-		}
-		e.Mode, e.sourceType, e.Instructs = LoadMode(mode), SourceType(typ), instructs == 1
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Catalogue lists, for an actor who may use the configuration now, its

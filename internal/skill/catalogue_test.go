@@ -57,7 +57,7 @@ func TestCatalogueListsAttachedEnabledAdmittedSkills(t *testing.T) {
 		if err := b.st.SourcePut(ctx, skill.Source{UID: 30, Type: skill.Backend, Title: "Low", Trust: skill.Untrusted, Enabled: true}); err != nil {
 			t.Fatal(err)
 		}
-		low, err := b.st.SkillCreate(ctx, skill.SkillCreateParams{Source: 30, Identifier: "low", Version: version("Low")})
+		low, err := b.st.Create(ctx, skill.CreateParams{Source: 30, Identifier: "low", Version: version("Low")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func (s *Store) Compose(ctx context.Context, configUID int64, budget int) (Compo
 				Identifier: e.Identifier, Name: snap.Version.Name, Body: snap.Version.Body})
 			continue
 		}
-		k, err := s.SkillGet(ctx, e.UID)
+		k, err := s.Get(ctx, e.UID)
 		if err != nil {
 			return Composition{}, fmt.Errorf("compose skill %d: %w", e.UID, err)
 		}

@@ -13,7 +13,7 @@ import (
 // reference data. An unknown skill is ErrNotFound; a failed read is an error
 // (callers refuse).
 func (s *Store) Instructs(ctx context.Context, skillUID int64) (bool, Approval, error) {
-	k, err := s.SkillGet(ctx, skillUID)
+	k, err := s.Get(ctx, skillUID)
 	if err != nil {
 		return false, Approval{}, err
 	}

@@ -25,7 +25,7 @@ func TestPinCheckReasonsInOrder(t *testing.T) {
 		}
 		check("")
 		// A newer version does not end the pin: the held version stays usable.
-		if _, err := b.st.SkillUpdate(ctx, skill.SkillUpdateParams{UID: k.UID, Version: version("SEO 2")}); err != nil {
+		if _, err := b.st.Update(ctx, skill.UpdateParams{UID: k.UID, Version: version("SEO 2")}); err != nil {
 			t.Fatal(err)
 		}
 		check("")

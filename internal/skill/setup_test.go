@@ -101,9 +101,9 @@ func version(name string, tools ...string) skill.Version {
 func (b bundle) create(t testing.TB, identifier string, v skill.Version) skill.Skill {
 	t.Helper()
 	ctx := context.Background()
-	k, err := b.st.SkillCreate(ctx, skill.SkillCreateParams{Source: srcBack, Identifier: identifier, Version: v, Actor: editor})
+	k, err := b.st.Create(ctx, skill.CreateParams{Source: srcBack, Identifier: identifier, Version: v, Actor: editor})
 	if err != nil {
-		t.Fatalf("SkillCreate(%s): %v", identifier, err)
+		t.Fatalf("Create(%s): %v", identifier, err)
 	}
 	if err := b.st.SetEnabled(ctx, admin, k.UID, true); err != nil {
 		t.Fatalf("SetEnabled(%d): %v", k.UID, err)
@@ -118,7 +118,7 @@ func (b bundle) create(t testing.TB, identifier string, v skill.Version) skill.S
 // approve approves k's current digest as admin.
 func (b bundle) approve(t testing.TB, uid int64) skill.Approval {
 	t.Helper()
-	k, err := b.st.SkillGet(context.Background(), uid)
+	k, err := b.st.Get(context.Background(), uid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,19 +83,19 @@ func skillGet(ctx context.Context, q store.Querier, uid int64, suffix string) (S
 	return k, nil
 }
 
-// SkillGet reads one skill; ErrNotFound when there is none.
-func (s *Store) SkillGet(ctx context.Context, uid int64) (Skill, error) {
+// Get reads one skill; ErrNotFound when there is none.
+func (s *Store) Get(ctx context.Context, uid int64) (Skill, error) {
 	return skillGet(ctx, s.db, uid, "")
 }
 
-// SkillGetTx is SkillGet through q (a transaction that must see its own writes).
-func (s *Store) SkillGetTx(ctx context.Context, q store.Querier, uid int64) (Skill, error) {
+// GetTx is Get through q (a transaction that must see its own writes).
+func (s *Store) GetTx(ctx context.Context, q store.Querier, uid int64) (Skill, error) {
 	return skillGet(ctx, q, uid, "")
 }
 
-// SkillByIdentifierTx reads the skill of source with that identifier
+// ByIdentifierTx reads the skill of source with that identifier
 // through q; ErrNotFound when there is none.
-func (s *Store) SkillByIdentifierTx(ctx context.Context, q store.Querier, source int64, identifier string) (Skill, error) {
+func (s *Store) ByIdentifierTx(ctx context.Context, q store.Querier, source int64, identifier string) (Skill, error) {
 	k, err := scanSkill(q.QueryRow(ctx, "SELECT "+skillColumns+" FROM skills WHERE source_uid = ? AND identifier = ?", source, identifier))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Skill{}, fmt.Errorf("skill %q of source %d: %w", identifier, source, ErrNotFound)
@@ -106,24 +106,15 @@ func (s *Store) SkillByIdentifierTx(ctx context.Context, q store.Querier, source
 	return k, nil
 }
 
-// SkillList reads the skills of one source (every source when sourceUID is
+// List reads the skills of one source (every source when sourceUID is
 // 0), orphaned ones included, ordered by uid.
-func (s *Store) SkillList(ctx context.Context, sourceUID int64) ([]Skill, error) {
-	rows, err := s.db.Query(ctx, "SELECT "+skillColumns+" FROM skills WHERE ? = 0 OR source_uid = ? ORDER BY uid",
+func (s *Store) List(ctx context.Context, sourceUID int64) ([]Skill, error) {
+	out, err := store.Collect(ctx, s.db, scanSkill, "SELECT "+skillColumns+" FROM skills WHERE ? = 0 OR source_uid = ? ORDER BY uid",
 		sourceUID, sourceUID)
 	if err != nil {
 		return nil, fmt.Errorf("list skills: %w", err)
 	}
-	defer rows.Close()
-	var out []Skill
-	for rows.Next() {
-		k, err := scanSkill(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list skills: %w", err)
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // check validates a version as a SKILL.md would be: it renders v, refuses a
@@ -183,27 +174,24 @@ type HistoryEntry struct {
 
 // History reads the edit history of a backend skill, oldest first.
 func (s *Store) History(ctx context.Context, skillUID int64) ([]HistoryEntry, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, skill_uid, user_uid, version, digest, created_at
+	out, err := store.Collect(ctx, s.db, func(sc store.Scanner) (HistoryEntry, error) {
+		var h HistoryEntry
+		var v string
+		var at int64
+		if err := sc.Scan(&h.ID, &h.Skill, &h.User, &v, &h.Digest, &at); err != nil {
+			return h, err
+		}
+		if err := json.Unmarshal([]byte(v), &h.Version); err != nil {
+			return h, fmt.Errorf("entry %d: %w", h.ID, err)
+		}
+		h.At = store.Time(at)
+		return h, nil
+	}, `SELECT id, skill_uid, user_uid, version, digest, created_at
 		FROM skill_history WHERE skill_uid = ? ORDER BY id`, skillUID)
 	if err != nil {
 		return nil, fmt.Errorf("history of skill %d: %w", skillUID, err)
 	}
-	defer rows.Close()
-	var out []HistoryEntry
-	for rows.Next() {
-		var h HistoryEntry
-		var v string
-		var at int64
-		if err := rows.Scan(&h.ID, &h.Skill, &h.User, &v, &h.Digest, &at); err != nil {
-			return nil, fmt.Errorf("history of skill %d: %w", skillUID, err)
-		}
-		if err := json.Unmarshal([]byte(v), &h.Version); err != nil {
-			return nil, fmt.Errorf("history of skill %d, entry %d: %w", skillUID, h.ID, err)
-		}
-		h.At = store.Time(at)
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (s *Store) historyAdd(ctx context.Context, tx *store.Tx, skillUID, user int64, v Version) error {

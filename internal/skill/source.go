@@ -108,20 +108,11 @@ func (s *Store) SourceGetTx(ctx context.Context, q store.Querier, uid int64) (So
 
 // SourceList reads every source, ordered by uid.
 func (s *Store) SourceList(ctx context.Context) ([]Source, error) {
-	rows, err := s.db.Query(ctx, "SELECT "+sourceColumns+" FROM skill_sources ORDER BY uid")
+	out, err := store.Collect(ctx, s.db, scanSource, "SELECT "+sourceColumns+" FROM skill_sources ORDER BY uid")
 	if err != nil {
 		return nil, fmt.Errorf("list skill sources: %w", err)
 	}
-	defer rows.Close()
-	var out []Source
-	for rows.Next() {
-		src, err := scanSource(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list skill sources: %w", err)
-		}
-		out = append(out, src)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 const sourceColumns = "uid, type, title, path, trust_level, enabled, updated_at"

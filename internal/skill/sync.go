@@ -168,22 +168,13 @@ func (s *Store) readSkillFile(folder, what string) ([]byte, error) {
 
 // publish writes the outcome of a sync in tx.
 func (s *Store) publish(ctx context.Context, tx *store.Tx, src Source, skills []found, rep *SyncReport) error {
-	rows, err := tx.Query(ctx, "SELECT "+skillColumns+" FROM skills WHERE source_uid = ?", src.UID)
+	stored, err := store.Collect(ctx, tx, scanSkill, "SELECT "+skillColumns+" FROM skills WHERE source_uid = ?", src.UID)
 	if err != nil {
 		return err
 	}
 	existing := map[string]Skill{}
-	for rows.Next() {
-		k, err := scanSkill(rows)
-		if err != nil {
-			rows.Close()
-			return err
-		}
+	for _, k := range stored {
 		existing[k.Identifier] = k
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	now := s.now()
 	for _, f := range skills {
@@ -191,7 +182,7 @@ func (s *Store) publish(ctx context.Context, tx *store.Tx, src Source, skills []
 		delete(existing, f.identifier)
 		d := f.version.Digest()
 		if !ok {
-			uid, err := s.insertSkill(ctx, tx, 0, src.UID, f.identifier, f.version, f.fm)
+			uid, err := s.insertSkill(ctx, tx, newSkill{source: src.UID, identifier: f.identifier, version: f.version, frontMatter: f.fm})
 			if err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ import (
 // byIdentifier reads the skills of the directory source by identifier.
 func (b bundle) byIdentifier(t testing.TB) map[string]skill.Skill {
 	t.Helper()
-	ks, err := b.st.SkillList(context.Background(), srcDir)
+	ks, err := b.st.List(context.Background(), srcDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestSyncOrphansAVanishedSkillAndRestoresItDisabled(t *testing.T) {
 		if err != nil || !slices.Equal(rep.Orphaned, []string{"seo"}) {
 			t.Fatalf("sync = %+v, %v; want seo orphaned", rep, err)
 		}
-		k, _ := b.st.SkillGet(ctx, uid)
+		k, _ := b.st.Get(ctx, uid)
 		if !k.Orphaned || k.Enabled {
 			t.Fatalf("vanished skill: orphaned %v enabled %v", k.Orphaned, k.Enabled)
 		}
@@ -130,7 +130,7 @@ func TestSyncOrphansAVanishedSkillAndRestoresItDisabled(t *testing.T) {
 		if err != nil || !slices.Equal(rep.Restored, []string{"seo"}) {
 			t.Fatalf("sync = %+v, %v; want seo restored", rep, err)
 		}
-		if k, _ := b.st.SkillGet(ctx, uid); k.Orphaned || k.Enabled {
+		if k, _ := b.st.Get(ctx, uid); k.Orphaned || k.Enabled {
 			t.Fatalf("restored skill: orphaned %v enabled %v, want neither", k.Orphaned, k.Enabled)
 		}
 	})

@@ -34,7 +34,7 @@ func TestTxFormsWriteSkillsInTheCallersTransaction(t *testing.T) {
 		b := setup(t, db, nil)
 		v := version("SEO", "page_read", "page_read")
 		write := func(tx *store.Tx) error {
-			k, err := b.st.SkillCreateTx(ctx, tx, skill.SkillCreateParams{UID: 700, Source: srcBack, Identifier: "seo", Version: v})
+			k, err := b.st.CreateTx(ctx, tx, skill.CreateParams{UID: 700, Source: srcBack, Identifier: "seo", Version: v})
 			if err != nil {
 				return err
 			}
@@ -42,7 +42,7 @@ func TestTxFormsWriteSkillsInTheCallersTransaction(t *testing.T) {
 				return err
 			}
 			edited := version("SEO 2", "page_read", "page_read")
-			if k, err = b.st.SkillUpdateTx(ctx, tx, skill.SkillUpdateParams{UID: k.UID, Identifier: "seo-2", Version: edited}); err != nil {
+			if k, err = b.st.UpdateTx(ctx, tx, skill.UpdateParams{UID: k.UID, Identifier: "seo-2", Version: edited}); err != nil {
 				return err
 			}
 			_, err = b.st.ApproveTx(ctx, tx, approver, k.UID, k.Digest())
@@ -57,8 +57,8 @@ func TestTxFormsWriteSkillsInTheCallersTransaction(t *testing.T) {
 		}); !errors.Is(err, boom) {
 			t.Fatalf("InTx = %v", err)
 		}
-		if _, err := b.st.SkillGet(ctx, 700); !errors.Is(err, skill.ErrNotFound) {
-			t.Errorf("after the rollback SkillGet = %v, want ErrNotFound", err)
+		if _, err := b.st.Get(ctx, 700); !errors.Is(err, skill.ErrNotFound) {
+			t.Errorf("after the rollback Get = %v, want ErrNotFound", err)
 		}
 		if got := events(t, b, 700); len(got) != 0 {
 			t.Errorf("after the rollback the audit holds %q", got)
@@ -70,9 +70,9 @@ func TestTxFormsWriteSkillsInTheCallersTransaction(t *testing.T) {
 		if n := db.Commits() - commits; n != 1 {
 			t.Errorf("the writes took %d commits, want 1", n)
 		}
-		k, err := b.st.SkillGet(ctx, 700)
+		k, err := b.st.Get(ctx, 700)
 		if err != nil || !k.Enabled || k.Identifier != "seo-2" || k.Version.Name != "SEO 2" {
-			t.Fatalf("SkillGet = %+v, %v", k, err)
+			t.Fatalf("Get = %+v, %v", k, err)
 		}
 		want := []skill.AuditEvent{skill.EventCreated, skill.EventEnabled, skill.EventEdited, skill.EventApproved}
 		if got := events(t, b, 700); !slices.Equal(got, want) {
@@ -84,16 +84,16 @@ func TestTxFormsWriteSkillsInTheCallersTransaction(t *testing.T) {
 		}
 		// A rename to an identifier the source has is refused and changes nothing.
 		if err := db.InTx(ctx, func(tx *store.Tx) error {
-			if _, err := b.st.SkillCreateTx(ctx, tx, skill.SkillCreateParams{UID: 701, Source: srcBack, Identifier: "other", Version: v}); err != nil {
+			if _, err := b.st.CreateTx(ctx, tx, skill.CreateParams{UID: 701, Source: srcBack, Identifier: "other", Version: v}); err != nil {
 				return err
 			}
-			_, err := b.st.SkillUpdateTx(ctx, tx, skill.SkillUpdateParams{UID: 701, Identifier: "seo-2", Version: v})
+			_, err := b.st.UpdateTx(ctx, tx, skill.UpdateParams{UID: 701, Identifier: "seo-2", Version: v})
 			return err
 		}); !errors.Is(err, skill.ErrInvalid) {
 			t.Errorf("rename onto a taken identifier = %v, want ErrInvalid", err)
 		}
-		if _, err := b.st.SkillGet(ctx, 701); !errors.Is(err, skill.ErrNotFound) {
-			t.Errorf("after the refused rename SkillGet(701) = %v, want ErrNotFound", err)
+		if _, err := b.st.Get(ctx, 701); !errors.Is(err, skill.ErrNotFound) {
+			t.Errorf("after the refused rename Get(701) = %v, want ErrNotFound", err)
 		}
 	})
 }
@@ -104,7 +104,7 @@ func TestApproveTxRefusesAndAuditsInTheTransaction(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		b := setup(t, db, nil)
-		k, err := b.st.SkillCreate(ctx, skill.SkillCreateParams{Source: srcBack, Identifier: "seo", Version: version("SEO", "page_read")})
+		k, err := b.st.Create(ctx, skill.CreateParams{Source: srcBack, Identifier: "seo", Version: version("SEO", "page_read")})
 		if err != nil {
 			t.Fatal(err)
 		}

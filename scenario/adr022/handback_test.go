@@ -77,7 +77,7 @@ func TestPR4_RefusedDecisionRecordsNothing(t *testing.T) {
 		e.LLM.Add(write("c1", `{"seoTitle": "a"}`))
 		erika := e.As(wt.Erika)
 		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		k, err := e.App.Skills.SkillGet(ctx, seo)
+		k, err := e.App.Skills.Get(ctx, seo)
 		if err != nil {
 			t.Fatal(err)
 		}

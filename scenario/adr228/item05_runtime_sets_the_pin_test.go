@@ -21,13 +21,13 @@ func TestL5_1_TheRuntimeDerivesThePinNotTheLiveRecord(t *testing.T) {
 		erika := e.As(wt.Erika)
 		first := invoke(t, erika, 1, nil)
 		pin := lineage(t, erika, first["uuid"].(string))["pin"].(map[string]any)
-		k, _ := e.App.Skills.SkillGet(ctx, seoSkill)
+		k, _ := e.App.Skills.Get(ctx, seoSkill)
 		if pin["digest"] != k.Digest() {
 			t.Fatalf("the start's pin %v is not the approved current digest %s", pin, k.Digest())
 		}
 		v := k.Version
 		v.Body = "PROCESS-SEO-V2"
-		edited, err := e.App.Skills.SkillUpdate(ctx, skill.SkillUpdateParams{UID: seoSkill, Version: v, Actor: 1})
+		edited, err := e.App.Skills.Update(ctx, skill.UpdateParams{UID: seoSkill, Version: v, Actor: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

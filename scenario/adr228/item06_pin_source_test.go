@@ -21,14 +21,14 @@ func TestL6_1_L6_2_L6_3_ContinuationKeepsTheApprovedSnapshot(t *testing.T) {
 		e.LLM.Add(answer("one"), answer("two"))
 		erika := e.As(wt.Erika)
 		first := invoke(t, erika, 1, nil)
-		k, err := e.App.Skills.SkillGet(ctx, seoSkill)
+		k, err := e.App.Skills.Get(ctx, seoSkill)
 		if err != nil {
 			t.Fatal(err)
 		}
 		v := k.Version
 		v.Body = "PROCESS-SEO-EDITED"
 		v.AllowedTools = []string{"read_page"}
-		if _, err := e.App.Skills.SkillUpdate(ctx, skill.SkillUpdateParams{UID: seoSkill, Version: v, Actor: 1}); err != nil {
+		if _, err := e.App.Skills.Update(ctx, skill.UpdateParams{UID: seoSkill, Version: v, Actor: 1}); err != nil {
 			t.Fatal(err)
 		}
 		next := continueRun(t, erika, 1, first["uuid"].(string))
@@ -65,7 +65,7 @@ func TestL6_4_WithdrawnPinStopsTheTurnAndTheNextGoesOnWithout(t *testing.T) {
 		e.LLM.Add(answer("one"), answer("three"))
 		erika := e.As(wt.Erika)
 		first := invoke(t, erika, 1, nil)
-		k, _ := e.App.Skills.SkillGet(ctx, seoSkill)
+		k, _ := e.App.Skills.Get(ctx, seoSkill)
 		if err := e.App.Skills.Revoke(ctx, 1, seoSkill, k.Digest()); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,8 @@
-package agent
+// Package providers is the provider factory of the wiring (issue 16 item 5):
+// it turns a model configuration into the llm.Provider that serves it. The
+// agent runtime only sees the function (agent.ProviderFunc); internal/app
+// builds it with New.
+package providers
 
 import (
 	"context"
@@ -13,14 +17,14 @@ import (
 	"waymark/internal/llmconfig"
 )
 
-// Providers returns the ProviderFunc for the three provider types of a
-// configuration: openai (any OpenAI-compatible server, key decrypted at the
-// call), demo (the offline model) and script (canned replies from the
-// configuration, consumed in order across all runs of that configuration,
-// for tests and rehearsals). base carries the client settings of openai
-// providers (timeouts, retries, backoff); the configuration fills in server,
-// key and model.
-func Providers(configs *llmconfig.Store, base openai.Config) ProviderFunc {
+// New returns the provider function (an agent.ProviderFunc) for the three
+// provider types of a configuration: openai (any OpenAI-compatible server,
+// key decrypted at the call), demo (the offline model) and script (canned
+// replies from the configuration, consumed in order across all runs of that
+// configuration, for tests and rehearsals). base carries the client settings
+// of openai providers (timeouts, retries, backoff); the configuration fills
+// in server, key and model.
+func New(configs *llmconfig.Store, base openai.Config) func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error) {
 	var mu sync.Mutex // guards scripts
 	scripts := map[int64]*script.Provider{}
 	return func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error) {

@@ -1,0 +1,232 @@
+package agent
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"waymark/internal/access"
+	"waymark/internal/llm"
+	"waymark/internal/run"
+	"waymark/internal/store"
+	"waymark/internal/tool"
+)
+
+// Approve answers the waiting turn of run id as actor. It refuses, leaving
+// the run waiting, when the digest names another turn, when a preview changed
+// since it was shown (the new preview is stored), and when a four-eyes
+// configuration would be released by its initiator. An approval executes the
+// turn as the run's initiator; a denial feeds the model the denial token.
+// Once its checks passed, the resumed turn runs detached from ctx's
+// cancellation: a caller that goes away does not leave the run running.
+func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decision) (Result, error) {
+	if err := d.validate(); err != nil {
+		return Result{}, err
+	}
+	// The checks up to the claim read one snapshot; the scope ends before
+	// the first write.
+	rctx, endReads := rt.db.ReadScope(ctx)
+	defer endReads()
+	r, a, v, err := rt.visibleRun(rctx, actor, id)
+	if err != nil {
+		return Result{}, err
+	}
+	if r.Status != run.StatusWaitingForApproval {
+		return Result{}, ErrNotWaiting
+	}
+	cfg, err := rt.configs.Get(rctx, r.Configuration)
+	if err != nil {
+		return Result{}, fmt.Errorf("configuration of run %s: %w", id, err)
+	}
+	if d.Approve {
+		if a.ServiceAccount {
+			return Result{}, ErrNotPermitted
+		}
+		if cfg.RequireSecondApprover {
+			if actor == r.Initiator {
+				return Result{}, ErrSelfApproval
+			}
+			if !a.HasGrant(access.GrantApprove) {
+				return Result{}, ErrNotPermitted
+			}
+		}
+	}
+	s, err := decodeSuspended(r.Suspended)
+	if err != nil {
+		return Result{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(d.TurnDigest), []byte(s.Digest)) != 1 {
+		return Result{}, ErrStaleTurn
+	}
+	if !d.Approve && !offersReasons(s) {
+		d.Reason = "" // a reason the card does not offer is a plain denial (P.R5)
+	}
+	owner := rt.owner("resume")
+	seg := rt.newSegment(r, owner, cfg, len(r.Request) > 0)
+	seg.resumed = true
+	st := s.State
+	if err := rt.recheckSkills(rctx, r, &st); err != nil {
+		return Result{}, err
+	}
+	// Once checked, the decision is carried out and the resumed turn settled
+	// even when the caller goes away, as Run does.
+	ctx = context.WithoutCancel(ctx)
+	if d.Approve {
+		fresh := rt.currentCalls(rctx, seg, &st, s)
+		if previewsDiffer(s.Calls, fresh) {
+			endReads()
+			return Result{}, rt.resuspend(ctx, seg, s, fresh)
+		}
+	}
+	endReads()
+	decidedBy := "other_user"
+	if actor == r.Initiator {
+		decidedBy = "run_owner"
+	}
+	before := len(seg.events)
+	seg.emit(run.EventApproval, map[string]any{"approved": d.Approve, "decidedBy": actor, "decider": decidedBy,
+		"reason": string(d.Reason), "turnDigest": s.Digest})
+	seg.emit(run.EventStatus, map[string]any{"status": run.StatusRunning})
+	var fence []byte
+	if d.Approve {
+		fence = fenceFor(s.Calls)
+	}
+	calls := s.Calls
+	written := false // the first call ran with the claim
+	if fence != nil && calls[0].Effect == tool.EffectWrite {
+		written, err = rt.claimAndWrite(ctx, seg, &st, calls[0], s.Lang)
+		if errors.Is(err, tool.ErrPreviewChanged) {
+			// The record changed after the check above: nothing was written
+			// or claimed; the card shows the record as it is now.
+			seg.events = seg.events[:before]
+			return Result{}, rt.resuspend(ctx, seg, s, rt.currentCalls(ctx, seg, &st, s))
+		}
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	if written {
+		calls, fence = calls[1:], nil
+	} else if err := rt.claim(ctx, seg, run.StatusWaitingForApproval, fence); err != nil {
+		return Result{}, err
+	}
+	if !d.Approve {
+		for _, c := range calls {
+			rt.answer(seg, &st, llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}, denial(decidedBy, d.Reason))
+		}
+		done := decided(seg, s.Calls)
+		res := rt.drive(ctx, seg, &st)
+		res.Calls = done
+		return rt.withStatus(ctx, a, v, res), nil
+	}
+	wrote := fieldsWritten{}
+	if written {
+		wrote.add(s.Calls[0].Target)
+	}
+	for i, c := range calls {
+		released := releasedOf(c, s.Lang)
+		if wrote.overlaps(c.Target) {
+			released = nil // this turn's own earlier write changed what the card showed
+		}
+		if err := rt.execute(ctx, seg, &st, approvedCall{pendingCall: c, fenced: i == 0 && fence != nil, released: released}); err != nil {
+			res := rt.fault(ctx, seg, err, Result{UUID: id})
+			res.Calls = decided(seg, s.Calls)
+			return rt.withStatus(ctx, a, v, res), nil
+		}
+		wrote.add(c.Target)
+	}
+	done := decided(seg, s.Calls)
+	res := rt.drive(ctx, seg, &st)
+	res.Calls = done
+	return rt.withStatus(ctx, a, v, res), nil
+}
+
+// claim takes the waiting run for seg (waiting → running), with the buffered
+// events and, for an approval whose first call writes, the write fence.
+func (rt *Runtime) claim(ctx context.Context, seg *segment, from run.Status, fence []byte) error {
+	return seg.commit(ctx, rt.db.InTx, ErrNotWaiting, func(tx *store.Tx) (bool, error) {
+		return rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.Resumption{From: from, Owner: seg.owner, Lease: rt.cfg.Lease, Fence: fence}, seg.flush())
+	})
+}
+
+// claimAndWrite claims the waiting run and executes its first call, a
+// content write (effect write), in one transaction: the write runs first
+// and the guarded claim last, committing the write, the decision and the
+// call's events together, and a lost claim rolls the write back. No fence is
+// needed: nothing can observe half of one transaction. The write compares
+// the call's preview, shown in lang, with the record as the transaction
+// reads it, and refuses with tool.ErrPreviewChanged when the record changed
+// since the approver's check. It reports false, with the run and the segment
+// as they were, when it does not apply (the run's process ended) or the
+// write failed: the caller then takes the long way (claim, then execute),
+// which records the end or the failure.
+func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c pendingCall, lang string) (bool, error) {
+	if held, _ := rt.processHeld(ctx, st); !held {
+		return false, nil
+	}
+	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
+	messages, events := len(st.Messages), len(seg.events)
+	err := rt.writeInTx(ctx, seg, st, approvedWrite{call: lc, released: releasedOf(c, lang), lost: ErrNotWaiting, guard: func(tx *store.Tx) (bool, error) {
+		return rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.Resumption{From: run.StatusWaitingForApproval, Owner: seg.owner, Lease: rt.cfg.Lease}, seg.flush())
+	}})
+	if err != nil {
+		st.Messages, seg.events = st.Messages[:messages], seg.events[:events]
+		if errors.Is(err, ErrNotWaiting) || errors.Is(err, tool.ErrPreviewChanged) {
+			return false, err
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+func toolCalls(calls []pendingCall) []llm.ToolCall {
+	out := make([]llm.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
+	}
+	return out
+}
+
+// currentCalls is the waiting turn's calls with their previews as the
+// records read now (in one snapshot).
+func (rt *Runtime) currentCalls(ctx context.Context, seg *segment, st *state, s suspended) []pendingCall {
+	rctx, end := rt.db.ReadScope(ctx)
+	defer end()
+	return rt.pendingCalls(rctx, seg, st, toolCalls(s.Calls), s.Lang)
+}
+
+// previewsDiffer compares what the approver saw with the previews now. A
+// call that had no preview does not bind; one whose preview fails now refuses
+// — except a write the acting user lost the right to since: it is released
+// and the write refuses itself, so the model and the outcome say so.
+func previewsDiffer(shown, now []pendingCall) bool {
+	for i := range shown {
+		if shown[i].Preview == nil || now[i].denied {
+			continue
+		}
+		if now[i].Preview == nil || !tool.SameItems(*shown[i].Preview, *now[i].Preview) {
+			return true
+		}
+	}
+	return false
+}
+
+// resuspend stores the current previews on a waiting run (the turn digest stays:
+// it names the calls) and answers ErrPreviewChanged.
+func (rt *Runtime) resuspend(ctx context.Context, seg *segment, s suspended, fresh []pendingCall) error {
+	s.Calls = fresh
+	body, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	seg.emit(run.EventApproval, map[string]any{"previewChanged": true, "turnDigest": s.Digest})
+	if err := rt.claim(ctx, seg, run.StatusWaitingForApproval, nil); err != nil {
+		return err
+	}
+	if err := seg.suspend(ctx, run.StatusWaitingForApproval, body); err != nil {
+		return err
+	}
+	return ErrPreviewChanged
+}

@@ -41,7 +41,10 @@ type Config struct {
 	// Env is added to their environment.
 	Exe string
 	Env []string
-	Log *slog.Logger
+	// CPUProfile, if set, is the file the server child writes its CPU
+	// profile to (serve --cpuprofile).
+	CPUProfile string
+	Log        *slog.Logger
 }
 
 // Figure is one measured value, printed as "name: value unit".
@@ -148,8 +151,11 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 	if cfg.WorkerProcesses > 0 {
 		inProcess = 0
 	}
-	server, err := startChild(ctx, exe, env, "serve", "--db", dbURL, "--addr", "127.0.0.1:0",
-		"--workers", fmt.Sprint(inProcess), "--data-dir", keyDir)
+	serveArgs := []string{"serve", "--db", dbURL, "--addr", "127.0.0.1:0", "--workers", fmt.Sprint(inProcess), "--data-dir", keyDir}
+	if cfg.CPUProfile != "" {
+		serveArgs = append(serveArgs, "--cpuprofile", cfg.CPUProfile)
+	}
+	server, err := startChild(ctx, exe, env, serveArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +175,15 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
+	cpu0, err := cpuTime(server.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
 	res := drive(ctx, client, server.url, cfg.Conversations, cfg.Duration)
+	cpu1, err := cpuTime(server.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
 	after, err := serverCommits(ctx, client, server.url)
 	if err != nil {
 		return nil, err
@@ -199,6 +213,7 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 		{"answer_latency_p50", ms(quantile(res.latencies, 0.50)), "ms"},
 		{"answer_latency_p99", ms(quantile(res.latencies, 0.99)), "ms"},
 		{"db_transactions/answer", float64(commits) / float64(res.answers), ""},
+		{"server_cpu/answer", ms(cpu1-cpu0) / float64(res.answers), "ms"},
 		{"server_peak_rss", float64(rss) / 1024, "MB"},
 		{"baseline_commits/s", baseline, "1/s"},
 		{"unfinished_tours", float64(res.unfinished), ""},

@@ -171,3 +171,27 @@ func peakRSS(pid int) (int64, error) {
 	}
 	return 0, errors.New("peak RSS of the server: no VmHWM in /proc status")
 }
+
+// cpuTime is the CPU time (user and system) process pid has used so far,
+// from /proc/PID/stat in clock ticks of 1/100 s (USER_HZ on Linux).
+func cpuTime(pid int) (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("CPU time of the server: %w", err)
+	}
+	// The command name (field 2) may hold spaces; the fields after it are plain.
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return 0, errors.New("CPU time of the server: no command name in /proc stat")
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("CPU time of the server: short /proc stat")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("CPU time of the server: %w", err)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}

@@ -108,6 +108,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	dir := fs.String("data-dir", "", "folder of the secret key")
 	skillsRoot := skillsRootFlag(fs)
 	lease := leaseFlag(fs)
+	profile := cpuProfileFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -117,13 +118,23 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	if err := checkLease(*lease); err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile(*profile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
+	traces, stopTracing, err := startTracing(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	db, err := openDB(ctx, *dbURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Lease: *lease,
-		Logger: e.log, Version: version})
+		Logger: e.log, Version: version, Tracer: traces.Tracer()})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
@@ -25,6 +26,7 @@ import (
 	"waymark/internal/content"
 	"waymark/internal/fixture"
 	"waymark/internal/httpapi"
+	"waymark/internal/llm"
 	"waymark/internal/llm/openai"
 	"waymark/internal/llmconfig"
 	"waymark/internal/openpoint"
@@ -70,6 +72,9 @@ type Config struct {
 	SkillsRoot string
 	// MetricsToken, when set, is the bearer token GET /metrics requires.
 	MetricsToken string
+	// Tracer, when set, traces HTTP requests, queue jobs, model calls and
+	// tool calls (issue 15 item 4; tracing.FromEnv); nil is tracing off.
+	Tracer trace.Tracer
 }
 
 // App is the wired application.
@@ -116,6 +121,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	}
 	checker := access.NewChecker(db)
 	reg := tool.NewRegistry(db)
+	reg.SetTracer(cfg.Tracer)
 	if err := tool.RegisterBuiltins(reg, db, content.NewWriter(db, checker, clk), checker); err != nil {
 		return nil, err
 	}
@@ -131,7 +137,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	runs := run.NewStore(db, clk)
-	rt, err := agent.New(db, runs, configs, reg, agent.Providers(configs, cfg.Provider),
+	rt, err := agent.New(db, runs, configs, reg, tracedProviders(agent.Providers(configs, cfg.Provider), cfg.Tracer),
 		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: cfg.Lease, Heartbeat: cfg.Heartbeat, Skills: skills,
 			MaxOpenRuns: cfg.MaxOpenRuns,
 			Preparer:    process.NewPreparer(db, runs, skills, checker)})
@@ -139,7 +145,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	q, err := queue.New(db, rt, queue.Config{Workers: cfg.Workers, ChatWorkers: cmp.Or(cfg.ChatWorkers, cfg.Workers), Logger: log,
-		PollInterval: cfg.PollInterval, Reap: rt.ReapJob, ReapEvery: reapEvery(rt.Lease())})
+		PollInterval: cfg.PollInterval, Reap: rt.ReapJob, ReapEvery: reapEvery(rt.Lease()), Tracer: cfg.Tracer})
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +169,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
 		return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
 	})
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Runtime: rt, Skills: skills,
+	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Tracer: cfg.Tracer, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {
 		return nil, err
@@ -222,6 +228,18 @@ func (a *App) FixtureOptions() *fixture.Options {
 // reapEvery is how often the installation's reaper runs: a quarter of the
 // lease, so a crashed process's runs are reaped within about a lease and a
 // quarter.
+// tracedProviders gives the models of providers a span per call (nil t:
+// providers as they are).
+func tracedProviders(providers agent.ProviderFunc, t trace.Tracer) agent.ProviderFunc {
+	if t == nil {
+		return providers
+	}
+	return func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error) {
+		p, err := providers(ctx, cfg)
+		return llm.Traced(p, t, string(cfg.ProviderType)), err
+	}
+}
+
 func reapEvery(lease time.Duration) time.Duration { return max(lease/4, time.Second) }
 
 // StartWorkers starts the queue workers until ctx ends; stop waits for

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"waymark/internal/tracing"
+)
+
+// startTracing sets up the OpenTelemetry traces the OTEL_* variables ask
+// for (issue 15 item 4; tracing.Enabled says when): nil traces when they ask
+// for none. The returned stop flushes the spans still buffered, for at most
+// five seconds.
+func startTracing(ctx context.Context, e *env) (*tracing.Traces, func(), error) {
+	t, err := tracing.FromEnv(ctx, version)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if t == nil {
+		return nil, func() {}, nil
+	}
+	e.log.Info("tracing on: OpenTelemetry spans export over OTLP/HTTP (OTEL_* variables)")
+	return t, func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := t.Shutdown(ctx); err != nil {
+			e.log.Warn("tracing: spans not exported", "err", err)
+		}
+	}, nil
+}

@@ -118,16 +118,11 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	if err := checkLease(*lease); err != nil {
 		return err
 	}
-	stopProfile, err := startCPUProfile(*profile)
+	traces, stopObserving, err := startObserving(ctx, e, *profile)
 	if err != nil {
 		return err
 	}
-	defer stopProfile()
-	traces, stopTracing, err := startTracing(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
+	defer stopObserving()
 	db, err := openDB(ctx, *dbURL)
 	if err != nil {
 		return err

@@ -48,16 +48,11 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	if *workers < 0 {
 		return fmt.Errorf("%w: --workers must be 0 or more", errUsage)
 	}
-	stopProfile, err := startCPUProfile(*profile)
+	traces, stopObserving, err := startObserving(ctx, e, *profile)
 	if err != nil {
 		return err
 	}
-	defer stopProfile()
-	traces, stopTracing, err := startTracing(ctx, e)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
+	defer stopObserving()
 	db, err := openDB(ctx, *dbURL)
 	if err != nil {
 		return err

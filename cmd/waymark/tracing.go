@@ -29,3 +29,19 @@ func startTracing(ctx context.Context, e *env) (*tracing.Traces, func(), error) 
 		}
 	}, nil
 }
+
+// startObserving starts what serve and worker offer to watch them by: the
+// CPU profile of --cpuprofile (profile) and the traces of the OTEL_*
+// variables. stop ends both.
+func startObserving(ctx context.Context, e *env, profile string) (traces *tracing.Traces, stop func(), err error) {
+	stopProfile, err := startCPUProfile(profile)
+	if err != nil {
+		return nil, nil, err
+	}
+	traces, stopTracing, err := startTracing(ctx, e)
+	if err != nil {
+		stopProfile()
+		return nil, nil, err
+	}
+	return traces, func() { stopTracing(); stopProfile() }, nil
+}

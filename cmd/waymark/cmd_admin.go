@@ -140,7 +140,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "waymark worker on %s: %d workers\n", db.Addr, *workers)
 	<-ctx.Done()
 	stop()
-	e.log.Info("worker stopped", "commits", db.Commits()) // read by waymark bench
+	e.log.Info("worker stopped", "commits", db.Commits(), "statements", db.Statements()) // read by waymark bench
 	return nil
 }
 

@@ -188,6 +188,11 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		func() float64 { return float64(db.Commits()) })); err != nil {
 		return nil, err
 	}
+	if err := srv.Registry().Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "waymark_db_statements_total",
+		Help: "Statements this process ran through the store (waymark bench divides them by answers)."},
+		func() float64 { return float64(db.Statements()) })); err != nil {
+		return nil, err
+	}
 	providerSeconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "waymark_provider_call_seconds", Help: "Latency of model calls, by configuration and outcome.",
 		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"configuration", "outcome"})

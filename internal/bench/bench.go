@@ -171,7 +171,7 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 	}
 
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 2 * cfg.Conversations}}
-	before, err := serverCommits(ctx, client, server.url)
+	before, err := serverCounts(ctx, client, server.url)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	after, err := serverCommits(ctx, client, server.url)
+	after, err := serverCounts(ctx, client, server.url)
 	if err != nil {
 		return nil, err
 	}
@@ -192,13 +192,14 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	commits := after - before
+	n := after.minus(before)
 	for _, w := range workers {
-		n, err := w.stopAndCommits()
+		wn, err := w.stopAndCount()
 		if err != nil {
 			return nil, err
 		}
-		commits += n
+		n.commits += wn.commits
+		n.statements += wn.statements
 	}
 	if res.err != nil {
 		return nil, fmt.Errorf("%d of the tours failed; the first: %w", res.failed, res.err)
@@ -212,7 +213,8 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 		{"card_answers/s", float64(res.answers) / secs, "1/s"},
 		{"answer_latency_p50", ms(quantile(res.latencies, 0.50)), "ms"},
 		{"answer_latency_p99", ms(quantile(res.latencies, 0.99)), "ms"},
-		{"db_transactions/answer", float64(commits) / float64(res.answers), ""},
+		{"db_transactions/answer", float64(n.commits) / float64(res.answers), ""},
+		{"db_statements/answer", float64(n.statements) / float64(res.answers), ""},
 		{"server_cpu/answer", ms(cpu1-cpu0) / float64(res.answers), "ms"},
 		{"server_peak_rss", float64(rss) / 1024, "MB"},
 		{"baseline_commits/s", baseline, "1/s"},

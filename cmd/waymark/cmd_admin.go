@@ -108,6 +108,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	dir := fs.String("data-dir", "", "folder of the secret key")
 	skillsRoot := skillsRootFlag(fs)
 	lease := leaseFlag(fs)
+	profile := cpuProfileFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -117,13 +118,18 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	if err := checkLease(*lease); err != nil {
 		return err
 	}
+	traces, stopObserving, err := startObserving(ctx, e, *profile)
+	if err != nil {
+		return err
+	}
+	defer stopObserving()
 	db, err := openDB(ctx, *dbURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Lease: *lease,
-		Logger: e.log, Version: version})
+		Logger: e.log, Version: version, Tracer: traces.Tracer()})
 	if err != nil {
 		return err
 	}
@@ -134,7 +140,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "waymark worker on %s: %d workers\n", db.Addr, *workers)
 	<-ctx.Done()
 	stop()
-	e.log.Info("worker stopped", "commits", db.Commits()) // read by waymark bench
+	e.log.Info("worker stopped", "commits", db.Commits(), "statements", db.Statements()) // read by waymark bench
 	return nil
 }
 

@@ -26,6 +26,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	convs := fs.Int("conversations", 8, "guided conversations at once, one editor and page each")
 	dur := fs.Duration("duration", 20*time.Second, "how long new tours are started")
 	dir := fs.String("data-dir", "", "folder of the secret key for --db (default: WAYMARK_DATA_DIR, the SQLite file's folder, or .; WAYMARK_SECRET_KEY first)")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the server child to `FILE` (go tool pprof)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	if *db != "" { // a database of the operator's: its key, as serve finds it
 		keyDir = dataDir(*dir, *db)
 	}
-	figures, err := bench.Run(ctx, bench.Config{DB: *db, DataDir: keyDir, WorkerProcesses: *procs, Conversations: *convs, Duration: *dur,
+	figures, err := bench.Run(ctx, bench.Config{DB: *db, DataDir: keyDir, WorkerProcesses: *procs, Conversations: *convs, Duration: *dur, CPUProfile: *profile,
 		Exe: benchExe, Env: benchEnv, Log: e.log})
 	if errors.As(err, new(bench.ConfigError)) {
 		return fmt.Errorf("%w: %w", errUsage, err)

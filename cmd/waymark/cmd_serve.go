@@ -28,6 +28,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	hf := defineHTTPFlags(fs)
 	lease := leaseFlag(fs)
 	metricsToken := fs.String("metrics-token", "", "bearer token GET /metrics requires (none: /metrics is public); prefer the variable to the flag")
+	profile := cpuProfileFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -47,13 +48,19 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	if *workers < 0 {
 		return fmt.Errorf("%w: --workers must be 0 or more", errUsage)
 	}
+	traces, stopObserving, err := startObserving(ctx, e, *profile)
+	if err != nil {
+		return err
+	}
+	defer stopObserving()
 	db, err := openDB(ctx, *dbURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Lease: *lease,
-		Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure, MetricsToken: *metricsToken})
+		Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure, MetricsToken: *metricsToken,
+		Tracer: traces.Tracer()})
 	if err != nil {
 		return err
 	}

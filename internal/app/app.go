@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
@@ -25,6 +26,7 @@ import (
 	"waymark/internal/content"
 	"waymark/internal/fixture"
 	"waymark/internal/httpapi"
+	"waymark/internal/llm"
 	"waymark/internal/llm/openai"
 	"waymark/internal/llm/providers"
 	"waymark/internal/llmconfig"
@@ -71,6 +73,9 @@ type Config struct {
 	SkillsRoot string
 	// MetricsToken, when set, is the bearer token GET /metrics requires.
 	MetricsToken string
+	// Tracer, when set, traces HTTP requests, queue jobs, model calls and
+	// tool calls (issue 15 item 4; tracing.FromEnv); nil is tracing off.
+	Tracer trace.Tracer
 }
 
 // App is the wired application.
@@ -117,6 +122,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	}
 	checker := access.NewChecker(db)
 	reg := tool.NewRegistry(db)
+	reg.SetTracer(cfg.Tracer)
 	if err := tool.RegisterBuiltins(reg, db, content.NewWriter(db, checker, clk), checker); err != nil {
 		return nil, err
 	}
@@ -136,7 +142,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	// its workers get them as handlers when they start (StartWorkers).
 	lease := cmp.Or(cfg.Lease, agent.DefaultLease)
 	q, err := queue.New(db, queue.Config{Workers: cfg.Workers, ChatWorkers: cmp.Or(cfg.ChatWorkers, cfg.Workers), Logger: log,
-		PollInterval: cfg.PollInterval, Reaper: true, ReapEvery: reapEvery(lease)})
+		PollInterval: cfg.PollInterval, Reaper: true, ReapEvery: reapEvery(lease), Tracer: cfg.Tracer})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +154,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"configuration", "outcome"})
 	refusals := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "waymark_process_refusals_total", Help: "Refused process invocations and continuations, by case."}, []string{"refusal"})
-	rt, err := agent.New(db, runs, configs, reg, providers.New(configs, cfg.Provider),
+	rt, err := agent.New(db, runs, configs, reg, tracedProviders(providers.New(configs, cfg.Provider), cfg.Tracer),
 		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
 			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q,
 			Preparer: process.NewPreparer(db, runs, skills, checker),
@@ -177,7 +183,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 			t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
 			return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
 		}})
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Runtime: rt, Skills: skills,
+	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Tracer: cfg.Tracer, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {
 		return nil, err
@@ -194,6 +200,11 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err := srv.Registry().Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "waymark_db_commits_total",
 		Help: "Transactions this process committed through the store (waymark bench divides them by answers)."},
 		func() float64 { return float64(db.Commits()) })); err != nil {
+		return nil, err
+	}
+	if err := srv.Registry().Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "waymark_db_statements_total",
+		Help: "Statements this process ran through the store (waymark bench divides them by answers)."},
+		func() float64 { return float64(db.Statements()) })); err != nil {
 		return nil, err
 	}
 	if err := srv.Registry().Register(providerSeconds); err != nil {
@@ -223,6 +234,18 @@ func (a *App) FixtureOptions() *fixture.Options {
 // reapEvery is how often the installation's reaper runs: a quarter of the
 // lease, so a crashed process's runs are reaped within about a lease and a
 // quarter.
+// tracedProviders gives the models of providers a span per call (nil t:
+// providers as they are).
+func tracedProviders(providers agent.ProviderFunc, t trace.Tracer) agent.ProviderFunc {
+	if t == nil {
+		return providers
+	}
+	return func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error) {
+		p, err := providers(ctx, cfg)
+		return llm.Traced(p, t, string(cfg.ProviderType)), err
+	}
+}
+
 func reapEvery(lease time.Duration) time.Duration { return max(lease/4, time.Second) }
 
 // StartWorkers starts the queue workers until ctx ends; stop waits for

@@ -41,7 +41,10 @@ type Config struct {
 	// Env is added to their environment.
 	Exe string
 	Env []string
-	Log *slog.Logger
+	// CPUProfile, if set, is the file the server child writes its CPU
+	// profile to (serve --cpuprofile).
+	CPUProfile string
+	Log        *slog.Logger
 }
 
 // Figure is one measured value, printed as "name: value unit".
@@ -148,8 +151,11 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 	if cfg.WorkerProcesses > 0 {
 		inProcess = 0
 	}
-	server, err := startChild(ctx, exe, env, "serve", "--db", dbURL, "--addr", "127.0.0.1:0",
-		"--workers", fmt.Sprint(inProcess), "--data-dir", keyDir)
+	serveArgs := []string{"serve", "--db", dbURL, "--addr", "127.0.0.1:0", "--workers", fmt.Sprint(inProcess), "--data-dir", keyDir}
+	if cfg.CPUProfile != "" {
+		serveArgs = append(serveArgs, "--cpuprofile", cfg.CPUProfile)
+	}
+	server, err := startChild(ctx, exe, env, serveArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -165,12 +171,20 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 	}
 
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 2 * cfg.Conversations}}
-	before, err := serverCommits(ctx, client, server.url)
+	before, err := serverCounts(ctx, client, server.url)
+	if err != nil {
+		return nil, err
+	}
+	cpu0, err := cpuTime(server.cmd.Process.Pid)
 	if err != nil {
 		return nil, err
 	}
 	res := drive(ctx, client, server.url, cfg.Conversations, cfg.Duration)
-	after, err := serverCommits(ctx, client, server.url)
+	cpu1, err := cpuTime(server.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	after, err := serverCounts(ctx, client, server.url)
 	if err != nil {
 		return nil, err
 	}
@@ -178,13 +192,14 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	commits := after - before
+	n := after.minus(before)
 	for _, w := range workers {
-		n, err := w.stopAndCommits()
+		wn, err := w.stopAndCount()
 		if err != nil {
 			return nil, err
 		}
-		commits += n
+		n.commits += wn.commits
+		n.statements += wn.statements
 	}
 	if res.err != nil {
 		return nil, fmt.Errorf("%d of the tours failed; the first: %w", res.failed, res.err)
@@ -198,7 +213,9 @@ func Run(ctx context.Context, cfg Config) ([]Figure, error) {
 		{"card_answers/s", float64(res.answers) / secs, "1/s"},
 		{"answer_latency_p50", ms(quantile(res.latencies, 0.50)), "ms"},
 		{"answer_latency_p99", ms(quantile(res.latencies, 0.99)), "ms"},
-		{"db_transactions/answer", float64(commits) / float64(res.answers), ""},
+		{"db_transactions/answer", float64(n.commits) / float64(res.answers), ""},
+		{"db_statements/answer", float64(n.statements) / float64(res.answers), ""},
+		{"server_cpu/answer", ms(cpu1-cpu0) / float64(res.answers), "ms"},
 		{"server_peak_rss", float64(rss) / 1024, "MB"},
 		{"baseline_commits/s", baseline, "1/s"},
 		{"unfinished_tours", float64(res.unfinished), ""},

@@ -114,48 +114,68 @@ func (c *child) stop() {
 	}
 }
 
-// stopAndCommits stops a worker and returns the commits it reported on its way out.
-func (c *child) stopAndCommits() (int64, error) {
+// counts are a process's store counters: commits and statements.
+type counts struct{ commits, statements int64 }
+
+func (c counts) minus(d counts) counts {
+	return counts{c.commits - d.commits, c.statements - d.statements}
+}
+
+// stopAndCount stops a worker and returns the counts it reported on its way out.
+func (c *child) stopAndCount() (counts, error) {
 	c.stop()
 	c.out.mu.Lock()
 	text := c.out.buf.String()
 	c.out.mu.Unlock()
 	for _, line := range strings.Split(text, "\n") {
 		var rec struct {
-			Commits *int64 `json:"commits"`
+			Commits    *int64 `json:"commits"`
+			Statements int64  `json:"statements"`
 		}
 		if json.Unmarshal([]byte(line), &rec) == nil && rec.Commits != nil {
-			return *rec.Commits, nil
+			return counts{*rec.Commits, rec.Statements}, nil
 		}
 	}
-	return 0, fmt.Errorf("the worker did not log its commits on exit: %s", c.out)
+	return counts{}, fmt.Errorf("the worker did not log its commits on exit: %s", c.out)
 }
 
-// serverCommits reads the server's waymark_db_commits_total from /metrics.
-func serverCommits(ctx context.Context, client *http.Client, base string) (int64, error) {
+// serverCounts reads the server's waymark_db_commits_total and
+// waymark_db_statements_total from /metrics.
+func serverCounts(ctx context.Context, client *http.Client, base string) (counts, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
 	if err != nil {
-		return 0, err
+		return counts{}, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("metrics: %w", err)
+		return counts{}, fmt.Errorf("metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, fmt.Errorf("metrics: %w", err)
+		return counts{}, fmt.Errorf("metrics: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("metrics: status %d", resp.StatusCode)
+		return counts{}, fmt.Errorf("metrics: status %d", resp.StatusCode)
 	}
+	var n counts
+	found := 0
 	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, "waymark_db_commits_total "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return int64(f), err
+		for name, into := range map[string]*int64{"waymark_db_commits_total ": &n.commits, "waymark_db_statements_total ": &n.statements} {
+			if v, ok := strings.CutPrefix(line, name); ok {
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil {
+					return counts{}, fmt.Errorf("metrics: %s: %w", name, err)
+				}
+				*into = int64(f)
+				found++
+			}
 		}
 	}
-	return 0, errors.New("metrics: no waymark_db_commits_total")
+	if found != 2 {
+		return counts{}, errors.New("metrics: no waymark_db_commits_total and waymark_db_statements_total")
+	}
+	return n, nil
 }
 
 // peakRSS is the peak resident set (VmHWM) of process pid in KiB.
@@ -170,4 +190,28 @@ func peakRSS(pid int) (int64, error) {
 		}
 	}
 	return 0, errors.New("peak RSS of the server: no VmHWM in /proc status")
+}
+
+// cpuTime is the CPU time (user and system) process pid has used so far,
+// from /proc/PID/stat in clock ticks of 1/100 s (USER_HZ on Linux).
+func cpuTime(pid int) (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("CPU time of the server: %w", err)
+	}
+	// The command name (field 2) may hold spaces; the fields after it are plain.
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return 0, errors.New("CPU time of the server: no command name in /proc stat")
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("CPU time of the server: short /proc stat")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("CPU time of the server: %w", err)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }

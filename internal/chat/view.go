@@ -55,8 +55,12 @@ type Summary struct {
 }
 
 // Get returns a conversation of the actor after handing back a card that was
-// decided elsewhere (reconcile).
+// decided elsewhere (reconcile). Its reads share one snapshot (a read scope:
+// a client polls this during every turn, issue 15); a hand-back's write
+// ends the scope's use, so the view reads what it wrote.
 func (s *Service) Get(ctx context.Context, actor, id int64) (View, error) {
+	ctx, end := s.db.ReadScope(ctx)
+	defer end()
 	r, err := s.owned(ctx, actor, id)
 	if err != nil {
 		return View{}, err
@@ -89,11 +93,11 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 		Card: r.Card, Question: r.Question, LastRun: r.LastRun, PendingRun: r.PendingRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configuration: r.Configuration}
 	if r.Status == Processing && r.PendingRun != "" {
 		// Progress and highlight as they are reported, not only at pauses.
-		if st, err := s.rt.Status(ctx, r.Owner, r.PendingRun); err == nil {
-			if p := jsonOf(st.Progress); p != nil {
+		if progress, highlight, err := s.rt.Live(ctx, r.Owner, r.PendingRun); err == nil {
+			if p := jsonOf(progress); p != nil {
 				v.Progress = *p
 			}
-			if h := jsonOf(st.Highlight); h != nil {
+			if h := jsonOf(highlight); h != nil {
 				v.Highlight = *h
 			}
 		}

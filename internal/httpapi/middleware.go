@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // requestInfo travels with a request from the outermost middleware to the
@@ -33,12 +35,13 @@ func infoFrom(ctx context.Context) *requestInfo {
 }
 
 // serveHTTP is the outer middleware: request id, panic recovery, access
-// log and metrics around the mux.
+// log, metrics and (with a tracer) the request's span around the mux.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	info := &requestInfo{id: requestID(r.Header.Get("X-Request-Id"))}
 	w.Header().Set("X-Request-Id", info.id)
 	rw := &responseWriter{ResponseWriter: w, info: info}
+	r, span := s.startSpan(r)
 	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
 	defer func() {
 		if p := recover(); p != nil {
@@ -52,7 +55,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 				info.status = http.StatusInternalServerError
 			}
 		}
-		s.observe(r, info, time.Since(start))
+		s.observe(r, info, time.Since(start), span)
 	}()
 	if err := checkURLText(r); err != nil {
 		s.writeError(rw, r, err)
@@ -62,7 +65,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // observe writes the access log line and the request metrics.
-func (s *Server) observe(r *http.Request, info *requestInfo, d time.Duration) {
+func (s *Server) observe(r *http.Request, info *requestInfo, d time.Duration, span trace.Span) {
 	status := info.status
 	if !info.wroteHeader && status == 0 {
 		status = http.StatusOK
@@ -79,6 +82,7 @@ func (s *Server) observe(r *http.Request, info *requestInfo, d time.Duration) {
 	s.metrics.duration.WithLabelValues(method, route).Observe(d.Seconds())
 	s.logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", status,
 		"duration", d, "request_id", info.id, "user", info.uid)
+	endSpan(span, method, info, status)
 }
 
 // routeOf strips the method from a mux pattern: "GET /api/me" → "/api/me".

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel/trace"
 
 	"waymark/internal/agent"
 	"waymark/internal/auth"
@@ -52,6 +53,9 @@ type Config struct {
 	// leaves those routes out.
 	Site    *site.Site
 	Configs *llmconfig.Store
+	// Tracer, when set, gives every request a server span (issue 15 item
+	// 4); nil is tracing off and costs nothing.
+	Tracer trace.Tracer
 }
 
 // HandlerFunc is a route handler. It returns an error instead of writing
@@ -66,7 +70,8 @@ type Server struct {
 	clock        clock.Clock
 	registry     *prometheus.Registry
 	version      string
-	secure       bool // SecureCookies
+	secure       bool         // SecureCookies
+	tracer       trace.Tracer // nil: no spans
 	auth         *auth.Authenticator
 	mux          *http.ServeMux
 	metrics      metrics
@@ -98,6 +103,7 @@ func New(cfg Config) (*Server, error) {
 		clock:        cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
 		version:      cfg.Version,
 		metricsToken: cfg.MetricsToken,
+		tracer:       cfg.Tracer,
 		secure:       cfg.SecureCookies,
 		runtime:      cfg.Runtime,
 		skills:       cfg.Skills,

@@ -15,6 +15,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+	"go.opentelemetry.io/otel/trace"
 
 	"waymark/internal/store"
 )
@@ -63,6 +65,25 @@ const (
 	QueueMaintenance = "maintenance"
 )
 
+// DefaultPollInterval is how often idle workers look for jobs on
+// PostgreSQL, where the listener wakes them on every insert and polling is
+// only the fallback.
+const DefaultPollInterval = 200 * time.Millisecond
+
+// DefaultSQLitePoll is how often idle workers look for jobs on SQLite. River
+// wakes a producer of its own process only after an insert outside a
+// transaction, and every Waymark job is inserted inside the transaction of
+// the decision or message it carries out (InsertTx), so on SQLite the poll
+// is the only wake-up: at 200 ms it was most of an answer's latency (issue
+// 15, `waymark bench`). An empty fetch is one short write transaction on
+// the queue's pool; at 10 ms that is about 100 a second per queue, under
+// 1% of SQLite's commit rate on the bench machine.
+const DefaultSQLitePoll = 10 * time.Millisecond
+
+// maintenancePoll is the poll of the reaper's queue: its job comes every
+// ReapEvery, and a late start by this much is of no matter.
+const maintenancePoll = time.Second
+
 // DefaultReapEvery is how often the installation's reaper runs.
 const DefaultReapEvery = 15 * time.Second
 
@@ -71,8 +92,10 @@ type Config struct {
 	Workers int // concurrent runs per process; 0 = this process works no runs
 	// ChatWorkers is how many chat jobs (turns, decisions) this process works
 	// at once; 0 = none. With Workers and ChatWorkers 0 the queue only inserts.
-	ChatWorkers  int
-	PollInterval time.Duration // how often idle workers look for jobs (default 200ms)
+	ChatWorkers int
+	// PollInterval is how often idle workers look for jobs (default
+	// DefaultPollInterval, on SQLite DefaultSQLitePoll).
+	PollInterval time.Duration
 	// Cooldown is the least time between two fetches (default 5ms).
 	Cooldown time.Duration
 	// Reaper runs the installation's reaper (Handlers.Reap) as a River
@@ -81,6 +104,9 @@ type Config struct {
 	Reaper    bool
 	ReapEvery time.Duration // default DefaultReapEvery
 	Logger    *slog.Logger
+	// Tracer, when set, traces jobs from their insert to their work
+	// (trace.go); nil is tracing off.
+	Tracer trace.Tracer
 }
 
 // Queue inserts run jobs and, with workers, works them.
@@ -93,7 +119,8 @@ type Queue struct {
 	runs   int // Config.Workers
 	chats  int // Config.ChatWorkers
 	// h is what the workers run, given to Start before River starts them.
-	h Handlers
+	h      Handlers
+	tracer trace.Tracer // nil: no trace metadata, no spans
 	// Listening reports whether workers wake on inserts (PostgreSQL LISTEN/NOTIFY).
 	Listening bool
 }
@@ -126,7 +153,7 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("queue: Workers and ChatWorkers must be 0 or more, got %d and %d", cfg.Workers, cfg.ChatWorkers)
 	}
 	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0, db: db, reaper: cfg.Reaper && cfg.Workers+cfg.ChatWorkers > 0,
-		runs: cfg.Workers, chats: cfg.ChatWorkers}
+		runs: cfg.Workers, chats: cfg.ChatWorkers, tracer: cfg.Tracer}
 	if db.Dialect() == store.SQLite {
 		q.driver = riversqlite.New(db.QueuePool())
 	} else if q.works {
@@ -154,9 +181,12 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 		river.AddWorker(workers, &chatWorker{q: q})
 		river.AddWorker(workers, &reapWorker{q: q})
 		rc.Workers = workers
+		if cfg.Tracer != nil {
+			rc.Middleware = []rivertype.Middleware{traceMiddleware(cfg.Tracer)}
+		}
 		rc.Queues = map[string]river.QueueConfig{}
 		if cfg.Reaper {
-			rc.Queues[QueueMaintenance] = river.QueueConfig{MaxWorkers: 1}
+			rc.Queues[QueueMaintenance] = river.QueueConfig{MaxWorkers: 1, FetchPollInterval: maintenancePoll}
 		}
 		if cfg.Workers > 0 {
 			rc.Queues[QueueRuns] = river.QueueConfig{MaxWorkers: cfg.Workers}
@@ -164,7 +194,11 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 		if cfg.ChatWorkers > 0 {
 			rc.Queues[QueueChat] = river.QueueConfig{MaxWorkers: cfg.ChatWorkers}
 		}
-		rc.FetchPollInterval = cmp.Or(cfg.PollInterval, 200*time.Millisecond)
+		poll := DefaultPollInterval
+		if db.Dialect() == store.SQLite {
+			poll = DefaultSQLitePoll
+		}
+		rc.FetchPollInterval = cmp.Or(cfg.PollInterval, poll)
 		rc.PollOnly = !q.Listening
 		if cfg.Reaper {
 			rc.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(cmp.Or(cfg.ReapEvery, DefaultReapEvery)),
@@ -215,7 +249,7 @@ func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, run string, delay ti
 	if tx.SQL == nil {
 		return ErrNeedsSQLTx
 	}
-	opts := &river.InsertOpts{MaxAttempts: jobAttempts}
+	opts := &river.InsertOpts{MaxAttempts: jobAttempts, Metadata: q.traceMetadata(ctx)}
 	if delay > 0 {
 		opts.ScheduledAt = time.Now().Add(delay)
 	}
@@ -240,7 +274,7 @@ func (q *Queue) InsertChatTx(ctx context.Context, tx *store.Tx, payload any) err
 	if err != nil {
 		return fmt.Errorf("chat job: %w", err)
 	}
-	if _, err := q.client.InsertTx(ctx, tx.SQL, ChatArgs{Job: raw}, &river.InsertOpts{Queue: QueueChat, MaxAttempts: chatAttempts}); err != nil {
+	if _, err := q.client.InsertTx(ctx, tx.SQL, ChatArgs{Job: raw}, &river.InsertOpts{Queue: QueueChat, MaxAttempts: chatAttempts, Metadata: q.traceMetadata(ctx)}); err != nil {
 		return fmt.Errorf("enqueue chat job: %w", err)
 	}
 	return nil

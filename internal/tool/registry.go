@@ -9,6 +9,9 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"waymark/internal/store"
 )
@@ -69,7 +72,8 @@ func (e entry) validate(raw []byte) error {
 
 // Registry holds the known tools and reads their global enabled state.
 type Registry struct {
-	db *store.DB
+	db     *store.DB
+	tracer trace.Tracer // set before use (SetTracer); nil: no spans
 
 	mu    sync.RWMutex // guards tools
 	tools map[string]entry
@@ -79,6 +83,10 @@ type Registry struct {
 func NewRegistry(db *store.DB) *Registry {
 	return &Registry{db: db, tools: map[string]entry{}}
 }
+
+// SetTracer gives every Execute a span (issue 15 item 4). Call it before
+// the registry is used; nil (the default) is tracing off.
+func (r *Registry) SetTracer(t trace.Tracer) { r.tracer = t }
 
 // Register adds t. It fails for an empty or duplicate name, an unknown effect
 // and an argument schema that does not compile.
@@ -250,6 +258,25 @@ func (r *Registry) Validate(name string, args json.RawMessage) error {
 // results; the error is for infrastructure faults only. It does not ask for
 // approval: the caller runs NeedsApproval calls only once approved.
 func (r *Registry) Execute(ctx context.Context, name string, call Call) (Result, error) {
+	if r.tracer == nil {
+		return r.execute(ctx, name, call)
+	}
+	ctx, span := r.tracer.Start(ctx, "execute_tool "+name, trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", name),
+		attribute.String("waymark.run", call.Run), attribute.Bool("waymark.tool.write", call.Tx != nil)))
+	defer span.End()
+	res, err := r.execute(ctx, name, call)
+	switch {
+	case err != nil:
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	case res.IsError:
+		span.SetAttributes(attribute.Bool("waymark.tool.error_result", true))
+	}
+	return res, err
+}
+
+func (r *Registry) execute(ctx context.Context, name string, call Call) (Result, error) {
 	e, ok := r.entry(name)
 	if !ok {
 		return ErrorResult(fmt.Sprintf("unknown tool %q", name)), nil

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"waymark/internal/app"
 	"waymark/internal/clock"
 	"waymark/internal/fixture"
@@ -63,6 +65,8 @@ type Options struct {
 	SecureCookies bool
 	// SkillsRoot is the folder directory skill sources must lie in ("": none).
 	SkillsRoot string
+	// Tracer traces the application as app.Config.Tracer (nil: off).
+	Tracer trace.Tracer
 }
 
 // New starts the application on db with the fixture (YAML or JSON; the text
@@ -91,6 +95,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		Heartbeat:     opts.Heartbeat,
 		SecureCookies: opts.SecureCookies,
 		SkillsRoot:    opts.SkillsRoot,
+		Tracer:        opts.Tracer,
 	})
 	if err != nil {
 		t.Fatalf("app: %v", err)

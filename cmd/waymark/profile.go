@@ -1,0 +1,35 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+)
+
+// cpuProfileFlag defines --cpuprofile: a file the command writes a CPU
+// profile of its whole run to (go tool pprof FILE). Issue 15 item 5 (bench
+// profiles the server child with it).
+func cpuProfileFlag(fs *flag.FlagSet) *string {
+	return fs.String("cpuprofile", "", "write a CPU profile of this process to `FILE` when it stops (go tool pprof)")
+}
+
+// startCPUProfile starts the profile of --cpuprofile; the returned stop
+// writes it. With path "" it does nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}

@@ -86,6 +86,17 @@ func (s *Store) GetTx(ctx context.Context, q store.Querier, uid int64) (Configur
 	return c, nil
 }
 
+// ExistsTx reports whether a configuration, active or not, has the uid — for
+// packages that refer to configurations (a skill attachment) without reading
+// their table (issue 16 item 3).
+func ExistsTx(ctx context.Context, q store.Querier, uid int64) (bool, error) {
+	var n int
+	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM configurations WHERE uid = ?", uid).Scan(&n); err != nil {
+		return false, fmt.Errorf("configuration %d: %w", uid, err)
+	}
+	return n > 0, nil
+}
+
 var configCache = store.NewGenCache[int64, Configuration]("configurations")
 
 // GetByIdentifier reads one configuration by its identifier.

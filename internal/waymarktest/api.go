@@ -123,6 +123,11 @@ type RunStatus struct {
 	FinishedAt         *time.Time      `json:"finishedAt,omitempty"`
 }
 
+// HoldsProcessIs reports whether the answer carries holdsProcess and it is want.
+func (s RunStatus) HoldsProcessIs(want bool) bool {
+	return s.HoldsProcess != nil && *s.HoldsProcess == want
+}
+
 // Approve is the body of POST /api/runs/{uuid}/approval.
 type Approve struct {
 	Approve    bool   `json:"approve"`
@@ -164,6 +169,16 @@ func (c *Client) StartRun(req StartRun) (RunStatus, Response) {
 func (c *Client) Run(uuid string) (RunStatus, Response) {
 	c.env.T.Helper()
 	return decode[RunStatus](c, c.Do("GET", "/api/runs/"+url.PathEscape(uuid), nil))
+}
+
+// MustRun is Run that fails the test unless the answer is 200.
+func (c *Client) MustRun(uuid string) RunStatus {
+	c.env.T.Helper()
+	st, r := c.Run(uuid)
+	if r.Status != 200 {
+		c.env.T.Fatalf("GET /api/runs/%s = %d, want 200: %s", uuid, r.Status, r.Body)
+	}
+	return st
 }
 
 // Decide sends POST /api/runs/{uuid}/approval.
@@ -320,6 +335,12 @@ func (c *Client) SendMessage(id int64, content string) Response {
 func (c *Client) AnswerConversation(id int64, a Answer) Response {
 	c.env.T.Helper()
 	return c.Do("POST", fmt.Sprintf("/api/conversations/%d/answer", id), a)
+}
+
+// EndTour sends POST /api/conversations/{id}/end-tour.
+func (c *Client) EndTour(id int64) (Conversation, Response) {
+	c.env.T.Helper()
+	return decode[Conversation](c, c.Do("POST", fmt.Sprintf("/api/conversations/%d/end-tour", id), nil))
 }
 
 // SkillVersion is a skill's version.

@@ -119,6 +119,8 @@ type RunStatus struct {
 	Pending            *Pending        `json:"pending,omitempty"`
 	Answer             string          `json:"answer,omitempty"`
 	Usage              Usage           `json:"usage"`
+	Iterations         int             `json:"iterations"`
+	RequeueCount       int             `json:"requeueCount"`
 	CreatedAt          time.Time       `json:"createdAt"`
 	FinishedAt         *time.Time      `json:"finishedAt,omitempty"`
 }
@@ -200,6 +202,35 @@ func (c *Client) Events(uuid string, after int64) ([]Event, Response) {
 		Events []Event `json:"events"`
 	}](c, c.Do("GET", fmt.Sprintf("/api/runs/%s/events?after=%d", url.PathEscape(uuid), after), nil))
 	return v.Events, r
+}
+
+// Ended is the answer of POST /api/runs/{uuid}/end-process.
+type Ended struct {
+	Ended  bool   `json:"ended"`
+	Status string `json:"status"`
+}
+
+// EndProcess sends POST /api/runs/{uuid}/end-process.
+func (c *Client) EndProcess(uuid string) (Ended, Response) {
+	c.env.T.Helper()
+	return decode[Ended](c, c.Do("POST", "/api/runs/"+url.PathEscape(uuid)+"/end-process", nil))
+}
+
+// ProcessSkill is an entry of a configuration's process catalogue.
+type ProcessSkill struct {
+	UID         int64  `json:"uid"`
+	Identifier  string `json:"identifier"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// ProcessSkills sends GET /api/configurations/{cfg}/process-skills.
+func (c *Client) ProcessSkills(cfg int64) ([]ProcessSkill, Response) {
+	c.env.T.Helper()
+	v, r := decode[struct {
+		Skills []ProcessSkill `json:"skills"`
+	}](c, c.Do("GET", fmt.Sprintf("/api/configurations/%d/process-skills", cfg), nil))
+	return v.Skills, r
 }
 
 // Inbox sends GET /api/inbox?after=&limit= (limit 0: the default).

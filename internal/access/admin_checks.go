@@ -82,6 +82,15 @@ func (c refChecker) languages(ids []int64) error {
 	return nil
 }
 
+// UserExists reports whether a backend user has the uid (issue 16 item 3).
+func UserExists(ctx context.Context, q store.Querier, uid int64) (bool, error) {
+	var n int
+	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM be_users WHERE uid = ?", uid).Scan(&n); err != nil {
+		return false, fmt.Errorf("check user %d: %w", uid, err)
+	}
+	return n > 0, nil
+}
+
 // GroupExists reports whether a backend group has the uid — for packages
 // that refer to groups (a configuration's allowed groups) without reading
 // their table (issue 16 item 3).

@@ -43,3 +43,12 @@ func LanguageTitle(ctx context.Context, q store.Querier, uid int64) (title strin
 	}
 	return title, true, nil
 }
+
+// PutLanguage stores (replaces) a site language.
+func PutLanguage(ctx context.Context, q store.Querier, l SiteLanguage) error {
+	if _, err := q.Exec(ctx, `INSERT INTO languages (uid, title, locale) VALUES (?, ?, ?)
+		ON CONFLICT (uid) DO UPDATE SET title = excluded.title, locale = excluded.locale`, l.UID, l.Title, l.Locale); err != nil {
+		return fmt.Errorf("store language %d: %w", l.UID, err)
+	}
+	return nil
+}

@@ -2,7 +2,6 @@ package openpoint
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -112,5 +111,3 @@ func (v *view) pageTitle(ctx context.Context, page, language int64) (string, err
 	}
 	return title, nil
 }
-
-func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

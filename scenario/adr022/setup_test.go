@@ -138,11 +138,3 @@ func itoa(f float64) string {
 	}
 	return string(b)
 }
-
-func answers(conv map[string]any) []any {
-	card, _ := conv["card"].(map[string]any)
-	if card == nil {
-		return nil
-	}
-	return card["answers"].([]any)
-}

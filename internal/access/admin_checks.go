@@ -56,25 +56,50 @@ type refChecker struct {
 	q   store.Querier
 }
 
-func (c refChecker) exists(field, what, query string, ids []int64) error {
+func (c refChecker) groups(field string, ids []int64) error {
 	for _, id := range ids {
-		var n int
-		if err := c.q.QueryRow(c.ctx, query, id).Scan(&n); err != nil {
-			return fmt.Errorf("check %s %d: %w", what, id, err)
+		ok, err := GroupExists(c.ctx, c.q, id)
+		if err != nil {
+			return err
 		}
-		if n == 0 {
-			return invalid(field, "no %s %d", what, id)
+		if !ok {
+			return invalid(field, "no group %d", id)
 		}
 	}
 	return nil
 }
 
-func (c refChecker) groups(field string, ids []int64) error {
-	return c.exists(field, "group", "SELECT COUNT(*) FROM be_groups WHERE uid = ?", ids)
+func (c refChecker) languages(ids []int64) error {
+	for _, id := range ids {
+		_, ok, err := content.LanguageTitle(c.ctx, c.q, id)
+		if err != nil {
+			return fmt.Errorf("check language %d: %w", id, err)
+		}
+		if !ok {
+			return invalid("languages", "no language %d", id)
+		}
+	}
+	return nil
 }
 
-func (c refChecker) languages(ids []int64) error {
-	return c.exists("languages", "language", "SELECT COUNT(*) FROM languages WHERE uid = ?", ids)
+// UserExists reports whether a backend user has the uid (issue 16 item 3).
+func UserExists(ctx context.Context, q store.Querier, uid int64) (bool, error) {
+	var n int
+	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM be_users WHERE uid = ?", uid).Scan(&n); err != nil {
+		return false, fmt.Errorf("check user %d: %w", uid, err)
+	}
+	return n > 0, nil
+}
+
+// GroupExists reports whether a backend group has the uid — for packages
+// that refer to groups (a configuration's allowed groups) without reading
+// their table (issue 16 item 3).
+func GroupExists(ctx context.Context, q store.Querier, uid int64) (bool, error) {
+	var n int
+	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM be_groups WHERE uid = ?", uid).Scan(&n); err != nil {
+		return false, fmt.Errorf("check group %d: %w", uid, err)
+	}
+	return n > 0, nil
 }
 
 func (c refChecker) mounts(ids []int64) error {

@@ -94,8 +94,8 @@ func GetAccount(ctx context.Context, q store.Querier, uid int64) (Account, error
 		return Account{}, err
 	}
 	a.HasPassword = hash != ""
-	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM api_tokens WHERE user_uid = ?", uid).Scan(&a.Tokens); err != nil {
-		return Account{}, fmt.Errorf("tokens of user %d: %w", uid, err)
+	if a.Tokens, err = auth.CountTokens(ctx, q, uid); err != nil {
+		return Account{}, err
 	}
 	return a, nil
 }

@@ -2,7 +2,6 @@ package access
 
 import (
 	"context"
-	"fmt"
 
 	"waymark/internal/content"
 	"waymark/internal/store"
@@ -95,30 +94,18 @@ func (t *PageTree) Load(ctx context.Context, uids []int64) error {
 		for _, uid := range want {
 			t.pages[uid] = nil
 		}
-		var next []int64
-		err := store.EachIn(want, func(chunk []any, in string) error {
-			rows, err := t.q.Query(ctx, `SELECT uid, pid, language, l10n_parent, deleted, workspace, owner_uid, group_uid,
-				perms_user, perms_group, perms_everybody FROM records WHERE tbl = 'pages' AND uid IN (`+in+`)`, chunk...)
-			if err != nil {
-				return fmt.Errorf("read pages: %w", err)
-			}
-			defer rows.Close()
-			for rows.Next() {
-				p := &content.Record{Table: "pages"}
-				if err := rows.Scan(&p.UID, &p.PID, &p.Language, &p.L10nParent, &p.Deleted, &p.Workspace, &p.Owner,
-					&p.Group, &p.Perms.User, &p.Perms.Group, &p.Perms.Everybody); err != nil {
-					return fmt.Errorf("read pages: %w", err)
-				}
-				t.pages[p.UID] = p
-				next = append(next, p.L10nParent)
-				if t.rootlines() {
-					next = append(next, p.PID)
-				}
-			}
-			return rows.Err()
-		})
+		recs, err := content.Heads(ctx, t.q, "pages", want)
 		if err != nil {
 			return err
+		}
+		var next []int64
+		for _, r := range recs {
+			p := r
+			t.pages[p.UID] = &p
+			next = append(next, p.L10nParent)
+			if t.rootlines() {
+				next = append(next, p.PID)
+			}
 		}
 		want = t.unknown(next)
 	}

@@ -73,15 +73,9 @@ func (rt *Runtime) restartStranded(ctx context.Context) (int, error) {
 	if rt.queue == nil {
 		return 0, nil
 	}
-	runOf := "json_extract(j.args, '$.run')"
-	if rt.db.Dialect() == store.Postgres {
-		runOf = "j.args->>'run'"
-	}
-	ids, err := store.Collect(ctx, rt.db, store.Column[string], `SELECT r.uuid FROM runs r WHERE r.status = 'queued' AND r.updated_at < ?
-		AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.state IN ('available', 'scheduled', 'retryable', 'running', 'pending')
-			AND `+runOf+` = r.uuid) ORDER BY r.updated_at LIMIT 100`, store.Micros(rt.clk.Now().Add(-strandedAfter)))
+	ids, err := rt.strandedRuns(ctx, 100)
 	if err != nil {
-		return 0, fmt.Errorf("stranded runs: %w", err)
+		return 0, err
 	}
 	for _, id := range ids {
 		if err := rt.queue.InTx(ctx, func(tx *store.Tx) error { return rt.queue.InsertTx(ctx, tx, id, 0) }); err != nil {
@@ -93,6 +87,38 @@ func (rt *Runtime) restartStranded(ctx context.Context) (int, error) {
 		}
 	}
 	return len(ids), nil
+}
+
+// strandedRuns lists up to limit queued runs, oldest first, unchanged for
+// strandedAfter and without a job left in the queue: the run store lists the
+// candidates page by page, the queue says which have no live job.
+func (rt *Runtime) strandedRuns(ctx context.Context, limit int) ([]string, error) {
+	const page = 200
+	var ids []string
+	var from run.QueuedMark
+	for len(ids) < limit {
+		marks, err := rt.runs.QueuedBefore(ctx, rt.clk.Now().Add(-strandedAfter), from, page)
+		if err != nil {
+			return nil, fmt.Errorf("stranded runs: %w", err)
+		}
+		if len(marks) == 0 {
+			break
+		}
+		uuids := make([]string, len(marks))
+		for i, m := range marks {
+			uuids[i] = m.UUID
+		}
+		lost, err := rt.queue.WithoutLiveJob(ctx, uuids)
+		if err != nil {
+			return nil, fmt.Errorf("stranded runs: %w", err)
+		}
+		ids = append(ids, lost...)
+		if len(marks) < page {
+			break
+		}
+		from = marks[len(marks)-1]
+	}
+	return ids[:min(len(ids), limit)], nil
 }
 
 func deadLetter(r run.Run, maxRequeues int) (run.Reason, string) {

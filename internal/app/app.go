@@ -117,7 +117,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := secret.CheckKey(ctx, db, box, source); err != nil {
+	firstSealed := func(ctx context.Context) (string, bool, error) { return llmconfig.FirstSealedKey(ctx, db) }
+	if err := secret.CheckKey(ctx, db, box, source, firstSealed); err != nil {
 		return nil, err
 	}
 	checker := access.NewChecker(db)

@@ -15,6 +15,16 @@ type TokenInfo struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
+// CountTokens counts user's API tokens (issue 16 item 3: the tokens table is
+// read here only).
+func CountTokens(ctx context.Context, q store.Querier, user int64) (int, error) {
+	var n int
+	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM api_tokens WHERE user_uid = ?", user).Scan(&n); err != nil {
+		return 0, fmt.Errorf("tokens of user %d: %w", user, err)
+	}
+	return n, nil
+}
+
 // ListTokens lists user's API tokens, oldest first.
 func ListTokens(ctx context.Context, q store.Querier, user int64) ([]TokenInfo, error) {
 	rows, err := q.Query(ctx, "SELECT id, label, created_at FROM api_tokens WHERE user_uid = ? ORDER BY id", user)

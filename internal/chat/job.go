@@ -17,6 +17,9 @@ type Queue interface {
 	InsertChatTx(ctx context.Context, tx *store.Tx, payload any) error
 	// ChatPending counts the chat jobs not finished yet.
 	ChatPending(ctx context.Context, db store.Querier) (int, error)
+	// ChatJobWaiting reports whether a chat job whose payload has field =
+	// value waits to be worked.
+	ChatJobWaiting(ctx context.Context, field string, value int64) (bool, error)
 }
 
 // The operations of a chat job.
@@ -156,14 +159,7 @@ func (s *Service) Wait() {
 }
 
 // jobWaiting reports whether a chat job of conversation id waits to be
-// worked (not yet taken by a worker).
+// worked (not yet taken by a worker); the queue reads its own tables.
 func (s *Service) jobWaiting(ctx context.Context, id int64) (bool, error) {
-	conv := "json_extract(args, '$.job.conversation')"
-	if s.db.Dialect() == store.Postgres {
-		conv = "(args->'job'->>'conversation')::bigint"
-	}
-	var n int
-	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'waymark_chat'
-		AND state IN ('available', 'scheduled', 'retryable', 'pending') AND `+conv+` = ?`, id).Scan(&n)
-	return n > 0, err
+	return s.queue.ChatJobWaiting(ctx, "conversation", id)
 }

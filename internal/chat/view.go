@@ -139,7 +139,7 @@ func (s *Service) tour(ctx context.Context, r row) *Tour {
 			}
 		}
 	}
-	_ = s.db.QueryRow(ctx, "SELECT title FROM languages WHERE uid = ?", r.Language).Scan(&t.LanguageName)
+	t.LanguageName, _, _ = content.LanguageTitle(ctx, s.db, r.Language)
 	return t
 }
 

@@ -184,25 +184,42 @@ func LoadSchemas(ctx context.Context, q store.Querier) (*Schemas, error) {
 var schemaCache = store.NewGenCache[struct{}, *Schemas]("schema_tables")
 
 func loadSchemas(ctx context.Context, q store.Querier) (*Schemas, error) {
+	exts, err := StoredExtensions(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s := BuiltinSchemas()
+	for _, ext := range exts {
+		s = s.WithExtension(ext)
+	}
+	return s, nil
+}
+
+// StoredExtensions reads the stored table extensions, by name, as stored now
+// (not cached) — for the importer, which merges them with its files'.
+func StoredExtensions(ctx context.Context, q store.Querier) ([]Table, error) {
 	rows, err := q.Query(ctx, "SELECT name, definition FROM schema_tables ORDER BY name")
 	if err != nil {
 		return nil, fmt.Errorf("load schemas: %w", err)
 	}
 	defer rows.Close()
-	s := BuiltinSchemas()
+	var out []Table
 	for rows.Next() {
 		var name, def string
 		if err := rows.Scan(&name, &def); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("load schemas: %w", err)
 		}
 		var ext Table
 		if err := json.Unmarshal([]byte(def), &ext); err != nil {
 			return nil, fmt.Errorf("schema %s: %w", name, err)
 		}
 		ext.Name = name
-		s = s.WithExtension(ext)
+		out = append(out, ext)
 	}
-	return s, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load schemas: %w", err)
+	}
+	return out, nil
 }
 
 // SaveExtensionTx stores (replaces) a table extension.

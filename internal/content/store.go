@@ -130,3 +130,36 @@ func LiveAmong(ctx context.Context, q store.Querier, table string, uids []int64)
 	}
 	return live, nil
 }
+
+// Heads reads the records of table among uids without their fields: identity,
+// tree, language, workspace, deletion and permission columns, deleted or not,
+// in no order — what a permission check needs of many pages at once.
+func Heads(ctx context.Context, q store.Querier, table string, uids []int64) ([]Record, error) {
+	var out []Record
+	err := store.EachIn(uids, func(args []any, in string) error {
+		recs, err := store.Collect(ctx, q, func(sc store.Scanner) (Record, error) {
+			r := Record{Table: table}
+			err := sc.Scan(&r.UID, &r.PID, &r.Language, &r.L10nParent, &r.Deleted, &r.Workspace, &r.Owner,
+				&r.Group, &r.Perms.User, &r.Perms.Group, &r.Perms.Everybody)
+			return r, err
+		}, `SELECT uid, pid, language, l10n_parent, deleted, workspace, owner_uid, group_uid,
+			perms_user, perms_group, perms_everybody FROM records WHERE tbl = ? AND uid IN (`+in+`)`, append([]any{table}, args...)...)
+		out = append(out, recs...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", table, err)
+	}
+	return out, nil
+}
+
+// TranslationLanguages lists the languages (> 0) of the live translations of
+// record parent of table, in order.
+func TranslationLanguages(ctx context.Context, q store.Querier, table string, parent int64) ([]int64, error) {
+	out, err := store.Collect(ctx, q, store.Column[int64], `SELECT DISTINCT language FROM records WHERE tbl = ? AND l10n_parent = ?
+		AND language > 0 AND deleted = FALSE AND workspace = 0 ORDER BY language`, table, parent)
+	if err != nil {
+		return nil, fmt.Errorf("translations of %s:%d: %w", table, parent, err)
+	}
+	return out, nil
+}

@@ -1,14 +1,12 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
+	"context"
 	"net/http"
 	"strconv"
-	"time"
 
 	"waymark/internal/chat"
+	"waymark/internal/httpapi/sse"
 )
 
 func conversationID(r *http.Request) (int64, error) {
@@ -149,42 +147,9 @@ func (s *Server) handleConversationStream(w http.ResponseWriter, r *http.Request
 	if _, err := s.chat.Get(ctx, uid, id); err != nil {
 		return err
 	}
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		return errNotAcceptable
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	fl.Flush()
-	tick := time.NewTicker(screenPoll)
-	defer tick.Stop()
-	var last []byte
-	for first := true; ; first = false {
-		if !first && !s.stillAuthenticated(r) {
-			return nil // the token or session is gone or the user disabled
-		}
-		v, err := s.chat.Get(ctx, uid, id)
-		if err != nil {
-			return nil
-		}
-		data, _ := json.Marshal(v)
-		if !bytes.Equal(data, last) {
-			if _, err := fmt.Fprintf(w, "event: conversation\ndata: %s\n\n", data); err != nil {
-				return nil
-			}
-			fl.Flush()
-			last = data
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-Draining(ctx):
-			return nil
-		case <-tick.C:
-		}
-	}
+	return s.stream(w, r, screenPoll, sse.LastEventID(r), sse.Snapshot("conversation", func(ctx context.Context) (any, error) {
+		return s.chat.Get(ctx, uid, id)
+	}))
 }
 
 // The bodies of the conversation routes.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"waymark/internal/agent"
+	"waymark/internal/httpapi/sse"
 	"waymark/internal/llm"
 )
 
@@ -71,7 +72,7 @@ func (s *Server) handleRunEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("uuid")
-	if wantsSSE(r) {
+	if sse.Wants(r) {
 		return s.streamRunEvents(w, r, id, after)
 	}
 	evs, err := s.runtime.Events(r.Context(), ActorFrom(r.Context()).UID, id, after, 1000)

@@ -1,15 +1,14 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"waymark/internal/catalog"
+	"waymark/internal/httpapi/sse"
 	"waymark/internal/site"
 )
 
@@ -108,43 +107,12 @@ func (s *Server) handleConfigurations(w http.ResponseWriter, r *http.Request) er
 // caller's inbox ({runs: [RunStatus…]}) now and whenever it changes; it ends
 // once the caller's credential or account is gone.
 func (s *Server) handleInboxStream(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	uid := ActorFrom(ctx).UID
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		return errNotAcceptable
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fl.Flush()
-	tick := time.NewTicker(screenPoll)
-	defer tick.Stop()
-	var last []byte
-	for first := true; ; first = false {
-		if !first && !s.stillAuthenticated(r) {
-			return nil // the token or session is gone or the user disabled
-		}
+	uid := ActorFrom(r.Context()).UID
+	return s.stream(w, r, screenPoll, sse.LastEventID(r), sse.Snapshot("inbox", func(ctx context.Context) (any, error) {
 		runs, err := s.runtime.Inbox(ctx, uid)
 		if err != nil {
-			return nil
+			return nil, err
 		}
-		data, _ := json.Marshal(map[string]any{"runs": runs})
-		if !bytes.Equal(data, last) {
-			if _, err := fmt.Fprintf(w, "event: inbox\ndata: %s\n\n", data); err != nil {
-				return nil
-			}
-			fl.Flush()
-			last = data
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-Draining(ctx):
-			return nil
-		case <-tick.C:
-		}
-	}
+		return map[string]any{"runs": runs}, nil
+	}))
 }

@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"net/http"
-	"strings"
+	"strconv"
 	"time"
+
+	"waymark/internal/httpapi/sse"
 )
 
 // ssePoll is how often a stream looks for new events in the database (the
@@ -20,66 +23,54 @@ func (s *Server) stillAuthenticated(r *http.Request) bool {
 	return err == nil
 }
 
-func wantsSSE(r *http.Request) bool {
-	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+// stream serves src on w with the one SSE writer (issue 16 item 7), polling
+// every poll, resuming after lastID; it ends when src does, the client goes
+// away, the server drains or the caller's credential or account is gone.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, poll time.Duration, lastID string, src sse.Source) error {
+	st, err := sse.Open(w, sse.Config{
+		Poll:  poll,
+		Done:  Draining(r.Context()),
+		Alive: func() bool { return s.stillAuthenticated(r) },
+	})
+	if errors.Is(err, sse.ErrNotSupported) {
+		return errNotAcceptable
+	}
+	if err != nil {
+		return err
+	}
+	st.Run(r.Context(), lastID, src)
+	return nil
 }
 
 // streamRunEvents sends the run's events after `after` as server-sent events
 // (id = sequence, event = kind), live, until the run has ended and every event
-// is sent, the client goes away, or the server drains.
+// is sent (then `event: end`), the client goes away, or the server drains.
 func (s *Server) streamRunEvents(w http.ResponseWriter, r *http.Request, id string, after int64) error {
-	ctx := r.Context()
-	uid := ActorFrom(ctx).UID
-	// Read the first events before committing to a stream, so that a caller
-	// who may not read the transcript still gets a JSON 404.
-	evs, err := s.runtime.Events(ctx, uid, id, after, 500)
-	if err != nil {
+	uid := ActorFrom(r.Context()).UID
+	// Read before committing to a stream, so that a caller who may not read
+	// the transcript still gets a JSON 404.
+	if _, err := s.runtime.Events(r.Context(), uid, id, after, 1); err != nil {
 		return err
 	}
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		return errNotAcceptable
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fl.Flush()
-	tick := time.NewTicker(ssePoll)
-	defer tick.Stop()
-	for first := true; ; first = false {
-		if !first {
-			if !s.stillAuthenticated(r) {
-				return nil
-			}
-			if evs, err = s.runtime.Events(ctx, uid, id, after, 500); err != nil {
-				return nil // the header is sent; the client sees the stream end
-			}
-		}
-		for _, e := range evs {
-			data, _ := json.Marshal(e)
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Sequence, e.Kind, data); err != nil {
-				return nil
-			}
-			after = e.Sequence
+	src := func(ctx context.Context, lastID string) ([]sse.Event, sse.Step, error) {
+		after, _ := strconv.ParseInt(lastID, 10, 64)
+		evs, err := s.runtime.Events(ctx, uid, id, after, 500)
+		if err != nil {
+			return nil, sse.End, err
 		}
 		if len(evs) > 0 {
-			fl.Flush()
-			continue
+			out := make([]sse.Event, len(evs))
+			for i, e := range evs {
+				data, _ := json.Marshal(e)
+				out[i] = sse.Event{ID: strconv.FormatInt(e.Sequence, 10), Name: string(e.Kind), Data: data}
+			}
+			return out, sse.More, nil
 		}
 		st, err := s.runtime.Status(ctx, uid, id)
 		if err != nil || st.Status.Terminal() {
-			fmt.Fprint(w, "event: end\ndata: {}\n\n")
-			fl.Flush()
-			return nil
+			return []sse.Event{{Name: "end", Data: []byte("{}")}}, sse.End, nil
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-Draining(ctx):
-			return nil
-		case <-tick.C:
-		}
+		return nil, sse.Wait, nil
 	}
+	return s.stream(w, r, ssePoll, strconv.FormatInt(after, 10), src)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"waymark/internal/access"
 	"waymark/internal/fault"
 	"waymark/internal/store"
 )
@@ -94,11 +95,11 @@ func (s *Store) check(ctx context.Context, q store.Querier, c Configuration) err
 		return fmt.Errorf("check identifier %q: %w", c.Identifier, err)
 	}
 	for _, g := range c.AllowedGroups {
-		var n int
-		if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM be_groups WHERE uid = ?", g).Scan(&n); err != nil {
-			return fmt.Errorf("check group %d: %w", g, err)
+		ok, err := access.GroupExists(ctx, q, g)
+		if err != nil {
+			return err
 		}
-		if n == 0 {
+		if !ok {
 			return &FieldError{UID: c.UID, Field: "allowedGroups", Reason: fmt.Sprintf("no group %d", g)}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"waymark/internal/clock"
 	"waymark/internal/fault"
@@ -86,6 +87,17 @@ func (s *Store) GetTx(ctx context.Context, q store.Querier, uid int64) (Configur
 	return c, nil
 }
 
+// ExistsTx reports whether a configuration, active or not, has the uid — for
+// packages that refer to configurations (a skill attachment) without reading
+// their table (issue 16 item 3).
+func ExistsTx(ctx context.Context, q store.Querier, uid int64) (bool, error) {
+	var n int
+	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM configurations WHERE uid = ?", uid).Scan(&n); err != nil {
+		return false, fmt.Errorf("configuration %d: %w", uid, err)
+	}
+	return n > 0, nil
+}
+
 var configCache = store.NewGenCache[int64, Configuration]("configurations")
 
 // GetByIdentifier reads one configuration by its identifier.
@@ -130,9 +142,70 @@ func (s *Store) PutTx(ctx context.Context, q store.Querier, c Configuration) err
 	return s.putSealedTx(ctx, q, withDefaults(c), sealed)
 }
 
+// ImportTx is PutTx for the importer: keep non-nil stores that sealed key
+// as it is (c.APIKey is ignored) instead of sealing c.APIKey afresh, and the
+// row is stamped updatedAt (issue 16 item 3: the importer writes
+// configurations through their owner).
+func (s *Store) ImportTx(ctx context.Context, q store.Querier, c Configuration, keep *string, updatedAt time.Time) error {
+	if keep != nil {
+		c.APIKey = ""
+	}
+	if err := Validate(c); err != nil {
+		return err
+	}
+	var sealed string
+	if keep != nil {
+		sealed = *keep
+	} else {
+		var err error
+		if sealed, err = s.seal(c.APIKey); err != nil {
+			return fmt.Errorf("configuration %d: %w", c.UID, err)
+		}
+	}
+	return s.putSealedAtTx(ctx, q, withDefaults(c), sealed, updatedAt)
+}
+
+// SealedKeyTx reads the sealed API key of configuration uid ("" for none);
+// ErrNotFound when there is no such configuration.
+func (s *Store) SealedKeyTx(ctx context.Context, q store.Querier, uid int64) (string, error) {
+	return s.sealedKey(ctx, q, uid)
+}
+
+// IdentifierUIDTx returns the uid of the configuration with identifier; ok
+// is false when there is none.
+func IdentifierUIDTx(ctx context.Context, q store.Querier, identifier string) (uid int64, ok bool, err error) {
+	err = q.QueryRow(ctx, "SELECT uid FROM configurations WHERE identifier = ?", identifier).Scan(&uid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("configuration %q: %w", identifier, err)
+	}
+	return uid, true, nil
+}
+
+// FirstSealedKey returns the sealed API key of the configuration with the
+// lowest uid that has one; ok is false when none has — what secret.CheckKey
+// tries a key on in a database from before its check value.
+func FirstSealedKey(ctx context.Context, q store.Querier) (sealed string, ok bool, err error) {
+	err = q.QueryRow(ctx, "SELECT api_key_sealed FROM configurations WHERE api_key_sealed <> '' ORDER BY uid LIMIT 1").Scan(&sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("sealed provider keys: %w", err)
+	}
+	return sealed, true, nil
+}
+
 // putSealedTx writes a validated configuration with defaults filled and the
 // sealed API key to store ("" for none).
 func (s *Store) putSealedTx(ctx context.Context, q store.Querier, c Configuration, sealed string) error {
+	return s.putSealedAtTx(ctx, q, c, sealed, s.clock.Now())
+}
+
+// putSealedAtTx is putSealedTx stamping updated_at with at.
+func (s *Store) putSealedAtTx(ctx context.Context, q store.Querier, c Configuration, sealed string, at time.Time) error {
 	groups, _ := json.Marshal(c.AllowedGroups)
 	tools, _ := json.Marshal(c.ToolGroups)
 	_, err := q.Exec(ctx, `INSERT INTO configurations (`+columns+`)
@@ -147,7 +220,7 @@ func (s *Store) putSealedTx(ctx context.Context, q store.Querier, c Configuratio
 			token_budget = excluded.token_budget, updated_at = excluded.updated_at`,
 		c.UID, c.Identifier, c.Name, c.Active, string(c.ProviderType), c.BaseURL, sealed, c.Model, string(c.Script),
 		c.ContextWindow, c.MaxOutputTokens, c.RequireSecondApprover, string(c.Privacy), c.SystemPrompt,
-		string(groups), string(tools), c.MaxIterations, c.TokenBudget, store.Micros(s.clock.Now()))
+		string(groups), string(tools), c.MaxIterations, c.TokenBudget, store.Micros(at))
 	if err != nil {
 		return fmt.Errorf("store configuration %d (%s): %w", c.UID, c.Identifier, err)
 	}

@@ -2,13 +2,13 @@ package openpoint
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"waymark/internal/clock"
+	"waymark/internal/content"
 	"waymark/internal/store"
 )
 
@@ -127,10 +127,9 @@ func (o *Store) RecordSkipTx(ctx context.Context, tx *store.Tx, skill, page int6
 }
 
 func (o *Store) record(ctx context.Context, q store.Querier, k Key) error {
-	var lang int64
-	err := q.QueryRow(ctx, "SELECT language FROM records WHERE tbl = ? AND uid = ?", k.Target.Table, k.Target.UID).Scan(&lang)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("open point on %s:%d: language: %w", k.Target.Table, k.Target.UID, err)
+	lang, _, err := content.Language(ctx, q, k.Target.Table, k.Target.UID)
+	if err != nil {
+		return fmt.Errorf("open point on %s:%d: %w", k.Target.Table, k.Target.UID, err)
 	}
 	now := store.Micros(o.clk.Now())
 	for _, f := range fieldKeys(k.Target) {

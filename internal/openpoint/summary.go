@@ -2,13 +2,13 @@ package openpoint
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"waymark/internal/content"
+	"waymark/internal/skill"
 )
 
 // sentence templates per backend language (the labels openPoint.missing and
@@ -44,8 +44,9 @@ func (v *view) describe(ctx context.Context, points []Point) ([]Entry, error) {
 	for _, p := range points {
 		ident, ok := idents[p.Skill]
 		if !ok {
-			if err := v.q.QueryRow(ctx, "SELECT identifier FROM skills WHERE uid = ?", p.Skill).Scan(&ident); err != nil && !isNoRows(err) {
-				return nil, fmt.Errorf("skill %d: %w", p.Skill, err)
+			var err error
+			if ident, _, err = skill.IdentifierOf(ctx, v.q, p.Skill); err != nil {
+				return nil, err
 			}
 			idents[p.Skill] = ident
 		}
@@ -110,5 +111,3 @@ func (v *view) pageTitle(ctx context.Context, page, language int64) (string, err
 	}
 	return title, nil
 }
-
-func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -313,7 +314,7 @@ func (q *Queue) Depth(ctx context.Context, db store.Querier) (int, error) {
 // a retry or being worked.
 func (q *Queue) ChatPending(ctx context.Context, db store.Querier) (int, error) {
 	var n int
-	err := db.QueryRow(ctx, "SELECT COUNT(*) FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending') AND kind = ?",
+	err := db.QueryRow(ctx, "SELECT COUNT(*) FROM river_job WHERE state IN ("+liveStates+") AND kind = ?",
 		ChatArgs{}.Kind()).Scan(&n)
 	return n, err
 }
@@ -352,4 +353,57 @@ func (w *reapWorker) Work(ctx context.Context, _ *river.Job[reapArgs]) error {
 		return nil
 	}
 	return w.q.h.Reap(ctx)
+}
+
+// liveStates are the job states of a job not finished yet.
+const liveStates = "'available', 'scheduled', 'retryable', 'running', 'pending'"
+
+// WithoutLiveJob returns those of runs (in their order) that have no run job
+// left to work — River discarded or finished it — so the reaper can give
+// them a new one (issue 16 item 3: River's tables are read here only).
+func (q *Queue) WithoutLiveJob(ctx context.Context, runs []string) ([]string, error) {
+	runOf := "json_extract(args, '$.run')"
+	if q.db.Dialect() == store.Postgres {
+		runOf = "args->>'run'"
+	}
+	live := map[string]bool{}
+	for start := 0; start < len(runs); start += store.MaxInList {
+		chunk := runs[start:min(start+store.MaxInList, len(runs))]
+		args := []any{Args{}.Kind()}
+		for _, r := range chunk {
+			args = append(args, r)
+		}
+		found, err := store.Collect(ctx, q.db, store.Column[string], `SELECT `+runOf+` FROM river_job WHERE kind = ? AND state IN (`+liveStates+`)
+			AND `+runOf+` IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("live jobs: %w", err)
+		}
+		for _, r := range found {
+			live[r] = true
+		}
+	}
+	var out []string
+	for _, r := range runs {
+		if !live[r] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// ChatJobWaiting reports whether a chat job whose payload has field equal to
+// value waits to be worked (not yet taken by a worker). field is a top-level
+// key of the payload InsertChatTx was given: letters only.
+func (q *Queue) ChatJobWaiting(ctx context.Context, field string, value int64) (bool, error) {
+	if field == "" || strings.Trim(field, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+		return false, fmt.Errorf("chat job field %q: want letters only", field)
+	}
+	of := "json_extract(args, '$.job." + field + "')"
+	if q.db.Dialect() == store.Postgres {
+		of = "(args->'job'->>'" + field + "')::bigint"
+	}
+	var n int
+	err := q.db.QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = ?
+		AND state IN ('available', 'scheduled', 'retryable', 'pending') AND `+of+` = ?`, ChatArgs{}.Kind(), value).Scan(&n)
+	return n > 0, err
 }

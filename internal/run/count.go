@@ -116,3 +116,27 @@ func (s *Store) OldestQueued(ctx context.Context) (time.Time, error) {
 	}
 	return store.Time(oldest), nil
 }
+
+// QueuedMark is a queued run as QueuedBefore lists it: its uuid and last
+// change, the position the next page starts after.
+type QueuedMark struct {
+	UUID      string
+	UpdatedAt int64 // microseconds, as stored
+}
+
+// QueuedBefore lists up to limit queued runs last changed before `before`,
+// oldest first, after the mark `after` (the zero mark: from the start) — the
+// reaper's candidates for a lost job (issue 16 item 3: runs are read here).
+func (s *Store) QueuedBefore(ctx context.Context, before time.Time, after QueuedMark, limit int) ([]QueuedMark, error) {
+	out, err := store.Collect(ctx, s.db, func(sc store.Scanner) (QueuedMark, error) {
+		var m QueuedMark
+		err := sc.Scan(&m.UUID, &m.UpdatedAt)
+		return m, err
+	}, `SELECT uuid, updated_at FROM runs WHERE status = ? AND updated_at < ?
+		AND (updated_at > ? OR (updated_at = ? AND uuid > ?)) ORDER BY updated_at, uuid LIMIT ?`,
+		string(StatusQueued), store.Micros(before), after.UpdatedAt, after.UpdatedAt, after.UUID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("queued runs: %w", err)
+	}
+	return out, nil
+}

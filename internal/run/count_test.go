@@ -69,3 +69,37 @@ func TestTheRunStoreAnswersTheCountsOtherPackagesNeed(t *testing.T) {
 		}
 	})
 }
+
+// The reaper's candidates: queued runs unchanged since a time, oldest first,
+// page by page without a run twice or left out (ties on the time included).
+func TestQueuedBeforeListsStaleQueuedRunsPageByPage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db)
+		var stale []string
+		for i := 0; i < 5; i++ {
+			stale = append(stale, b.queued(t)) // all five at the same time
+		}
+		b.in(t, run.StatusWaitingForApproval) // not queued
+		b.clk.Advance(time.Minute)
+		b.queued(t) // too fresh
+		var got []string
+		var from run.QueuedMark
+		for pages := 0; ; pages++ {
+			marks, err := b.store.QueuedBefore(b.ctx, t0.Add(time.Second), from, 2)
+			if err != nil || pages > 5 {
+				t.Fatalf("QueuedBefore page %d = %v, %v", pages, marks, err)
+			}
+			if len(marks) == 0 {
+				break
+			}
+			for _, m := range marks {
+				got = append(got, m.UUID)
+			}
+			from = marks[len(marks)-1]
+		}
+		slices.Sort(stale)
+		if !slices.Equal(got, stale) {
+			t.Fatalf("QueuedBefore pages = %v, want the five stale queued runs %v", got, stale)
+		}
+	})
+}

@@ -19,9 +19,11 @@ var ErrWrongKey = errors.New("secret key does not open this database")
 // CheckKey proves that box's key is the one db's secrets were sealed with
 // (issue 12 item 11). The first process stores a check value sealed with its
 // key; every later one must open it. A database from before the check value
-// is first tried on a sealed provider key. source names where the key came
-// from, for the message; the error is one line naming the fix.
-func CheckKey(ctx context.Context, db *store.DB, box *Box, source string) error {
+// is first tried on a sealed provider key, which legacy reads (its owner,
+// llmconfig, answers: FirstSealedKey; ok false when none is stored). source
+// names where the key came from, for the message; the error is one line
+// naming the fix.
+func CheckKey(ctx context.Context, db *store.DB, box *Box, source string, legacy func(context.Context) (sealed string, ok bool, err error)) error {
 	wrong := func() error {
 		return fmt.Errorf("%w (key from %s): start with the key this database was set up with "+
 			"(%s, or the %s it was generated in; see --data-dir)", ErrWrongKey, source, EnvKey, KeyFile)
@@ -29,14 +31,14 @@ func CheckKey(ctx context.Context, db *store.DB, box *Box, source string) error 
 	var sealed string
 	err := db.QueryRow(ctx, "SELECT sealed FROM secret_key_check WHERE id = 1").Scan(&sealed)
 	if errors.Is(err, sql.ErrNoRows) {
-		var old string
-		err := db.QueryRow(ctx, "SELECT api_key_sealed FROM configurations WHERE api_key_sealed <> '' ORDER BY uid LIMIT 1").Scan(&old)
-		if err == nil {
+		old, ok, err := legacy(ctx)
+		if err != nil {
+			return fmt.Errorf("secret key check: %w", err)
+		}
+		if ok {
 			if _, err := box.Open(old); err != nil {
 				return wrong()
 			}
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("secret key check: %w", err)
 		}
 		v, err := box.Seal(checkText)
 		if err != nil {

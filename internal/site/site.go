@@ -3,7 +3,6 @@ package site
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"waymark/internal/access"
 	"waymark/internal/content"
@@ -24,30 +23,21 @@ type Site struct {
 func New(db *store.DB, checker *access.Checker) *Site { return &Site{db: db, checker: checker} }
 
 // Language is a site language.
-type Language struct {
-	UID    int64  `json:"uid"`
-	Title  string `json:"title"`
-	Locale string `json:"locale"`
-}
+type Language = content.SiteLanguage
 
 // Languages lists the site languages the actor may edit, by uid.
 func (s *Site) Languages(ctx context.Context, a *access.Actor) ([]Language, error) {
-	rows, err := s.db.Query(ctx, "SELECT uid, title, locale FROM languages ORDER BY uid")
+	all, err := content.Languages(ctx, s.db)
 	if err != nil {
-		return nil, fmt.Errorf("languages: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
 	out := []Language{}
-	for rows.Next() {
-		var l Language
-		if err := rows.Scan(&l.UID, &l.Title, &l.Locale); err != nil {
-			return nil, err
-		}
+	for _, l := range all {
 		if a.MayEditLanguage(l.UID) {
 			out = append(out, l)
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Node is a page of the tree: its default-language title and the pages
@@ -105,21 +95,7 @@ func (s *Site) Tree(ctx context.Context, a *access.Actor) ([]Node, error) {
 }
 
 func (s *Site) translations(ctx context.Context, page int64) ([]int64, error) {
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT language FROM records WHERE tbl = 'pages' AND l10n_parent = ? AND language > 0
-		AND deleted = FALSE AND workspace = 0 ORDER BY language`, page)
-	if err != nil {
-		return nil, fmt.Errorf("translations of page %d: %w", page, err)
-	}
-	defer rows.Close()
-	out := []int64{}
-	for rows.Next() {
-		var l int64
-		if err := rows.Scan(&l); err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return content.TranslationLanguages(ctx, s.db, "pages", page)
 }
 
 // page loads a live default-language page the actor may show; a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"waymark/internal/llmconfig"
 	"waymark/internal/store"
 )
 
@@ -38,11 +39,11 @@ func (s *Store) AttachTx(ctx context.Context, tx *store.Tx, configUID, skillUID 
 	if !mode.Valid() {
 		return invalid("mode", "unknown load mode %q: want always or on_demand", mode)
 	}
-	var n int
-	if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM configurations WHERE uid = ?", configUID).Scan(&n); err != nil {
+	found, err := llmconfig.ExistsTx(ctx, tx, configUID)
+	if err != nil {
 		return fmt.Errorf("attach skill %d: %w", skillUID, err)
 	}
-	if n == 0 {
+	if !found {
 		return fmt.Errorf("configuration %d: %w", configUID, ErrNotFound)
 	}
 	if _, err := skillGet(ctx, tx, skillUID, ""); err != nil {

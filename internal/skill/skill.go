@@ -83,6 +83,20 @@ func skillGet(ctx context.Context, q store.Querier, uid int64, suffix string) (S
 	return k, nil
 }
 
+// IdentifierOf returns the identifier of skill uid, enabled or not; ok is
+// false when there is no such skill — for packages that name skills (open
+// points) without reading their table (issue 16 item 3).
+func IdentifierOf(ctx context.Context, q store.Querier, uid int64) (ident string, ok bool, err error) {
+	err = q.QueryRow(ctx, "SELECT identifier FROM skills WHERE uid = ?", uid).Scan(&ident)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("skill %d: %w", uid, err)
+	}
+	return ident, true, nil
+}
+
 // Get reads one skill; ErrNotFound when there is none.
 func (s *Store) Get(ctx context.Context, uid int64) (Skill, error) {
 	return skillGet(ctx, s.db, uid, "")

@@ -236,7 +236,14 @@ func (r *Registry) SetEnabledTx(ctx context.Context, tx *store.Tx, name string, 
 	if _, ok := r.entry(name); !ok {
 		return fmt.Errorf("%w: %s", ErrUnknown, name)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO tool_settings (name, enabled) VALUES (?, ?)
+	return PutState(ctx, tx, name, enabled)
+}
+
+// PutState stores the global state of the tool called name on q without
+// checking the name against a registry — for the importer, which checks its
+// files' names itself (issue 16 item 3: tool_settings is written here only).
+func PutState(ctx context.Context, q store.Querier, name string, enabled bool) error {
+	if _, err := q.Exec(ctx, `INSERT INTO tool_settings (name, enabled) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled`, name, enabled); err != nil {
 		return fmt.Errorf("set tool state of %s: %w", name, err)
 	}

@@ -119,8 +119,15 @@ type RunStatus struct {
 	Pending            *Pending        `json:"pending,omitempty"`
 	Answer             string          `json:"answer,omitempty"`
 	Usage              Usage           `json:"usage"`
+	Iterations         int             `json:"iterations"`
+	RequeueCount       int             `json:"requeueCount"`
 	CreatedAt          time.Time       `json:"createdAt"`
 	FinishedAt         *time.Time      `json:"finishedAt,omitempty"`
+}
+
+// HoldsProcessIs reports whether the answer carries holdsProcess and it is want.
+func (s RunStatus) HoldsProcessIs(want bool) bool {
+	return s.HoldsProcess != nil && *s.HoldsProcess == want
 }
 
 // Approve is the body of POST /api/runs/{uuid}/approval.
@@ -166,6 +173,16 @@ func (c *Client) Run(uuid string) (RunStatus, Response) {
 	return decode[RunStatus](c, c.Do("GET", "/api/runs/"+url.PathEscape(uuid), nil))
 }
 
+// MustRun is Run that fails the test unless the answer is 200.
+func (c *Client) MustRun(uuid string) RunStatus {
+	c.env.T.Helper()
+	st, r := c.Run(uuid)
+	if r.Status != 200 {
+		c.env.T.Fatalf("GET /api/runs/%s = %d, want 200: %s", uuid, r.Status, r.Body)
+	}
+	return st
+}
+
 // Decide sends POST /api/runs/{uuid}/approval.
 func (c *Client) Decide(uuid string, a Approve) (RunStatus, Response) {
 	c.env.T.Helper()
@@ -185,6 +202,35 @@ func (c *Client) Events(uuid string, after int64) ([]Event, Response) {
 		Events []Event `json:"events"`
 	}](c, c.Do("GET", fmt.Sprintf("/api/runs/%s/events?after=%d", url.PathEscape(uuid), after), nil))
 	return v.Events, r
+}
+
+// Ended is the answer of POST /api/runs/{uuid}/end-process.
+type Ended struct {
+	Ended  bool   `json:"ended"`
+	Status string `json:"status"`
+}
+
+// EndProcess sends POST /api/runs/{uuid}/end-process.
+func (c *Client) EndProcess(uuid string) (Ended, Response) {
+	c.env.T.Helper()
+	return decode[Ended](c, c.Do("POST", "/api/runs/"+url.PathEscape(uuid)+"/end-process", nil))
+}
+
+// ProcessSkill is an entry of a configuration's process catalogue.
+type ProcessSkill struct {
+	UID         int64  `json:"uid"`
+	Identifier  string `json:"identifier"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// ProcessSkills sends GET /api/configurations/{cfg}/process-skills.
+func (c *Client) ProcessSkills(cfg int64) ([]ProcessSkill, Response) {
+	c.env.T.Helper()
+	v, r := decode[struct {
+		Skills []ProcessSkill `json:"skills"`
+	}](c, c.Do("GET", fmt.Sprintf("/api/configurations/%d/process-skills", cfg), nil))
+	return v.Skills, r
 }
 
 // Inbox sends GET /api/inbox?after=&limit= (limit 0: the default).
@@ -320,6 +366,12 @@ func (c *Client) SendMessage(id int64, content string) Response {
 func (c *Client) AnswerConversation(id int64, a Answer) Response {
 	c.env.T.Helper()
 	return c.Do("POST", fmt.Sprintf("/api/conversations/%d/answer", id), a)
+}
+
+// EndTour sends POST /api/conversations/{id}/end-tour.
+func (c *Client) EndTour(id int64) (Conversation, Response) {
+	c.env.T.Helper()
+	return decode[Conversation](c, c.Do("POST", fmt.Sprintf("/api/conversations/%d/end-tour", id), nil))
 }
 
 // SkillVersion is a skill's version.

@@ -18,7 +18,7 @@ import (
 func TestPC1_ClosingDoesNotDependOnTheSkillOrThePrivacyLevel(t *testing.T) {
 	skills := []struct {
 		name  string
-		skill int
+		skill int64
 		apply string
 	}{{"process skill", seo, "apply"}, {"plain skill", tone, "approve"}, {"no skill", 0, "approve"}}
 	for _, privacy := range []string{"none", "metadata", "full"} {
@@ -38,16 +38,16 @@ func TestPC1_ClosingDoesNotDependOnTheSkillOrThePrivacyLevel(t *testing.T) {
 					}
 					e.LLM.Add(write("c1", `{"description": "applied"}`), answer("erledigt"))
 					erika := e.As(wt.Erika)
-					conv := send(t, e, erika, start(t, erika, sk.skill)["id"].(float64), "Los")
-					if conv["status"] != "awaiting_approval" {
-						t.Fatalf("conv = %v", conv)
+					conv := said(t, e, erika, opened(t, erika, sk.skill).ID, "Los")
+					if conv.Status != "awaiting_approval" {
+						t.Fatalf("conv = %+v", conv)
 					}
-					conv = decide(t, e, erika, conv, sk.apply)
+					conv = decided(t, e, erika, conv, sk.apply)
 					if n := countPoints(t, db); n != 0 {
 						t.Errorf("the applied write left %d open points", n)
 					}
-					out := conv["outcomes"].([]any)
-					if len(out) != 1 || out[0].(map[string]any)["outcome"] != "applied" {
+					out := conv.Outcomes
+					if len(out) != 1 || out[0].Outcome != "applied" {
 						t.Errorf("outcomes = %v, want one applied", out)
 					}
 				})

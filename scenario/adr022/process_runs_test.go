@@ -21,18 +21,18 @@ func TestPX1_PX2_ProcessConversationsGetTheProcessAnswers(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "first"}`), write("c2", `{"description": "second"}`))
 		erika := e.As(wt.Erika)
-		proc := start(t, erika, seo)
-		if s := proc["skill"].(map[string]any); s["process"] != true || proc["tour"] == nil {
-			t.Fatalf("process conversation = %v", proc)
+		proc := opened(t, erika, seo)
+		if proc.Skill == nil || !proc.Skill.Process || proc.Tour == nil {
+			t.Fatalf("process conversation = %+v", proc)
 		}
-		proc = send(t, e, erika, proc["id"].(float64), "Los geht's")
-		if proc["status"] != "awaiting_approval" || fmt.Sprint(answers(proc)) != "[apply variant skip keep]" {
-			t.Fatalf("process card = %v", proc)
+		proc = said(t, e, erika, proc.ID, "Los geht's")
+		if proc.Status != "awaiting_approval" || proc.Card == nil || fmt.Sprint(proc.Card.Answers) != "[apply variant skip keep]" {
+			t.Fatalf("process card = %+v", proc)
 		}
-		plain := start(t, erika, tone)
-		plain = send(t, e, erika, plain["id"].(float64), "Please improve")
-		if plain["status"] != "awaiting_approval" || fmt.Sprint(answers(plain)) != "[approve cancel]" {
-			t.Fatalf("plain card = %v", plain)
+		plain := opened(t, erika, tone)
+		plain = said(t, e, erika, plain.ID, "Please improve")
+		if plain.Status != "awaiting_approval" || plain.Card == nil || fmt.Sprint(plain.Card.Answers) != "[approve cancel]" {
+			t.Fatalf("plain card = %+v", plain)
 		}
 	})
 }
@@ -44,8 +44,8 @@ func TestBusyConversationRefusesMessages(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "x"}`))
 		erika := e.As(wt.Erika)
-		plain := send(t, e, erika, start(t, erika, tone)["id"].(float64), "go")
-		if r := erika.Do("POST", "/api/conversations/"+itoa(plain["id"].(float64))+"/messages", map[string]any{"content": "more"}); r.Status != 409 {
+		plain := said(t, e, erika, opened(t, erika, tone).ID, "go")
+		if r := erika.SendMessage(plain.ID, "more"); r.Status != 409 {
 			t.Fatalf("message to a waiting ordinary conversation = %d %s", r.Status, r.Body)
 		}
 	})
@@ -58,22 +58,21 @@ func TestApplyWritesAndRecordsTheOutcome(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "A new description"}`), answer("Erledigt."))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		conv = decide(t, e, erika, conv, "apply")
-		if conv["status"] != "idle" {
-			t.Fatalf("after apply: %v", conv)
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		conv = decided(t, e, erika, conv, "apply")
+		if conv.Status != "idle" {
+			t.Fatalf("after apply: %+v", conv)
 		}
-		msgs := conv["messages"].([]any)
 		var labels []string
-		for _, m := range msgs {
-			labels = append(labels, m.(map[string]any)["content"].(string))
+		for _, m := range conv.Messages {
+			labels = append(labels, m.Content)
 		}
 		if fmt.Sprint(labels) != "[Los Übernehmen Erledigt.]" {
 			t.Errorf("transcript = %v", labels)
 		}
-		out := conv["outcomes"].([]any)
-		if len(out) != 1 || out[0].(map[string]any)["outcome"] != "applied" || out[0].(map[string]any)["table"] != "pages" {
-			t.Fatalf("outcomes = %v", out)
+		out := conv.Outcomes
+		if len(out) != 1 || out[0].Outcome != "applied" || out[0].Table != "pages" {
+			t.Fatalf("outcomes = %+v", out)
 		}
 	})
 }
@@ -134,8 +133,7 @@ func TestStreamSendsTheConversationAsItChanges(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "x"}`))
 		erika := e.As(wt.Erika)
-		conv := start(t, erika, seo)
-		id := itoa(conv["id"].(float64))
+		id := itoa(float64(opened(t, erika, seo).ID))
 		req, _ := http.NewRequest("GET", e.URL+"/api/conversations/"+id+"/stream", nil)
 		req.Header.Set("Authorization", "Bearer "+wt.Erika)
 		resp, err := http.DefaultClient.Do(req)

@@ -34,7 +34,7 @@ func TestPO1_ThePromptsOpenPointsPassTheVisibilityRule(t *testing.T) {
 		}
 		e.LLM.Add(answer("Hallo"))
 		erika := e.As(wt.Erika)
-		send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+		said(t, e, erika, opened(t, erika, seo).ID, "Los")
 		sys := e.LLM.Requests()[0].Messages[0]
 		if sys.Role != llm.RoleSystem || !strings.Contains(sys.Content, "- pages:1 description") {
 			t.Fatalf("system message = %q, want the visible point pages:1 description", sys.Content)

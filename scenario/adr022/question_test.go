@@ -22,17 +22,34 @@ func choose(freeText bool) llmtest.Reply {
 }
 
 // asked starts a process conversation whose first turn asks a question.
-func asked(t *testing.T, e *wt.Env, c *wt.Client) map[string]any {
+func asked(t *testing.T, e *wt.Env, c *wt.Client) wt.Conversation {
 	t.Helper()
-	conv := send(t, e, c, start(t, c, seo)["id"].(float64), "Los")
-	if conv["status"] != "awaiting_input" || conv["card"] != nil {
-		t.Fatalf("the asking conversation: status %v, card %v", conv["status"], conv["card"])
+	conv := said(t, e, c, opened(t, c, seo).ID, "Los")
+	if conv.Status != "awaiting_input" || conv.Card != nil || conv.Question == nil {
+		t.Fatalf("the asking conversation: status %v, card %+v, question %+v", conv.Status, conv.Card, conv.Question)
 	}
 	return conv
 }
 
-func answerQuestion(c *wt.Client, conv map[string]any, body map[string]any) wt.Response {
-	return c.Do("POST", "/api/conversations/"+itoa(conv["id"].(float64))+"/answer", body)
+// countSaid counts the messages of conv whose content is content.
+func countSaid(conv wt.Conversation, content string) int {
+	n := 0
+	for _, m := range conv.Messages {
+		if m.Content == content {
+			n++
+		}
+	}
+	return n
+}
+
+// noticeOf is the notice of the conversation's last message that has one.
+func noticeOf(conv wt.Conversation) string {
+	for i := len(conv.Messages) - 1; i >= 0; i-- {
+		if n := conv.Messages[i].Notice; n != "" {
+			return n
+		}
+	}
+	return ""
 }
 
 // Issue 11 item 4: a question can be answered in the chat. The conversation
@@ -44,24 +61,24 @@ func TestQuestionIsAnsweredInTheChatWithAnOption(t *testing.T) {
 		e.LLM.Add(choose(false), answer("Formell also."))
 		erika := e.As(wt.Erika)
 		conv := asked(t, e, erika)
-		q, ok := conv["question"].(map[string]any)
-		if !ok || q["question"] != "Welche Tonalität?" || fmt.Sprint(q["options"]) != "[formell locker]" || q["freeText"] != false || q["turnDigest"] == "" {
-			t.Fatalf("question = %v", conv["question"])
+		q := conv.Question
+		if q.Question != "Welche Tonalität?" || fmt.Sprint(q.Options) != "[formell locker]" || q.FreeText || q.TurnDigest == "" {
+			t.Fatalf("question = %+v", q)
 		}
-		r := answerQuestion(erika, conv, map[string]any{"turnDigest": q["turnDigest"], "option": "formell"})
+		r := erika.AnswerConversation(conv.ID, wt.Answer{TurnDigest: q.TurnDigest, Option: "formell"})
 		if r.Status != http.StatusAccepted {
 			t.Fatalf("answer = %d %s", r.Status, r.Body)
 		}
-		got := settled(t, e, erika, conv["id"].(float64))
-		if got["status"] != "idle" || got["question"] != nil || transcriptHas(got, "formell") != 1 || transcriptHas(got, "Formell also.") != 1 {
-			t.Fatalf("after the answer: status %v, question %v, messages %v", got["status"], got["question"], got["messages"])
+		got := current(t, e, erika, conv.ID)
+		if got.Status != "idle" || got.Question != nil || countSaid(got, "formell") != 1 || countSaid(got, "Formell also.") != 1 {
+			t.Fatalf("after the answer: status %v, question %+v, messages %+v", got.Status, got.Question, got.Messages)
 		}
 		reqs := e.LLM.Requests()
 		if last := reqs[len(reqs)-1].Messages; !strings.Contains(last[len(last)-1].Content, `"choice":"formell"`) {
 			t.Errorf("the model got %q", last[len(last)-1].Content)
 		}
-		if st := erika.Must("GET", "/api/runs/"+got["lastRunUuid"].(string), nil, 200).Map(t); st["status"] != "completed" || st["holdsProcess"] != true {
-			t.Errorf("the answered run = %v, holdsProcess %v", st["status"], st["holdsProcess"])
+		if st := erika.MustRun(got.LastRunUUID); st.Status != "completed" || !st.HoldsProcessIs(true) {
+			t.Errorf("the answered run = %v, holdsProcess %v", st.Status, st.HoldsProcess)
 		}
 	})
 }
@@ -74,14 +91,13 @@ func TestQuestionIsAnsweredInTheChatWithFreeText(t *testing.T) {
 		e.LLM.Add(choose(true), answer("Verstanden."))
 		erika := e.As(wt.Erika)
 		conv := asked(t, e, erika)
-		q := conv["question"].(map[string]any)
-		if q["freeText"] != true {
-			t.Fatalf("question = %v", q)
+		if !conv.Question.FreeText {
+			t.Fatalf("question = %+v", conv.Question)
 		}
-		answerQuestion(erika, conv, map[string]any{"turnDigest": q["turnDigest"], "text": "freundlich, aber knapp"})
-		got := settled(t, e, erika, conv["id"].(float64))
-		if got["status"] != "idle" || transcriptHas(got, "freundlich, aber knapp") != 1 {
-			t.Fatalf("after the answer: %v", got)
+		erika.AnswerConversation(conv.ID, wt.Answer{TurnDigest: conv.Question.TurnDigest, Text: "freundlich, aber knapp"})
+		got := current(t, e, erika, conv.ID)
+		if got.Status != "idle" || countSaid(got, "freundlich, aber knapp") != 1 {
+			t.Fatalf("after the answer: %+v", got)
 		}
 		reqs := e.LLM.Requests()
 		if last := reqs[len(reqs)-1].Messages; !strings.Contains(last[len(last)-1].Content, `"text":"freundlich, aber knapp"`) {
@@ -99,7 +115,7 @@ func TestBadAnswerToAQuestionChangesNothing(t *testing.T) {
 		e.LLM.Add(choose(false))
 		erika := e.As(wt.Erika)
 		conv := asked(t, e, erika)
-		digest := conv["question"].(map[string]any)["turnDigest"]
+		digest := conv.Question.TurnDigest
 		for _, tc := range []struct {
 			body   map[string]any
 			status int
@@ -112,16 +128,16 @@ func TestBadAnswerToAQuestionChangesNothing(t *testing.T) {
 			{map[string]any{"turnDigest": "v1:other", "option": "formell"}, 409, "stale_card"},
 			{map[string]any{"turnDigest": digest, "answer": "apply"}, 409, "stale_card"},
 		} {
-			if r := answerQuestion(erika, conv, tc.body); r.Status != tc.status || r.ErrorCode() != tc.code {
+			if r := erika.Do("POST", "/api/conversations/"+itoa(float64(conv.ID))+"/answer", tc.body); r.Status != tc.status || r.ErrorCode() != tc.code {
 				t.Errorf("answer %v = %d %s, want %d %s", tc.body, r.Status, r.Body, tc.status, tc.code)
 			}
 		}
-		got := settled(t, e, erika, conv["id"].(float64))
-		if got["status"] != "awaiting_input" || len(got["messages"].([]any)) != len(conv["messages"].([]any)) {
-			t.Errorf("the bad answers changed the conversation: %v", got)
+		got := current(t, e, erika, conv.ID)
+		if got.Status != "awaiting_input" || len(got.Messages) != len(conv.Messages) {
+			t.Errorf("the bad answers changed the conversation: %+v", got)
 		}
-		if st := erika.Must("GET", "/api/runs/"+pendingRunOf(t, db), nil, 200).Map(t); st["status"] != "waiting_for_input" {
-			t.Errorf("the asking run = %v", st["status"])
+		if st := erika.MustRun(pendingRunOf(t, db)); st.Status != "waiting_for_input" {
+			t.Errorf("the asking run = %v", st.Status)
 		}
 	})
 }
@@ -135,15 +151,15 @@ func TestPX2_NewMessageWithdrawsTheWaitingQuestion(t *testing.T) {
 		erika := e.As(wt.Erika)
 		conv := asked(t, e, erika)
 		asking := pendingRunOf(t, db)
-		got := send(t, e, erika, conv["id"].(float64), "Frag nicht, mach einfach")
-		if got["status"] != "idle" || got["question"] != nil {
-			t.Fatalf("after the new message: status %v, question %v", got["status"], got["question"])
+		got := said(t, e, erika, conv.ID, "Frag nicht, mach einfach")
+		if got.Status != "idle" || got.Question != nil {
+			t.Fatalf("after the new message: status %v, question %+v", got.Status, got.Question)
 		}
-		if st := erika.Must("GET", "/api/runs/"+asking, nil, 200).Map(t); st["status"] != "cancelled" {
-			t.Errorf("the asking run = %v, want cancelled", st["status"])
+		if st := erika.MustRun(asking); st.Status != "cancelled" {
+			t.Errorf("the asking run = %v, want cancelled", st.Status)
 		}
-		if st := erika.Must("GET", "/api/runs/"+got["lastRunUuid"].(string), nil, 200).Map(t); st["holdsProcess"] != true || st["predecessorRunUuid"] != asking {
-			t.Errorf("the next turn = holdsProcess %v, predecessor %v", st["holdsProcess"], st["predecessorRunUuid"])
+		if st := erika.MustRun(got.LastRunUUID); !st.HoldsProcessIs(true) || st.PredecessorRunUUID != asking {
+			t.Errorf("the next turn = holdsProcess %v, predecessor %v", st.HoldsProcess, st.PredecessorRunUUID)
 		}
 	})
 }
@@ -157,10 +173,10 @@ func TestQuestionAnsweredElsewhereIsHandedBack(t *testing.T) {
 		erika := e.As(wt.Erika)
 		conv := asked(t, e, erika)
 		erika.Must("POST", "/api/runs/"+pendingRunOf(t, db)+"/input",
-			map[string]any{"turnDigest": conv["question"].(map[string]any)["turnDigest"], "values": map[string]any{"choice": "locker"}}, 200)
-		got := settled(t, e, erika, conv["id"].(float64))
-		if got["status"] != "idle" || got["question"] != nil || lastNotice(got) != "answered_elsewhere" {
-			t.Errorf("after the answer elsewhere: status %v, question %v, notice %q", got["status"], got["question"], lastNotice(got))
+			map[string]any{"turnDigest": conv.Question.TurnDigest, "values": map[string]any{"choice": "locker"}}, 200)
+		got := current(t, e, erika, conv.ID)
+		if got.Status != "idle" || got.Question != nil || noticeOf(got) != "answered_elsewhere" {
+			t.Errorf("after the answer elsewhere: status %v, question %+v, notice %q", got.Status, got.Question, noticeOf(got))
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package adr022_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -19,14 +20,13 @@ import (
 func TestPR5_AReasonTheCardDoesNotOfferIsAPlainDenialOnTheRunsAPI(t *testing.T) {
 	cases := []struct {
 		name    string
-		body    map[string]any
+		inv     *wt.Invocation
 		answers string
 		want    string // the denial the model gets
 	}{
-		{"plain run, skip", map[string]any{}, "approval", `{"decided_by":"run_owner","error":"approval_denied"}`},
-		{"plain run, keep", map[string]any{}, "approval", `{"decided_by":"run_owner","error":"approval_denied"}`},
-		{"process run, skip", map[string]any{"invocation": map[string]any{"skill": seo,
-			"subject": map[string]any{"table": "pages", "uid": 1, "language": 0}}}, "process",
+		{"plain run, skip", nil, "approval", `{"decided_by":"run_owner","error":"approval_denied"}`},
+		{"plain run, keep", nil, "approval", `{"decided_by":"run_owner","error":"approval_denied"}`},
+		{"process run, skip", &wt.Invocation{Skill: seo, Subject: &wt.Subject{Table: "pages", UID: 1, Language: 0}}, "process",
 			`{"decided_by":"run_owner","error":"approval_denied","reason":"skip"}`},
 	}
 	for _, c := range cases {
@@ -35,20 +35,20 @@ func TestPR5_AReasonTheCardDoesNotOfferIsAPlainDenialOnTheRunsAPI(t *testing.T) 
 				e := newEnv(t, db)
 				e.LLM.Add(write("c1", `{"description": "x"}`), answer("ok"))
 				erika := e.As(wt.Erika)
-				body := map[string]any{"configuration": 1, "messages": []map[string]any{{"role": "user", "content": "Los"}}}
-				for k, v := range c.body {
-					body[k] = v
+				st, r := erika.StartRun(wt.StartRun{Configuration: 1, Messages: []wt.Message{{Role: "user", Content: "Los"}}, Invocation: c.inv})
+				if r.Status != http.StatusCreated {
+					t.Fatalf("POST /api/runs = %d, want 201: %s", r.Status, r.Body)
 				}
-				st := erika.Must("POST", "/api/runs", body, http.StatusCreated).Map(t)
-				pending, _ := st["pending"].(map[string]any)
-				if st["status"] != "waiting_for_approval" || pending["answers"] != c.answers {
-					t.Fatalf("run = %v, want waiting with answers %s", st, c.answers)
+				if st.Status != "waiting_for_approval" || st.Pending == nil || st.Pending.Answers != c.answers {
+					t.Fatalf("run = %+v, want waiting with answers %s", st, c.answers)
 				}
 				reason := c.name[strings.Index(c.name, ", ")+2:]
-				done := erika.Must("POST", "/api/runs/"+st["uuid"].(string)+"/approval",
-					map[string]any{"approve": false, "turnDigest": pending["turnDigest"], "reason": reason}, http.StatusOK).Map(t)
-				if done["status"] != "completed" {
-					t.Fatalf("after the denial: %v", done)
+				done, r := erika.Decide(st.UUID, wt.Approve{Approve: false, TurnDigest: st.Pending.TurnDigest, Reason: reason})
+				if r.Status != http.StatusOK {
+					t.Fatalf("approval = %d, want 200: %s", r.Status, r.Body)
+				}
+				if done.Status != "completed" {
+					t.Fatalf("after the denial: %+v", done)
 				}
 				reqs := e.LLM.Requests()
 				var got string
@@ -60,17 +60,25 @@ func TestPR5_AReasonTheCardDoesNotOfferIsAPlainDenialOnTheRunsAPI(t *testing.T) 
 				if got != c.want {
 					t.Errorf("the model got %s, want %s", got, c.want)
 				}
-				evs := erika.Must("GET", "/api/runs/"+st["uuid"].(string)+"/events", nil, 200).Map(t)["events"].([]any)
+				evs, r := erika.Events(st.UUID, 0)
+				if r.Status != http.StatusOK {
+					t.Fatalf("events = %d, want 200: %s", r.Status, r.Body)
+				}
 				for _, ev := range evs {
-					m := ev.(map[string]any)
-					p := m["payload"].(map[string]any)
-					if m["kind"] == "approval" && p["approved"] == false {
+					var p struct {
+						Approved *bool   `json:"approved"`
+						Reason   *string `json:"reason"`
+					}
+					if err := json.Unmarshal(ev.Payload, &p); err != nil {
+						t.Fatalf("event %d payload: %v", ev.Sequence, err)
+					}
+					if ev.Kind == "approval" && p.Approved != nil && !*p.Approved {
 						wantReason := ""
 						if c.answers == "process" {
 							wantReason = reason
 						}
-						if p["reason"] != wantReason {
-							t.Errorf("approval event reason = %v, want %q", p["reason"], wantReason)
+						if p.Reason == nil || *p.Reason != wantReason {
+							t.Errorf("approval event reason = %s, want %q", ev.Payload, wantReason)
 						}
 					}
 				}

@@ -114,6 +114,18 @@ func said(t *testing.T, e *wt.Env, c *wt.Client, id int64, text string) wt.Conve
 	return current(t, e, c, id)
 }
 
+// decided answers the waiting card and waits for the continuation.
+func decided(t *testing.T, e *wt.Env, c *wt.Client, conv wt.Conversation, answer string) wt.Conversation {
+	t.Helper()
+	if conv.Card == nil {
+		t.Fatalf("conversation %d has no card to answer: %+v", conv.ID, conv)
+	}
+	if r := c.AnswerConversation(conv.ID, wt.Answer{TurnDigest: conv.Card.TurnDigest, Answer: answer}); r.Status != http.StatusAccepted {
+		t.Fatalf("POST answer %s = %d, want 202: %s", answer, r.Status, r.Body)
+	}
+	return current(t, e, c, conv.ID)
+}
+
 func itoa(f float64) string {
 	n := int64(f)
 	if n == 0 {
@@ -125,12 +137,4 @@ func itoa(f float64) string {
 		n /= 10
 	}
 	return string(b)
-}
-
-func answers(conv map[string]any) []any {
-	card, _ := conv["card"].(map[string]any)
-	if card == nil {
-		return nil
-	}
-	return card["answers"].([]any)
 }

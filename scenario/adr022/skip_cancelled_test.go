@@ -27,18 +27,18 @@ func TestPR4_ASkipWhoseRunIsCancelledRecordsNothing(t *testing.T) {
 			}
 		}
 		e.LLM.Add(write("c1", `{"description": "x"}`), next)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		if conv["status"] != "awaiting_approval" {
-			t.Fatalf("conv = %v", conv)
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		if conv.Status != "awaiting_approval" {
+			t.Fatalf("conv = %+v", conv)
 		}
 		id := waitingRun(t, db)
 		runUUID.Store(id)
-		decide(t, e, erika, conv, "skip")
+		decided(t, e, erika, conv, "skip")
 		if n := cancelled.Load(); n != 1 {
 			t.Fatalf("the cancel did not land (%d)", n)
 		}
-		if run := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t); run["status"] != "cancelled" {
-			t.Fatalf("run = %v, want cancelled", run)
+		if run, r := erika.Run(id); r.Status != http.StatusOK || run.Status != "cancelled" {
+			t.Fatalf("run = %d %+v, want cancelled", r.Status, run)
 		}
 		if n := countPoints(t, db); n != 0 {
 			t.Errorf("the skip of a cancelled run recorded %d open points", n)
@@ -64,14 +64,14 @@ func TestPR4_ASkipForARunCancelledWhileItWaitedRecordsNothing(t *testing.T) {
 		e := newEnv(t, db)
 		erika := e.As(wt.Erika)
 		e.LLM.Add(write("c1", `{"description": "x"}`))
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		card, _ := conv["card"].(map[string]any)
-		if card == nil {
-			t.Fatalf("conv = %v", conv)
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		if conv.Card == nil {
+			t.Fatalf("conv = %+v", conv)
 		}
-		erika.Must("POST", "/api/runs/"+waitingRun(t, db)+"/cancel", nil, http.StatusOK)
-		erika.Do("POST", "/api/conversations/"+itoa(conv["id"].(float64))+"/answer",
-			map[string]any{"turnDigest": card["turnDigest"], "answer": "skip"})
+		if _, r := erika.CancelRun(waitingRun(t, db)); r.Status != http.StatusOK {
+			t.Fatalf("cancel = %d: %s", r.Status, r.Body)
+		}
+		erika.AnswerConversation(conv.ID, wt.Answer{TurnDigest: conv.Card.TurnDigest, Answer: "skip"})
 		e.App.Chat.Wait()
 		if n := countPoints(t, db); n != 0 {
 			t.Errorf("the skip of a cancelled run recorded %d open points", n)

@@ -72,17 +72,18 @@ func TestTheFourEyesConfigurationIsReachableFromTheChat(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "x"}`), answer("ok"))
 		erika := e.As(wt.Erika)
-		conv := erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0, "configuration": 2}, http.StatusCreated).Map(t)
-		if conv["configuration"] != 2.0 {
-			t.Fatalf("configuration = %v, want 2", conv["configuration"])
+		conv, r := erika.StartConversation(wt.StartConversation{Page: 1, Configuration: 2})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("POST /api/conversations = %d, want 201: %s", r.Status, r.Body)
 		}
-		conv = send(t, e, erika, conv["id"].(float64), "Los")
-		card, _ := conv["card"].(map[string]any)
-		if conv["status"] != "awaiting_approval" || card["approveBlocked"] != "second_approver" {
-			t.Fatalf("conversation on the four-eyes configuration = %v", conv)
+		if conv.Configuration != 2 {
+			t.Fatalf("configuration = %v, want 2", conv.Configuration)
 		}
-		if r := erika.Do("POST", "/api/conversations/"+itoa(conv["id"].(float64))+"/answer",
-			map[string]any{"turnDigest": card["turnDigest"], "answer": "approve"}); r.Status != http.StatusConflict {
+		conv = said(t, e, erika, conv.ID, "Los")
+		if conv.Status != "awaiting_approval" || conv.Card == nil || conv.Card.ApproveBlocked != "second_approver" {
+			t.Fatalf("conversation on the four-eyes configuration = %+v", conv)
+		}
+		if r := erika.AnswerConversation(conv.ID, wt.Answer{TurnDigest: conv.Card.TurnDigest, Answer: "approve"}); r.Status != http.StatusConflict {
 			t.Errorf("erika approving her own four-eyes card = %d %s, want 409", r.Status, r.Body)
 		}
 	})

@@ -16,11 +16,11 @@ func completion() llmtest.Reply {
 }
 
 // wantNoFailureNotice fails when a message of the conversation carries a notice.
-func wantNoFailureNotice(t *testing.T, conv map[string]any) {
+func wantNoFailureNotice(t *testing.T, conv wt.Conversation) {
 	t.Helper()
-	for _, m := range conv["messages"].([]any) {
-		if n := m.(map[string]any)["notice"]; n != nil && n != "" {
-			t.Errorf("the transcript shows the notice %q: %v", n, conv["messages"])
+	for _, m := range conv.Messages {
+		if m.Notice != "" {
+			t.Errorf("the transcript shows the notice %q: %+v", m.Notice, conv.Messages)
 		}
 	}
 }
@@ -34,21 +34,20 @@ func TestCompletedTourCompletes(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "a"}`), completion(), answer("Fertig."))
 		erika := e.As(wt.Erika)
-		conv := decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "apply")
-		if conv["status"] != "idle" || conv["error"] != nil || conv["card"] != nil {
-			t.Fatalf("after completion: status %v error %v card %v", conv["status"], conv["error"], conv["card"])
+		conv := decided(t, e, erika, said(t, e, erika, opened(t, erika, seo).ID, "Los"), "apply")
+		if conv.Status != "idle" || conv.Error != "" || conv.Card != nil {
+			t.Fatalf("after completion: status %v error %v card %+v", conv.Status, conv.Error, conv.Card)
 		}
-		msgs := conv["messages"].([]any)
-		if last := msgs[len(msgs)-1].(map[string]any); last["content"] != "Fertig." {
-			t.Errorf("closing message = %v", last)
+		if last := conv.Messages[len(conv.Messages)-1]; last.Content != "Fertig." {
+			t.Errorf("closing message = %+v", last)
 		}
 		wantNoFailureNotice(t, conv)
-		if sum, ok := conv["summary"].(map[string]any); !ok || sum["applied"] != 1.0 {
-			t.Errorf("summary = %v", conv["summary"])
+		if conv.Summary == nil || conv.Summary.Applied != 1 {
+			t.Errorf("summary = %+v", conv.Summary)
 		}
-		st := erika.Must("GET", "/api/runs/"+conv["lastRunUuid"].(string), nil, 200).Map(t)
-		if st["status"] != "completed" || st["terminationReason"] != "completed" || st["holdsProcess"] != false {
-			t.Errorf("the completed run = status %v, reason %v, holdsProcess %v", st["status"], st["terminationReason"], st["holdsProcess"])
+		st := erika.MustRun(conv.LastRunUUID)
+		if st.Status != "completed" || st.TerminationReason != "completed" || !st.HoldsProcessIs(false) {
+			t.Errorf("the completed run = status %v, reason %v, holdsProcess %v", st.Status, st.TerminationReason, st.HoldsProcess)
 		}
 	})
 }
@@ -62,30 +61,33 @@ func TestCompletedTourReleasesTheProcessForEveryTurnOfItsLineage(t *testing.T) {
 		e.LLM.Add(write("c1", `{"description": "a"}`), answer("Weiter?"),
 			write("c2", `{"seoTitle": "b"}`), completion(), answer("Fertig."), answer("ohne Prozess"))
 		erika := e.As(wt.Erika)
-		conv := decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "apply")
-		origin := conv["lastRunUuid"].(string)
-		if st := erika.Must("GET", "/api/runs/"+origin, nil, 200).Map(t); st["holdsProcess"] != true {
-			t.Fatalf("the first turn = %v", st)
+		conv := decided(t, e, erika, said(t, e, erika, opened(t, erika, seo).ID, "Los"), "apply")
+		origin := conv.LastRunUUID
+		if st := erika.MustRun(origin); !st.HoldsProcessIs(true) {
+			t.Fatalf("the first turn = %+v", st)
 		}
-		conv = decide(t, e, erika, send(t, e, erika, conv["id"].(float64), "Weiter"), "apply")
-		if conv["status"] != "idle" {
-			t.Fatalf("after completion: %v", conv)
+		conv = decided(t, e, erika, said(t, e, erika, conv.ID, "Weiter"), "apply")
+		if conv.Status != "idle" {
+			t.Fatalf("after completion: %+v", conv)
 		}
 		wantNoFailureNotice(t, conv)
-		if sum, ok := conv["summary"].(map[string]any); !ok || sum["applied"] != 2.0 {
-			t.Errorf("summary = %v", conv["summary"])
+		if conv.Summary == nil || conv.Summary.Applied != 2 {
+			t.Errorf("summary = %+v", conv.Summary)
 		}
-		last := erika.Must("GET", "/api/runs/"+conv["lastRunUuid"].(string), nil, 200).Map(t)
-		if last["status"] != "completed" || last["terminationReason"] != "completed" || last["holdsProcess"] != false {
-			t.Errorf("the completing turn = status %v, reason %v, holdsProcess %v", last["status"], last["terminationReason"], last["holdsProcess"])
+		last := erika.MustRun(conv.LastRunUUID)
+		if last.Status != "completed" || last.TerminationReason != "completed" || !last.HoldsProcessIs(false) {
+			t.Errorf("the completing turn = status %v, reason %v, holdsProcess %v", last.Status, last.TerminationReason, last.HoldsProcess)
 		}
-		if st := erika.Must("GET", "/api/runs/"+origin, nil, 200).Map(t); st["holdsProcess"] != false {
-			t.Errorf("the origin still holds the process after completion: %v", st["holdsProcess"])
+		if st := erika.MustRun(origin); !st.HoldsProcessIs(false) {
+			t.Errorf("the origin still holds the process after completion: %v", st.HoldsProcess)
 		}
-		again := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "predecessorRunUuid": origin,
-			"messages": []map[string]string{{"role": "user", "content": "nochmal"}}}, http.StatusCreated).Map(t)
-		if again["status"] != "completed" || again["holdsProcess"] != false {
-			t.Errorf("a turn continued from the origin = status %v, holdsProcess %v", again["status"], again["holdsProcess"])
+		again, r := erika.StartRun(wt.StartRun{Configuration: 1, PredecessorRunUUID: origin,
+			Messages: []wt.Message{{Role: "user", Content: "nochmal"}}})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("POST /api/runs = %d, want 201: %s", r.Status, r.Body)
+		}
+		if again.Status != "completed" || !again.HoldsProcessIs(false) {
+			t.Errorf("a turn continued from the origin = status %v, holdsProcess %v", again.Status, again.HoldsProcess)
 		}
 	})
 }

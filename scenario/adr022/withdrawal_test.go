@@ -17,17 +17,16 @@ func TestPX2_NewMessageWithdrawsTheWaitingProposal(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "withdrawn proposal"}`), answer("Gut, anders."))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		if conv["status"] != "awaiting_approval" {
-			t.Fatalf("conv = %v", conv)
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		if conv.Status != "awaiting_approval" {
+			t.Fatalf("conv = %+v", conv)
 		}
-		conv = send(t, e, erika, conv["id"].(float64), "Lieber etwas anderes")
-		if conv["status"] != "idle" || conv["card"] != nil {
-			t.Fatalf("after the new message: %v", conv)
+		conv = said(t, e, erika, conv.ID, "Lieber etwas anderes")
+		if conv.Status != "idle" || conv.Card != nil {
+			t.Fatalf("after the new message: %+v", conv)
 		}
-		runs := erika.Must("GET", "/api/runs/"+conv["lastRunUuid"].(string), nil, 200).Map(t)
-		if runs["holdsProcess"] != true {
-			t.Errorf("the continuation lost the process: %v", runs)
+		if run := erika.MustRun(conv.LastRunUUID); !run.HoldsProcessIs(true) {
+			t.Errorf("the continuation lost the process: %+v", run)
 		}
 		var st string
 		_ = db.QueryRow(t.Context(), "SELECT status FROM runs WHERE status = 'cancelled'").Scan(&st)
@@ -49,21 +48,24 @@ func TestEndTourWithdrawsAndEndsTheProcessKeepingWhatWasApplied(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "applied"}`), write("c2", `{"seoTitle": "second proposal"}`))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		conv = decide(t, e, erika, conv, "apply")
-		if conv["status"] != "awaiting_approval" {
-			t.Fatalf("second card = %v", conv)
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		conv = decided(t, e, erika, conv, "apply")
+		if conv.Status != "awaiting_approval" {
+			t.Fatalf("second card = %+v", conv)
 		}
-		ended := erika.Must("POST", "/api/conversations/"+itoa(conv["id"].(float64))+"/end-tour", nil, 200).Map(t)
-		if ended["status"] != "idle" || ended["skill"] != nil || ended["card"] != nil {
-			t.Fatalf("after end-tour: %v", ended)
+		ended, r := erika.EndTour(conv.ID)
+		if r.Status != 200 {
+			t.Fatalf("end-tour = %d, want 200: %s", r.Status, r.Body)
 		}
-		if out := ended["outcomes"].([]any); len(out) != 1 || out[0].(map[string]any)["outcome"] != "applied" {
-			t.Errorf("outcomes = %v", out)
+		if ended.Status != "idle" || ended.Skill != nil || ended.Card != nil {
+			t.Fatalf("after end-tour: %+v", ended)
 		}
-		run := erika.Must("GET", "/api/runs/"+ended["lastRunUuid"].(string), nil, 200).Map(t)
-		if run["status"] != "cancelled" || run["holdsProcess"] != false {
-			t.Errorf("the withdrawn run = %v", run)
+		if out := ended.Outcomes; len(out) != 1 || out[0].Outcome != "applied" {
+			t.Errorf("outcomes = %+v", out)
+		}
+		run := erika.MustRun(ended.LastRunUUID)
+		if run.Status != "cancelled" || !run.HoldsProcessIs(false) {
+			t.Errorf("the withdrawn run = %+v", run)
 		}
 		var fields string
 		_ = db.QueryRow(t.Context(), "SELECT fields FROM records WHERE tbl = 'pages' AND uid = 1").Scan(&fields)

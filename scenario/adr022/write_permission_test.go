@@ -45,9 +45,9 @@ func TestWriteTheEditorMayNotPerformNeverBecomesACard(t *testing.T) {
 				}
 				e.LLM.Add(writeArgs("c1", c.call), answer("Das darf ich nicht ändern."))
 				erika := e.As(wt.Erika)
-				conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-				if conv["status"] != "idle" || conv["card"] != nil {
-					t.Fatalf("a write erika may not perform became a card: %v", conv)
+				conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+				if conv.Status != "idle" || conv.Card != nil {
+					t.Fatalf("a write erika may not perform became a card: %+v", conv)
 				}
 				reqs := e.LLM.Requests()
 				if len(reqs) != 2 {
@@ -66,9 +66,8 @@ func TestWriteTheEditorMayNotPerformNeverBecomesACard(t *testing.T) {
 				if !strings.Contains(result, want) {
 					t.Errorf("the model got %q, want an error result %s…", result, want)
 				}
-				msgs := conv["messages"].([]any)
-				if last := msgs[len(msgs)-1].(map[string]any); last["content"] != "Das darf ich nicht ändern." {
-					t.Errorf("last message = %v", last)
+				if last := conv.Messages[len(conv.Messages)-1]; last.Content != "Das darf ich nicht ändern." {
+					t.Errorf("last message = %+v", last)
 				}
 				var n int
 				_ = db.QueryRow(context.Background(), "SELECT COUNT(*) FROM record_history").Scan(&n)

@@ -16,14 +16,13 @@ func TestL1_1_L1_2_InvocationSurvivesTheQueueCodec(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("ok"))
 		erika := e.As(wt.Erika)
-		st := invoke(t, erika, 1, map[string]any{"queued": true})
-		id := st["uuid"].(string)
+		id := startSEOQueued(t, erika, 1).UUID
 		if err := e.App.Runtime.RunQueued(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		got := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		if got["status"] != "completed" || got["processSkill"] != "seo" || got["holdsProcess"] != true {
-			t.Fatalf("queued process run = %v", got)
+		got := erika.MustRun(id)
+		if got.Status != "completed" || got.ProcessSkill != "seo" || !got.HoldsProcessIs(true) {
+			t.Fatalf("queued process run = %+v", got)
 		}
 		l := lineage(t, erika, id)
 		if l == nil || l["pin"] == nil || l["origin"] != id {
@@ -53,16 +52,16 @@ func TestL1_3_UndecodableStoredRequestSettlesAsARefusal(t *testing.T) {
 				e := newEnv(t, db, nil)
 				e.LLM.Add(answer("one"), answer("after"))
 				erika := e.As(wt.Erika)
-				first := invoke(t, erika, 1, nil)["uuid"].(string)
-				id := continueRunWith(t, erika, 1, first, map[string]any{"queued": true})["uuid"].(string)
+				first := startSEO(t, erika, 1).UUID
+				id := continued(t, erika, 1, first, true).UUID
 				exec(t, db, `UPDATE runs SET request = ? WHERE uuid = ?`, stored, id)
 				if err := e.App.Runtime.RunQueued(context.Background(), id); err != nil {
 					t.Fatal(err)
 				}
-				got := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-				if got["status"] != "failed" || got["terminationReason"] != "policy_denied" ||
-					got["errorClass"] != "process_invocation_refused" || got["refusal"] != "request_unreadable" {
-					t.Fatalf("run = %v, want failed policy_denied, refusal request_unreadable", got)
+				got := erika.MustRun(id)
+				if got.Status != "failed" || got.TerminationReason != "policy_denied" ||
+					got.ErrorClass != "process_invocation_refused" || got.Refusal != "request_unreadable" {
+					t.Fatalf("run = %+v, want failed policy_denied, refusal request_unreadable", got)
 				}
 				if n := len(e.LLM.Requests()); n != 1 {
 					t.Errorf("model calls = %d, want 1 (the first turn only)", n)
@@ -70,9 +69,9 @@ func TestL1_3_UndecodableStoredRequestSettlesAsARefusal(t *testing.T) {
 				if rep, err := e.App.Runtime.Reap(context.Background()); err != nil || rep.Requeued+rep.DeadLettered != 0 {
 					t.Errorf("the refusal reached the queue's recovery: %+v %v", rep, err)
 				}
-				next := continueRun(t, erika, 1, id)
-				if next["status"] != "completed" || next["holdsProcess"] != true || next["processSkill"] != "seo" {
-					t.Fatalf("the turn continued from the refused run = %v, want it to hold the process", next)
+				next := continued(t, erika, 1, id, false)
+				if next.Status != "completed" || !next.HoldsProcessIs(true) || next.ProcessSkill != "seo" {
+					t.Fatalf("the turn continued from the refused run = %+v, want it to hold the process", next)
 				}
 			})
 		})

@@ -14,9 +14,9 @@ func TestL2_5_RefusedInvocationIsAFailedRunWithItsCase(t *testing.T) {
 	cases := []struct {
 		name    string
 		token   string
-		cfg     int
-		skill   int
-		subject map[string]any
+		cfg     int64
+		skill   int64
+		subject *wt.Subject
 		want    string
 	}{
 		{"plain skill", wt.Erika, 1, 13, nil, "not_a_process"},
@@ -24,23 +24,19 @@ func TestL2_5_RefusedInvocationIsAFailedRunWithItsCase(t *testing.T) {
 		{"four-eyes configuration", wt.Erika, 2, seoSkill, nil, "second_approver_required"},
 		{"unknown skill", wt.Erika, 1, 999, nil, "skill_unavailable"},
 		{"unusable configuration", wt.Erika, 99, seoSkill, nil, "configuration_denied"},
-		{"deleted subject", wt.Erika, 1, seoSkill, map[string]any{"table": "pages", "uid": 404, "language": 0}, "subject_denied"},
-		{"root-level record for an editor", wt.Erika, 1, seoSkill, map[string]any{"table": "tt_content", "uid": 777, "language": 0}, "subject_denied"},
+		{"deleted subject", wt.Erika, 1, seoSkill, &wt.Subject{Table: "pages", UID: 404}, "subject_denied"},
+		{"root-level record for an editor", wt.Erika, 1, seoSkill, &wt.Subject{Table: "tt_content", UID: 777}, "subject_denied"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *store.DB) {
 				e := newEnv(t, db, nil)
 				exec(t, db, `INSERT INTO records (tbl, uid, pid, fields) VALUES ('tt_content', 777, 0, '{}')`)
-				inv := map[string]any{"skill": c.skill}
-				if c.subject != nil {
-					inv["subject"] = c.subject
-				}
-				st := e.As(c.token).Must("POST", "/api/runs", map[string]any{"configuration": c.cfg, "invocation": inv,
-					"messages": []map[string]string{{"role": "user", "content": "go"}}}, 201).Map(t)
-				if st["status"] != "failed" || st["terminationReason"] != "policy_denied" || st["refusal"] != c.want ||
-					st["errorClass"] != "process_invocation_refused" {
-					t.Fatalf("run = %v, want refusal %s", st, c.want)
+				st := started(t, e.As(c.token), wt.StartRun{Configuration: c.cfg, Invocation: &wt.Invocation{Skill: c.skill, Subject: c.subject},
+					Messages: []wt.Message{{Role: "user", Content: "go"}}})
+				if st.Status != "failed" || st.TerminationReason != "policy_denied" || st.Refusal != c.want ||
+					st.ErrorClass != "process_invocation_refused" {
+					t.Fatalf("run = %+v, want refusal %s", st, c.want)
 				}
 				if n := len(e.LLM.Requests()); n != 0 {
 					t.Errorf("the model was called")
@@ -56,14 +52,14 @@ func TestL2_1_L2_3_L2_7_DemotionBetweenEnqueueAndPickupRefuses(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, nil)
 		erika := e.As(wt.Erika)
-		id := invoke(t, erika, 1, map[string]any{"queued": true})["uuid"].(string)
+		id := startSEOQueued(t, erika, 1).UUID
 		exec(t, db, `UPDATE be_users SET group_uids = '[]' WHERE uid = 2`)
 		if err := e.App.Runtime.RunQueued(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		got := e.As(wt.Admin).Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		if got["status"] != "failed" || got["refusal"] != "configuration_denied" || got["requeueCount"] != 0.0 {
-			t.Fatalf("run = %v", got)
+		got := e.As(wt.Admin).MustRun(id)
+		if got.Status != "failed" || got.Refusal != "configuration_denied" || got.RequeueCount != 0 {
+			t.Fatalf("run = %+v", got)
 		}
 		if rep, err := e.App.Runtime.Reap(context.Background()); err != nil || rep.Requeued+rep.DeadLettered != 0 {
 			t.Errorf("the refusal reached the queue's recovery: %+v %v", rep, err)
@@ -77,11 +73,11 @@ func TestL2_6_FourEyesTurnedOnSinceDeniesTheContinuation(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("first turn"))
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)
+		first := startSEO(t, erika, 1)
 		exec(t, db, `UPDATE configurations SET require_second_approver = TRUE WHERE uid = 1`)
-		next := continueRun(t, erika, 1, first["uuid"].(string))
-		if next["status"] != "failed" || next["terminationReason"] != "approval_denied" || next["refusal"] != "second_approver_required" {
-			t.Fatalf("continuation = %v", next)
+		next := continued(t, erika, 1, first.UUID, false)
+		if next.Status != "failed" || next.TerminationReason != "approval_denied" || next.Refusal != "second_approver_required" {
+			t.Fatalf("continuation = %+v", next)
 		}
 	})
 }

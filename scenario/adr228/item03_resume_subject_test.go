@@ -1,6 +1,8 @@
 package adr228_test
 
 import (
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -37,18 +39,20 @@ func TestL3_8_ResumedRunCarriesSubjectOnlyWhileCheckPasses(t *testing.T) {
 					answer("fertig"),
 				)
 				erika := e.As(wt.Erika)
-				st := invoke(t, erika, 1, nil)
-				if st["status"] != "waiting_for_approval" {
-					t.Fatalf("status = %v, want waiting_for_approval", st)
+				st := startSEO(t, erika, 1)
+				if st.Status != "waiting_for_approval" || st.Pending == nil {
+					t.Fatalf("status = %+v, want waiting_for_approval", st)
 				}
 				if c.revoke {
 					// Language 0 leaves erika's reach; page 1 stays readable.
 					exec(t, db, `UPDATE be_groups SET languages = '[1]' WHERE uid = 1`)
 				}
-				done := erika.Must("POST", "/api/runs/"+st["uuid"].(string)+"/approval",
-					map[string]any{"approve": true, "turnDigest": digest(t, st)}, 200).Map(t)
-				if done["status"] != "completed" {
-					t.Fatalf("after approval: %v, want completed", done)
+				done, r := erika.Decide(st.UUID, wt.Approve{Approve: true, TurnDigest: st.Pending.TurnDigest})
+				if r.Status != http.StatusOK {
+					t.Fatalf("approval = %d, want 200: %s", r.Status, r.Body)
+				}
+				if done.Status != "completed" {
+					t.Fatalf("after approval: %+v, want completed", done)
 				}
 				reqs := e.LLM.Requests()
 				if len(reqs) != 3 {
@@ -61,10 +65,18 @@ func TestL3_8_ResumedRunCarriesSubjectOnlyWhileCheckPasses(t *testing.T) {
 				if results["h1"] != c.highlight {
 					t.Errorf("highlight_record on the subject answered %s, want %s", results["h1"], c.highlight)
 				}
-				final := erika.Must("GET", "/api/runs/"+st["uuid"].(string), nil, 200).Map(t)
-				h, _ := final["highlight"].(map[string]any)
-				if got := h != nil && h["table"] == "pages" && h["uid"] == 1.0; got != c.highlights {
-					t.Errorf("status highlight = %v, want the subject highlighted: %v", final["highlight"], c.highlights)
+				final := erika.MustRun(st.UUID)
+				var h struct {
+					Table string `json:"table"`
+					UID   int64  `json:"uid"`
+				}
+				if len(final.Highlight) > 0 && string(final.Highlight) != "null" {
+					if err := json.Unmarshal(final.Highlight, &h); err != nil {
+						t.Fatalf("highlight %s: %v", final.Highlight, err)
+					}
+				}
+				if got := h.Table == "pages" && h.UID == 1; got != c.highlights {
+					t.Errorf("status highlight = %s, want the subject highlighted: %v", final.Highlight, c.highlights)
 				}
 			})
 		})

@@ -13,19 +13,19 @@ func TestL3_SubjectIsCheckedAsTheActingUser(t *testing.T) {
 	cases := []struct {
 		name    string
 		token   string
-		subject map[string]any
+		subject wt.Subject
 		ok      bool
 	}{
-		{"the page in a mount", wt.Erika, map[string]any{"table": "pages", "uid": 1, "language": 0}, true},
-		{"a default-language record in another editable language (L3.6)", wt.Erika, map[string]any{"table": "pages", "uid": 1, "language": 1}, true},
-		{"a translation in its own language", wt.Erika, map[string]any{"table": "pages", "uid": 11, "language": 1}, true},
-		{"a translation in another language (L3.6)", wt.Erika, map[string]any{"table": "pages", "uid": 11, "language": 0}, false},
-		{"a language the user may not edit (L3.3)", wt.Otto, map[string]any{"table": "pages", "uid": 1, "language": 1}, false},
-		{"an all-languages element", wt.Erika, map[string]any{"table": "tt_content", "uid": 102, "language": 1}, true},
-		{"a page outside the mounts (L3.5)", wt.Erika, map[string]any{"table": "pages", "uid": 50, "language": 0}, false},
-		{"a deleted record (L3.4)", wt.Erika, map[string]any{"table": "tt_content", "uid": 103, "language": 0}, false},
-		{"a table the user may not read (L3.2)", wt.Erika, map[string]any{"table": "be_users", "uid": 1, "language": 0}, false},
-		{"the admin outside any mount", wt.Admin, map[string]any{"table": "pages", "uid": 50, "language": 0}, true},
+		{"the page in a mount", wt.Erika, wt.Subject{Table: "pages", UID: 1, Language: 0}, true},
+		{"a default-language record in another editable language (L3.6)", wt.Erika, wt.Subject{Table: "pages", UID: 1, Language: 1}, true},
+		{"a translation in its own language", wt.Erika, wt.Subject{Table: "pages", UID: 11, Language: 1}, true},
+		{"a translation in another language (L3.6)", wt.Erika, wt.Subject{Table: "pages", UID: 11, Language: 0}, false},
+		{"a language the user may not edit (L3.3)", wt.Otto, wt.Subject{Table: "pages", UID: 1, Language: 1}, false},
+		{"an all-languages element", wt.Erika, wt.Subject{Table: "tt_content", UID: 102, Language: 1}, true},
+		{"a page outside the mounts (L3.5)", wt.Erika, wt.Subject{Table: "pages", UID: 50, Language: 0}, false},
+		{"a deleted record (L3.4)", wt.Erika, wt.Subject{Table: "tt_content", UID: 103, Language: 0}, false},
+		{"a table the user may not read (L3.2)", wt.Erika, wt.Subject{Table: "be_users", UID: 1, Language: 0}, false},
+		{"the admin outside any mount", wt.Admin, wt.Subject{Table: "pages", UID: 50, Language: 0}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -39,14 +39,13 @@ func TestL3_SubjectIsCheckedAsTheActingUser(t *testing.T) {
 				exec(t, db, `INSERT INTO records (tbl, uid, pid, perms_user, perms_group, perms_everybody, owner_uid, group_uid, fields) VALUES ('pages', 50, 0, 31, 27, 1, 1, 1, '{"title":"Elsewhere"}')`)
 				exec(t, db, `INSERT INTO records (tbl, uid, pid, deleted, fields) VALUES ('tt_content', 103, 1, TRUE, '{"header":"gone"}')`)
 				e.LLM.Add(answer("ok"))
-				st := e.As(c.token).Must("POST", "/api/runs", map[string]any{"configuration": 1,
-					"messages":   []map[string]string{{"role": "user", "content": "go"}},
-					"invocation": map[string]any{"skill": seoSkill, "subject": c.subject}}, 201).Map(t)
-				if c.ok && st["status"] != "completed" {
-					t.Fatalf("allowed subject refused: %v", st)
+				st := started(t, e.As(c.token), wt.StartRun{Configuration: 1, Messages: []wt.Message{{Role: "user", Content: "go"}},
+					Invocation: &wt.Invocation{Skill: seoSkill, Subject: &c.subject}})
+				if c.ok && st.Status != "completed" {
+					t.Fatalf("allowed subject refused: %+v", st)
 				}
-				if !c.ok && (st["status"] != "failed" || st["refusal"] != "subject_denied") {
-					t.Fatalf("refused subject answered %v", st)
+				if !c.ok && (st.Status != "failed" || st.Refusal != "subject_denied") {
+					t.Fatalf("refused subject answered %+v", st)
 				}
 			})
 		})

@@ -19,8 +19,8 @@ func TestL5_1_TheRuntimeDerivesThePinNotTheLiveRecord(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("one"), answer("two"))
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)
-		pin := lineage(t, erika, first["uuid"].(string))["pin"].(map[string]any)
+		first := startSEO(t, erika, 1)
+		pin := lineage(t, erika, first.UUID)["pin"].(map[string]any)
 		k, _ := e.App.Skills.Get(ctx, seoSkill)
 		if pin["digest"] != k.Digest() {
 			t.Fatalf("the start's pin %v is not the approved current digest %s", pin, k.Digest())
@@ -34,8 +34,8 @@ func TestL5_1_TheRuntimeDerivesThePinNotTheLiveRecord(t *testing.T) {
 		if _, err := e.App.Skills.Approve(ctx, 1, seoSkill, edited.Digest()); err != nil {
 			t.Fatal(err)
 		}
-		next := continueRun(t, erika, 1, first["uuid"].(string))
-		if got := lineage(t, erika, next["uuid"].(string))["pin"].(map[string]any); got["digest"] != pin["digest"] {
+		next := continued(t, erika, 1, first.UUID, false)
+		if got := lineage(t, erika, next.UUID)["pin"].(map[string]any); got["digest"] != pin["digest"] {
 			t.Fatalf("the continuation's pin %v replaced %v", got, pin)
 		}
 	})

@@ -16,12 +16,12 @@ func TestL7_EndProcessCancelsTheWaitingTurnAndReleasesTheLineage(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("one"), call("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "new"}}`), answer("after"))
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)
-		second := continueRun(t, erika, 1, first["uuid"].(string))
-		if second["status"] != "waiting_for_approval" || second["holdsProcess"] != true {
-			t.Fatalf("second = %v", second)
+		first := startSEO(t, erika, 1)
+		second := continued(t, erika, 1, first.UUID, false)
+		if second.Status != "waiting_for_approval" || !second.HoldsProcessIs(true) {
+			t.Fatalf("second = %+v", second)
 		}
-		id := second["uuid"].(string)
+		id := second.UUID
 		for _, other := range []string{wt.Paula, wt.Otto, wt.Robot} {
 			if r := e.As(other).Do("POST", "/api/runs/"+id+"/end-process", nil); r.Status != 404 {
 				t.Errorf("end-process by another user = %d %s", r.Status, r.Body)
@@ -30,18 +30,18 @@ func TestL7_EndProcessCancelsTheWaitingTurnAndReleasesTheLineage(t *testing.T) {
 		if r := erika.Do("POST", "/api/runs/00000000-0000-4000-8000-000000000000/end-process", nil); r.Status != 404 {
 			t.Errorf("end-process of an unknown run = %d", r.Status)
 		}
-		got := erika.Must("POST", "/api/runs/"+id+"/end-process", nil, 200).Map(t)
-		if got["ended"] != true || got["status"] != "cancelled" {
-			t.Fatalf("end-process = %v", got)
+		got, r := erika.EndProcess(id)
+		if r.Status != 200 || !got.Ended || got.Status != "cancelled" {
+			t.Fatalf("end-process = %d %+v", r.Status, got)
 		}
-		for _, run := range []string{first["uuid"].(string), id} {
-			if st := erika.Must("GET", "/api/runs/"+run, nil, 200).Map(t); st["holdsProcess"] != false {
-				t.Errorf("run %s still holds the process: %v", run, st["holdsProcess"])
+		for _, run := range []string{first.UUID, id} {
+			if st := erika.MustRun(run); !st.HoldsProcessIs(false) {
+				t.Errorf("run %s still holds the process: %v", run, st.HoldsProcess)
 			}
 		}
-		third := continueRun(t, erika, 1, id)
-		if third["status"] != "completed" || third["holdsProcess"] != false {
-			t.Fatalf("the turn after the end = %v", third)
+		third := continued(t, erika, 1, id, false)
+		if third.Status != "completed" || !third.HoldsProcessIs(false) {
+			t.Fatalf("the turn after the end = %+v", third)
 		}
 	})
 }
@@ -52,20 +52,23 @@ func TestL7_6_WaitingTurnOfAnEndedProcessIsRefused(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(call("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "new"}}`))
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)
-		id := first["uuid"].(string)
+		first := startSEO(t, erika, 1)
+		id := first.UUID
 		// The origin (this run) is released as an administrator ends it from a parallel turn's view.
 		exec(t, db, `INSERT INTO run_events (run_uuid, sequence, kind, payload, created_at)
 			SELECT uuid, event_sequence + 1, 'lineage', ?, 0 FROM runs WHERE uuid = ?`,
 			`{"configuration":1,"pin":null,"subject":null,"processSkill":"seo","origin":"`+id+`","released":true,"predecessor":"","carriedFrom":""}`, id)
 		exec(t, db, `UPDATE runs SET event_sequence = event_sequence + 1 WHERE uuid = ?`, id)
-		r := erika.Do("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest(t, first)})
+		if first.Pending == nil {
+			t.Fatalf("no pending decision: %+v", first)
+		}
+		_, r := erika.Decide(id, wt.Approve{Approve: true, TurnDigest: first.Pending.TurnDigest})
 		if r.Status != 409 || r.ErrorCode() != "process_ended" {
 			t.Fatalf("resume of an ended process = %d %s", r.Status, r.Body)
 		}
-		st := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		if st["status"] != "failed" || st["terminationReason"] != "process_ended" {
-			t.Fatalf("run = %v", st)
+		st := erika.MustRun(id)
+		if st.Status != "failed" || st.TerminationReason != "process_ended" {
+			t.Fatalf("run = %+v", st)
 		}
 	})
 }

@@ -13,19 +13,26 @@ import (
 func TestL8_CatalogueListsApprovedProcesses(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, nil)
-		got := e.As(wt.Erika).Must("GET", "/api/configurations/1/process-skills", nil, 200).Map(t)["skills"].([]any)
+		catalogue := func(token string, cfg int64) []wt.ProcessSkill {
+			t.Helper()
+			l, r := e.As(token).ProcessSkills(cfg)
+			if r.Status != 200 {
+				t.Fatalf("process-skills of %d = %d, want 200: %s", cfg, r.Status, r.Body)
+			}
+			return l
+		}
+		got := catalogue(wt.Erika, 1)
 		if len(got) != 1 {
-			t.Fatalf("catalogue = %v", got)
+			t.Fatalf("catalogue = %+v", got)
 		}
-		s := got[0].(map[string]any)
-		if s["uid"] != 12.0 || s["identifier"] != "seo" || s["name"] != "SEO optimieren" {
-			t.Errorf("entry = %v", s)
+		if s := got[0]; s.UID != 12 || s.Identifier != "seo" || s.Name != "SEO optimieren" {
+			t.Errorf("entry = %+v", s)
 		}
-		if l := e.As(wt.Robot).Must("GET", "/api/configurations/1/process-skills", nil, 200).Map(t)["skills"].([]any); len(l) != 0 {
-			t.Errorf("service account sees %v", l)
+		if l := catalogue(wt.Robot, 1); len(l) != 0 {
+			t.Errorf("service account sees %+v", l)
 		}
-		if l := e.As(wt.Erika).Must("GET", "/api/configurations/2/process-skills", nil, 200).Map(t)["skills"].([]any); len(l) != 0 {
-			t.Errorf("four-eyes configuration lists %v", l)
+		if l := catalogue(wt.Erika, 2); len(l) != 0 {
+			t.Errorf("four-eyes configuration lists %+v", l)
 		}
 		exec(t, db, `UPDATE configurations SET active = FALSE WHERE uid = 2`)
 		a := e.As(wt.Erika).Do("GET", "/api/configurations/99/process-skills", nil)

@@ -15,11 +15,11 @@ func TestL9_1_ProcessThatDoesNotFitIsNotStarted(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, nil)
 		exec(t, db, `UPDATE configurations SET context_window = 1100, max_output_tokens = 1000 WHERE uid = 1`)
-		st := e.As(wt.Erika).Must("POST", "/api/runs", map[string]any{"configuration": 1,
-			"messages":   []map[string]string{{"role": "user", "content": strings.Repeat("lang ", 40)}},
-			"invocation": map[string]any{"skill": seoSkill}}, 201).Map(t)
-		if st["status"] != "failed" || st["terminationReason"] != "context_truncated" {
-			t.Fatalf("run = %v", st)
+		st := started(t, e.As(wt.Erika), wt.StartRun{Configuration: 1,
+			Messages:   []wt.Message{{Role: "user", Content: strings.Repeat("lang ", 40)}},
+			Invocation: &wt.Invocation{Skill: seoSkill}})
+		if st.Status != "failed" || st.TerminationReason != "context_truncated" {
+			t.Fatalf("run = %+v", st)
 		}
 		if n := len(e.LLM.Requests()); n != 0 {
 			t.Errorf("the provider was called %d times", n)

@@ -81,6 +81,30 @@ func startSEO(t *testing.T, c *wt.Client, cfg int64) wt.RunStatus {
 	return st
 }
 
+// startSEOQueued is startSEO for a queued run (answered 201 before it is worked).
+func startSEOQueued(t *testing.T, c *wt.Client, cfg int64) wt.RunStatus {
+	t.Helper()
+	return started(t, c, wt.StartRun{Configuration: cfg, Messages: []wt.Message{{Role: "user", Content: "SEO bitte"}},
+		Invocation: &wt.Invocation{Skill: seoSkill, Subject: &wt.Subject{Table: "pages", UID: 1}}, Queued: true})
+}
+
+// started sends POST /api/runs and fails unless it is answered 201.
+func started(t *testing.T, c *wt.Client, req wt.StartRun) wt.RunStatus {
+	t.Helper()
+	st, r := c.StartRun(req)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("POST /api/runs = %d, want 201: %s", r.Status, r.Body)
+	}
+	return st
+}
+
+// continued is continueRun through the typed client; queued puts the turn in the queue.
+func continued(t *testing.T, c *wt.Client, cfg int64, pred string, queued bool) wt.RunStatus {
+	t.Helper()
+	return started(t, c, wt.StartRun{Configuration: cfg, PredecessorRunUUID: pred, Queued: queued,
+		Messages: []wt.Message{{Role: "user", Content: "weiter"}}})
+}
+
 // continueRun sends the next turn, naming only its predecessor.
 func continueRun(t *testing.T, c *wt.Client, cfg int, pred string) map[string]any {
 	t.Helper()

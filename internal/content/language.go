@@ -1,0 +1,54 @@
+package content
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"waymark/internal/store"
+)
+
+// SiteLanguage is a row of the site's languages (the language uid 0 is the
+// default language and has no row).
+type SiteLanguage struct {
+	UID    int64  `json:"uid"`
+	Title  string `json:"title"`
+	Locale string `json:"locale"`
+}
+
+// Languages lists the site languages by uid (issue 16 item 3: the languages
+// table is read here only).
+func Languages(ctx context.Context, q store.Querier) ([]SiteLanguage, error) {
+	out, err := store.Collect(ctx, q, func(sc store.Scanner) (SiteLanguage, error) {
+		var l SiteLanguage
+		err := sc.Scan(&l.UID, &l.Title, &l.Locale)
+		return l, err
+	}, "SELECT uid, title, locale FROM languages ORDER BY uid")
+	if err != nil {
+		return nil, fmt.Errorf("languages: %w", err)
+	}
+	return out, nil
+}
+
+// LanguageTitle returns the title of site language uid; ok is false when
+// there is no such language.
+func LanguageTitle(ctx context.Context, q store.Querier, uid int64) (title string, ok bool, err error) {
+	err = q.QueryRow(ctx, "SELECT title FROM languages WHERE uid = ?", uid).Scan(&title)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("language %d: %w", uid, err)
+	}
+	return title, true, nil
+}
+
+// PutLanguage stores (replaces) a site language.
+func PutLanguage(ctx context.Context, q store.Querier, l SiteLanguage) error {
+	if _, err := q.Exec(ctx, `INSERT INTO languages (uid, title, locale) VALUES (?, ?, ?)
+		ON CONFLICT (uid) DO UPDATE SET title = excluded.title, locale = excluded.locale`, l.UID, l.Title, l.Locale); err != nil {
+		return fmt.Errorf("store language %d: %w", l.UID, err)
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"waymark/internal/queue"
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+)
+
+// insertOnly is a migrated queue without workers: its jobs stay available.
+func insertOnly(t *testing.T, db *store.DB) *queue.Queue {
+	t.Helper()
+	q, err := queue.New(db, queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// The reaper asks the queue which queued runs lost their job (issue 16
+// item 3): only runs whose job is gone or finished are listed, in the order
+// asked, however many are asked at once.
+func TestWithoutLiveJobListsTheRunsWhoseJobIsGone(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := insertOnly(t, db)
+		for _, r := range []string{"run-a", "run-b"} {
+			if err := q.InTx(ctx, func(tx *store.Tx) error { return q.InsertTx(ctx, tx, r, 0) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := q.WithoutLiveJob(ctx, []string{"run-c", "run-b", "run-a", "run-d"})
+		if err != nil || !slices.Equal(got, []string{"run-c", "run-d"}) {
+			t.Fatalf("WithoutLiveJob = %v, %v; want [run-c run-d]", got, err)
+		}
+		// River discarded every job; run-b got a new one.
+		if _, err := db.Exec(ctx, "DELETE FROM river_job"); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.InTx(ctx, func(tx *store.Tx) error { return q.InsertTx(ctx, tx, "run-b", 0) }); err != nil {
+			t.Fatal(err)
+		}
+		many := []string{"run-b"}
+		for i := range store.MaxInList + 10 {
+			many = append(many, fmt.Sprintf("gone-%d", i))
+		}
+		many = append(many, "run-a")
+		got, err = q.WithoutLiveJob(ctx, many)
+		if err != nil || len(got) != len(many)-1 || slices.Contains(got, "run-b") || got[len(got)-1] != "run-a" {
+			t.Fatalf("WithoutLiveJob of %d runs = %d runs (run-b listed: %v, last %q), %v; want all but run-b",
+				len(many), len(got), slices.Contains(got, "run-b"), got[len(got)-1], err)
+		}
+	})
+}
+
+// A conversation's chat job counts as waiting until a worker takes it, and
+// only for that conversation; a field that is not a plain name is refused.
+func TestChatJobWaitingSeesTheUnworkedJobOfThatConversation(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := insertOnly(t, db)
+		if err := q.InTx(ctx, func(tx *store.Tx) error {
+			return q.InsertChatTx(ctx, tx, map[string]any{"conversation": 7, "op": "turn"})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			conv int64
+			want bool
+		}{{7, true}, {8, false}} {
+			if got, err := q.ChatJobWaiting(ctx, "conversation", c.conv); err != nil || got != c.want {
+				t.Errorf("ChatJobWaiting(conversation, %d) = %v, %v; want %v", c.conv, got, err, c.want)
+			}
+		}
+		if _, err := db.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1, attempted_at = created_at"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := q.ChatJobWaiting(ctx, "conversation", 7); err != nil || got {
+			t.Errorf("ChatJobWaiting of a job being worked = %v, %v; want false", got, err)
+		}
+		if _, err := q.ChatJobWaiting(ctx, "conversation') OR 1=1 --", 7); err == nil {
+			t.Error("ChatJobWaiting with a field that is not a name: want an error")
+		}
+	})
+}

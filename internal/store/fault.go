@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -30,8 +31,10 @@ var ErrInjected = errors.New("store: injected fault")
 type Fault struct {
 	mu    sync.Mutex // guards the fields below
 	armed bool
-	calls int64 // calls counted since Arm
-	at    int64 // the call to fail; 0 none
+	calls int64  // calls counted since Arm
+	at    int64  // the call to fail; 0 none
+	match string // ArmQuery: only calls whose statement contains it count toward at
+	seen  int64  // ArmQuery: matching calls since Arm
 	fired *FaultCall
 }
 
@@ -54,7 +57,15 @@ func (c FaultCall) String() string {
 func (f *Fault) Arm(n int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.armed, f.calls, f.at, f.fired = true, 0, n, nil
+	f.armed, f.calls, f.at, f.match, f.seen, f.fired = true, 0, n, "", 0, nil
+}
+
+// ArmQuery is Arm for the k-th call whose statement contains part (a
+// regression test that fails one known step); calls are counted as by Arm.
+func (f *Fault) ArmQuery(part string, k int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed, f.calls, f.at, f.match, f.seen, f.fired = true, 0, k, part, 0, nil
 }
 
 // Disarm stops counting and failing, and returns the calls counted since Arm.
@@ -93,7 +104,15 @@ func (f *Fault) hit(op, q string) error {
 		return nil
 	}
 	f.calls++
-	if f.calls != f.at {
+	n := f.calls
+	if f.match != "" {
+		if !strings.Contains(q, f.match) {
+			return nil
+		}
+		f.seen++
+		n = f.seen
+	}
+	if n != f.at || f.fired != nil {
 		return nil
 	}
 	f.fired = &FaultCall{N: f.calls, Op: op, Query: q}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"waymark/internal/llm"
 	"waymark/internal/llm/llmtest"
@@ -110,20 +111,32 @@ func (c *Client) Tour() (TourStep, error) {
 	return at, nil
 }
 
-// settle waits for the conversation's jobs and reads it into at.View.
+// settleWithin bounds how long Tour waits for one step's turn or decision.
+const settleWithin = 20 * time.Second
+
+// settle reads the conversation into at.View until it is no longer
+// processing — its turn or decision was carried out — or settleWithin
+// passed (at.View then shows it processing). It polls the conversation, a
+// condition, instead of waiting for the queue's bookkeeping (Chat.Wait),
+// which marks a job done a while after it was.
 func (c *Client) settle(at *TourStep, base string) error {
-	c.env.App.Chat.Wait()
-	r := c.Do("GET", base, nil)
-	if r.Status != http.StatusOK {
-		_, err := at.fail(r, "reading the conversation: want 200")
-		return err
+	deadline := time.Now().Add(settleWithin)
+	for {
+		r := c.Do("GET", base, nil)
+		if r.Status != http.StatusOK {
+			_, err := at.fail(r, "reading the conversation: want 200")
+			return err
+		}
+		at.View = nil
+		if err := json.Unmarshal(r.Body, &at.View); err != nil {
+			_, err := at.fail(r, "unreadable conversation")
+			return err
+		}
+		if at.View["status"] != "processing" || time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition, not a synchronisation
 	}
-	at.View = nil
-	if err := json.Unmarshal(r.Body, &at.View); err != nil {
-		_, err := at.fail(r, "unreadable conversation")
-		return err
-	}
-	return nil
 }
 
 func (at *TourStep) fail(r Response, want string) (TourStep, error) {

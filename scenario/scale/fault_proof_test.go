@@ -213,10 +213,7 @@ func count(t *testing.T, db *store.DB, q string) int {
 func TestAStoreErrorWhileShowingATurnsCardDoesNotLeaveTheConversationProcessing(t *testing.T) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
-			f := &store.Fault{}
-			db := storetest.OpenWith(t, d, func(c *store.Config) { c.Fault = f })
-			e := wt.New(t, db, wt.TourSite, &wt.Options{Workers: 1})
-			e.LLM.Add(wt.TourScript()...)
+			f, _, e := faultEnv(t, d)
 			erika := e.As(wt.Erika)
 			id := start(t, erika)
 			f.ArmQuery("pending_run_uuid = ?, error = ?, card = ? WHERE", 1)
@@ -242,10 +239,7 @@ func TestAStoreErrorWhileShowingATurnsCardDoesNotLeaveTheConversationProcessing(
 func TestAStoreErrorWhileRecordingASkipKeepsItsOpenPoint(t *testing.T) {
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
-			f := &store.Fault{}
-			db := storetest.OpenWith(t, d, func(c *store.Config) { c.Fault = f })
-			e := wt.New(t, db, wt.TourSite, &wt.Options{Workers: 1})
-			e.LLM.Add(wt.TourScript()...)
+			f, db, e := faultEnv(t, d)
 			f.ArmQuery("INSERT INTO open_points", 1)
 			if _, err := e.As(wt.Erika).Tour(); err != nil {
 				t.Fatalf("the tour: %v", err)
@@ -263,4 +257,15 @@ func TestAStoreErrorWhileRecordingASkipKeepsItsOpenPoint(t *testing.T) {
 			expect(t, "after the skip", invariant.New(db, nil))
 		})
 	}
+}
+
+// faultEnv is an application on a fresh database of dialect d opened with
+// a Fault, the tour's fixture and its model replies.
+func faultEnv(t *testing.T, d store.Dialect) (*store.Fault, *store.DB, *wt.Env) {
+	t.Helper()
+	f := &store.Fault{}
+	db := storetest.OpenWith(t, d, func(c *store.Config) { c.Fault = f })
+	e := wt.New(t, db, wt.TourSite, &wt.Options{Workers: 1})
+	e.LLM.Add(wt.TourScript()...)
+	return f, db, e
 }

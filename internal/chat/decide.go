@@ -107,7 +107,9 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 	// whose state cannot be read (fail closed). Approve returns once the
 	// continuation paused or ended, so a later cancel concerns a later card.
 	mayRecord := res.Status != nil && res.Status.Status != run.StatusFailed && res.Status.Status != run.StatusCancelled
-	if err := s.settleCard(ctx, r, card, answer, res.Calls, mayRecord); err != nil {
+	if err := s.persist(ctx, "settle card", func() error {
+		return s.settleCard(ctx, r, card, answer, res.Calls, mayRecord)
+	}); err != nil {
 		s.log.Error("open points", "conversation", r.ID, "err", err)
 	}
 	s.apply(ctx, r.ID, card.RunUUID, res.Answer)
@@ -221,12 +223,14 @@ func (s *Service) handBack(ctx context.Context, r row, cause error) {
 			c.card = &nc
 		}
 		now := s.now()
-		err = s.db.InTx(ctx, func(tx *store.Tx) error {
-			won, err := casTx(ctx, tx, r.ID, []Status{Processing}, c, now)
-			if err != nil || !won {
-				return err
-			}
-			return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: code}, now)
+		err = s.persist(ctx, "hand back", func() error {
+			return s.db.InTx(ctx, func(tx *store.Tx) error {
+				won, err := casTx(ctx, tx, r.ID, []Status{Processing}, c, now)
+				if err != nil || !won {
+					return err
+				}
+				return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: code}, now)
+			})
 		})
 	}
 	if err != nil {

@@ -112,7 +112,11 @@ func (s *Service) withdraw(ctx context.Context, r row) (row, error) {
 // for the decision r read, as before.
 func (s *Service) unclaim(ctx context.Context, r row) {
 	c := change{status: r.Status, card: &r.Card, question: &r.Question, err: &r.Error}
-	if _, err := casTx(context.WithoutCancel(ctx), s.db, r.ID, []Status{Processing}, c, s.now()); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	if err := s.persist(ctx, "unclaim", func() error {
+		_, err := casTx(ctx, s.db, r.ID, []Status{Processing}, c, s.now())
+		return err
+	}); err != nil {
 		s.log.Error("unclaim", "conversation", r.ID, "run", r.PendingRun, "err", err)
 	}
 }
@@ -120,7 +124,11 @@ func (s *Service) unclaim(ctx context.Context, r row) {
 // follow lets go of a claim whose run is in a state the caller cannot tell:
 // the conversation follows the run, and the next read takes its state.
 func (s *Service) follow(ctx context.Context, r row) {
-	if _, err := casTx(context.WithoutCancel(ctx), s.db, r.ID, []Status{Processing}, change{status: Processing, follows: true}, s.now()); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	if err := s.persist(ctx, "follow", func() error {
+		_, err := casTx(ctx, s.db, r.ID, []Status{Processing}, change{status: Processing, follows: true}, s.now())
+		return err
+	}); err != nil {
 		s.log.Error("follow run", "conversation", r.ID, "run", r.PendingRun, "err", err)
 	}
 }
@@ -180,19 +188,27 @@ func transcript(msgs []Message) []llm.Message {
 	return out
 }
 
-// apply maps the state of the conversation's own run onto it (from processing).
+// apply maps the state of the conversation's own run onto it (from
+// processing), retrying after a store error (persist); a state it cannot
+// read even so fails the conversation rather than leave it processing.
 func (s *Service) apply(ctx context.Context, id int64, runUUID, answer string) {
-	r, err := getRow(ctx, s.db, id)
+	var r row
+	err := s.persist(ctx, "apply run", func() error {
+		var err error
+		if r, err = getRow(ctx, s.db, id); err != nil {
+			return err
+		}
+		st, err := s.rt.Status(ctx, r.Owner, runUUID)
+		if err != nil {
+			return err
+		}
+		return s.settleRun(ctx, r, Processing, st, answer, nil)
+	})
 	if err != nil {
-		return
-	}
-	st, err := s.rt.Status(ctx, r.Owner, runUUID)
-	if err != nil {
-		s.fail(ctx, r, err)
-		return
-	}
-	if err := s.settleRun(ctx, r, Processing, st, answer, nil); err != nil {
 		s.log.Error("apply run", "conversation", id, "run", runUUID, "err", err)
+		if r.ID != 0 {
+			s.fail(ctx, r, err)
+		}
 	}
 }
 
@@ -292,13 +308,18 @@ func (s *Service) fail(ctx context.Context, r row, cause error) {
 	case errors.Is(cause, agent.ErrTooManyRuns):
 		code = "too_many_runs" // the user's cap of open runs (issue 12 item 2)
 	}
-	_ = s.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Failed, err: &code}, s.now())
-		if err != nil || !won {
-			return err
-		}
-		return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: code}, s.now())
+	err := s.persist(ctx, "fail", func() error {
+		return s.db.InTx(ctx, func(tx *store.Tx) error {
+			won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Failed, err: &code}, s.now())
+			if err != nil || !won {
+				return err
+			}
+			return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: code}, s.now())
+		})
 	})
+	if err != nil {
+		s.log.Error("fail conversation", "conversation", r.ID, "err", err)
+	}
 }
 
 // cardOf builds the card the server offers for a waiting run: the process

@@ -15,24 +15,11 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-// site is wt.Site with an approved process skill "seo" (uid 12) attached to
-// the chat configuration.
-const site = wt.Site + `
-skillSources:
-  - {uid: 2, type: backend, title: Site, trustLevel: first_party}
-skills:
-  - uid: 12
-    source: 2
-    identifier: seo
-    enabled: true
-    markdown: "---\nname: SEO optimieren\ndescription: Die Seite verbessern.\nprocess: true\nallowed-tools: [read_page, update_page_metadata, update_content, set_progress]\n---\nEine Änderung pro Schritt."
-approvals:
-  - {skill: 12, digest: current, approvedBy: 1}
-attachments:
-  - {configuration: 1, skill: 12, loadMode: always}
-`
+// site is wt.TourSite: wt.Site with an approved process skill "seo"
+// attached to the chat configuration.
+const site = wt.TourSite
 
-const seo = 12
+const seo = wt.TourSkill
 
 func write(id, fields string) llmtest.Reply {
 	return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: id, Name: "update_page_metadata", Arguments: `{"page": 1, "fields": ` + fields + `}`}}}

@@ -152,6 +152,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	conversations := chat.New(db, rt, configs, skills, checker, points, clk, log)
 	conversations.SetEnder(ender)
 	conversations.SetQueue(q, rt.Lease())
+	rt.SetQueuedResult(conversations.QueuedResult)
 	q.SetChatHandler(conversations)
 	catalogue := process.NewCatalogue(db, configs, skills)
 	pages := site.New(db, checker)

@@ -65,6 +65,8 @@ type DB struct {
 
 	ckpt *checkpointer // SQLite: background checkpoints (checkpoint.go); nil on PostgreSQL
 
+	fault *Fault // Config.Fault: nil in production
+
 	caches sync.Map // *GenCache → its slot for this database (see GenCache)
 
 	stmtMu sync.Mutex           // guards stmts and wanted
@@ -230,6 +232,9 @@ type Config struct {
 	// dialects instead of deadlocking on SQLite. It costs a stack read per
 	// transaction; tests turn it on (storetest), production leaves it off.
 	CheckNesting bool
+	// Fault, when set, fails the database call it is armed for (tests of
+	// issue 15 item 8; see Fault). Production leaves it nil.
+	Fault *Fault
 }
 
 // ConfigFromEnv returns the Config of the environment: NoFastPaths from
@@ -285,7 +290,7 @@ func OpenConfig(ctx context.Context, raw string, cfg *Config) (*DB, error) {
 		sqldb.Close()
 		return nil, fmt.Errorf("cannot reach database %s: %w", t.Addr, err)
 	}
-	db := &DB{SQL: sqldb, dialect: t.Dialect, Addr: t.Addr, dsn: t.DSN, fast: !c.NoFastPaths}
+	db := &DB{SQL: sqldb, dialect: t.Dialect, Addr: t.Addr, dsn: t.DSN, fast: !c.NoFastPaths, fault: c.Fault}
 	if t.Dialect == SQLite {
 		db.writeMu = writeLockOf(t.Addr)
 		if db.fast {
@@ -519,6 +524,9 @@ var (
 // SQLite. Under a read scope (ReadScope) it ends the scope's snapshot: the
 // scope's later reads see the write.
 func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if err := db.fault.hit("exec", q); err != nil {
+		return nil, err
+	}
 	unlock, err := db.lockWrite()
 	if err != nil {
 		return nil, err
@@ -539,6 +547,9 @@ func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 	if tx := db.scopeTx(ctx); tx != nil {
 		return tx.Query(ctx, q, args...)
 	}
+	if err := db.fault.hit("query", q); err != nil {
+		return nil, err
+	}
 	q = Rebind(db.dialect, q)
 	if st := db.stmt(ctx, q); st != nil {
 		return st.QueryContext(ctx, args...)
@@ -551,6 +562,9 @@ func (db *DB) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 func (db *DB) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	if tx := db.scopeTx(ctx); tx != nil {
 		return tx.QueryRow(ctx, q, args...)
+	}
+	if err := db.fault.hit("queryrow", q); err != nil {
+		return db.faultRow(err)
 	}
 	q = Rebind(db.dialect, q)
 	if st := db.stmt(ctx, q); st != nil {
@@ -606,6 +620,9 @@ func (tx *Tx) Dialect() Dialect { return tx.dialect }
 
 // Exec runs a statement.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if err := tx.hit("exec", q); err != nil {
+		return nil, err
+	}
 	tx.gen = 0
 	if tx.conn != nil {
 		tx.db.queries.Add(1)
@@ -620,6 +637,9 @@ func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 
 // Query runs a query.
 func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if err := tx.hit("query", q); err != nil {
+		return nil, err
+	}
 	tx.wrote(q)
 	if tx.conn != nil {
 		tx.db.queries.Add(1)
@@ -634,6 +654,9 @@ func (tx *Tx) Query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 
 // QueryRow runs a query expected to return at most one row.
 func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if err := tx.hit("queryrow", q); err != nil {
+		return tx.db.faultRow(err)
+	}
 	tx.wrote(q)
 	if tx.conn != nil {
 		tx.db.queries.Add(1)
@@ -644,6 +667,14 @@ func (tx *Tx) QueryRow(ctx context.Context, q string, args ...any) *sql.Row {
 		return st.QueryRowContext(ctx, args...)
 	}
 	return tx.SQL.QueryRowContext(ctx, q, args...)
+}
+
+// hit counts a statement of tx against the database's Fault.
+func (tx *Tx) hit(op, q string) error {
+	if tx.db == nil {
+		return nil
+	}
+	return tx.db.fault.hit(op, q)
 }
 
 // Begin starts a database/sql transaction the caller ends (tests; code
@@ -672,6 +703,9 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if db.writeMu == nil || !db.fast {
 		return db.inSQLTx(ctx, fn)
 	}
+	if err := db.fault.hit("begin", ""); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
 	unlock, err := db.lockWrite()
 	if err != nil {
 		return err
@@ -691,6 +725,9 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}()
 	if err := fn(&Tx{conn: conn, dialect: db.dialect, db: db}); err != nil {
 		return err
+	}
+	if err := db.fault.hit("commit", ""); err != nil {
+		return fmt.Errorf("%w: %w", ErrCommitUnknown, err) // the deferred rollback ends it
 	}
 	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT"); err != nil {
 		return fmt.Errorf("%w: %w", ErrCommitUnknown, err) // the deferred rollback ends what is left
@@ -735,6 +772,9 @@ func (db *DB) InSQLTx(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 func (db *DB) inSQLTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if err := db.fault.hit("begin", ""); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
 	unlock, err := db.lockWrite()
 	if err != nil {
 		return err
@@ -748,6 +788,10 @@ func (db *DB) inSQLTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := fn(tx); err != nil {
 		_ = tx.SQL.Rollback()
 		return err
+	}
+	if err := db.fault.hit("commit", ""); err != nil {
+		_ = tx.SQL.Rollback()
+		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)
 	}
 	if err := tx.SQL.Commit(); err != nil {
 		return fmt.Errorf("%w: %w", ErrCommitUnknown, err)

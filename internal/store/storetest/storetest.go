@@ -42,7 +42,12 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 // SQLite returns a fresh migrated SQLite database in t's temp dir.
 func SQLite(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.OpenConfig(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "test.db"), config())
+	return sqliteWith(t, config())
+}
+
+func sqliteWith(t testing.TB, cfg *store.Config) *store.DB {
+	t.Helper()
+	db, err := store.OpenConfig(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "test.db"), cfg)
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
@@ -92,7 +97,12 @@ func PostgresURL(t testing.TB) string {
 // Postgres returns a fresh migrated PostgreSQL database in its own schema.
 func Postgres(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.OpenConfig(context.Background(), PostgresURL(t), config())
+	return postgresWith(t, config())
+}
+
+func postgresWith(t testing.TB, cfg *store.Config) *store.DB {
+	t.Helper()
+	db, err := store.OpenConfig(context.Background(), PostgresURL(t), cfg)
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}
@@ -111,6 +121,21 @@ func Open(t testing.TB, dialect store.Dialect) *store.DB {
 		return SQLite(t)
 	case store.Postgres:
 		return Postgres(t)
+	}
+	panic(fmt.Sprintf("storetest: unknown dialect %q", dialect))
+}
+
+// OpenWith is Open with the options of every test database changed by edit
+// (a store.Fault, say).
+func OpenWith(t testing.TB, dialect store.Dialect, edit func(*store.Config)) *store.DB {
+	t.Helper()
+	cfg := config()
+	edit(cfg)
+	switch dialect {
+	case store.SQLite:
+		return sqliteWith(t, cfg)
+	case store.Postgres:
+		return postgresWith(t, cfg)
 	}
 	panic(fmt.Sprintf("storetest: unknown dialect %q", dialect))
 }

@@ -247,3 +247,29 @@ func LeasePID(owner string) int {
 	pid, _ := strconv.Atoi(parts[len(parts)-2])
 	return pid
 }
+
+// Release reads, as its editor, every conversation still processing — a
+// read is what releases a conversation whose turn or decision was lost with
+// its worker (issue 15 item 2) — and returns how many still are.
+func (c *Cluster) Release(ctx context.Context) (int, error) {
+	type conv struct{ id, owner int64 }
+	convs, err := store.Collect(ctx, c.DB, func(sc store.Scanner) (conv, error) {
+		var v conv
+		return v, sc.Scan(&v.id, &v.owner)
+	}, "SELECT id, owner_uid FROM conversations WHERE status = 'processing'")
+	if err != nil {
+		return 0, fmt.Errorf("processing conversations: %w", err)
+	}
+	n := 0
+	for _, v := range convs {
+		u := &user{client: c.Client, base: c.URL, token: token(int(v.owner - firstUser))}
+		var got conversation
+		if err := u.do(ctx, "GET", "/api/conversations/"+strconv.FormatInt(v.id, 10), nil, http.StatusOK, &got); err != nil {
+			return 0, err
+		}
+		if got.Status == "processing" {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -46,6 +46,21 @@ type Mix struct {
 	TolerateFailed bool
 	// Settle bounds the wait for a turn to settle (default a minute).
 	Settle time.Duration
+	// Stop, when closed, starts no more tours (the duration still bounds them).
+	Stop <-chan struct{}
+	// OnAnswer, when set, is called with each card answer once the server
+	// accepted it, on the conversation's goroutine (it must not block).
+	OnAnswer func(answer string)
+}
+
+// stopped reports whether m.Stop is closed.
+func (m Mix) stopped() bool {
+	select {
+	case <-m.Stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // drive runs n conversations, each starting tours one after the other until
@@ -66,7 +81,7 @@ func drive(ctx context.Context, client *http.Client, base string, n int, d time.
 		wg.Go(func() {
 			u := &user{client: client, base: base, token: token(i), page: firstPage + i, mix: mix,
 				rng: rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano()))), maxPoll: maxPoll(n)}
-			for time.Now().Before(deadline) && ctx.Err() == nil {
+			for time.Now().Before(deadline) && ctx.Err() == nil && !mix.stopped() {
 				t, err := u.tour(ctx)
 				mu.Lock()
 				res.Answers += len(t.latencies)
@@ -179,6 +194,9 @@ func (u *user) tour(ctx context.Context) (tourResult, error) {
 		answer := offered[u.rng.IntN(len(offered))]
 		if err := u.do(ctx, "POST", path+"/answer", map[string]any{"turnDigest": c.Card.TurnDigest, "answer": answer}, http.StatusAccepted, nil); err != nil {
 			return t, err
+		}
+		if u.mix.OnAnswer != nil {
+			u.mix.OnAnswer(answer)
 		}
 		if c, err = u.settled(ctx, path); err != nil {
 			return t, err

@@ -217,15 +217,23 @@ func (u *user) tour(ctx context.Context) (tourResult, error) {
 // under way: a latency reads up to this much high, and the reads cost the
 // server CPU (at 16 ms the cap, not the server, was most of a 40 ms answer).
 // With many conversations the cap grows so that all of them together read
-// at most about 2,000 times a second.
+// at most about 2,000 times a second, and beyond 64 conversations about 250
+// times: at 500 conversations reading 2,000 times a second, the reads alone
+// took what the server got of the loaded 2-core machine (a quarter of a
+// core), every query of a turn waited behind hundreds of them for one of
+// SQLite's four connections, and no turn finished within the run (issue 15).
 func maxPoll(conversations int) time.Duration {
+	if conversations > 64 {
+		return time.Duration(conversations) * time.Second / 250
+	}
 	return max(4*time.Millisecond, time.Duration(conversations)*time.Second/2000)
 }
 
 // settled polls the conversation until no turn is under way, backing off
-// from 1 ms to u.maxPoll, for at most a minute (Mix.Settle).
+// from 1 ms (or a 64th of u.maxPoll) to u.maxPoll, for at most a minute
+// (Mix.Settle).
 func (u *user) settled(ctx context.Context, path string) (conversation, error) {
-	wait := time.Millisecond
+	wait := max(time.Millisecond, u.maxPoll/64)
 	limit := cmp.Or(u.mix.Settle, time.Minute)
 	deadline := time.Now().Add(limit)
 	for {

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"time"
@@ -165,14 +166,33 @@ func (s *Service) Wait() {
 }
 
 // jobWaiting reports whether a chat job of conversation id waits to be
-// worked (not yet taken by a worker).
+// worked, or was taken by a worker less than a lease ago: a job taken
+// longer ago whose conversation is still processing with no run counts as
+// lost with its worker. (Counting the lease from the conversation's claim
+// instead failed live turns under load: with 500 conversations a job
+// waited in the queue for most of a lease, and its turn was judged lost
+// seconds after a worker took it.)
 func (s *Service) jobWaiting(ctx context.Context, id int64) (bool, error) {
 	conv := "json_extract(args, '$.job.conversation')"
 	if s.db.Dialect() == store.Postgres {
 		conv = "(args->'job'->>'conversation')::bigint"
 	}
-	var n int
-	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = 'waymark_chat'
-		AND state IN ('available', 'scheduled', 'retryable', 'pending') AND `+conv+` = ?`, id).Scan(&n)
-	return n > 0, err
+	type held struct {
+		state string
+		taken sql.NullTime
+	}
+	jobs, err := store.Collect(ctx, s.db, func(sc store.Scanner) (held, error) {
+		var h held
+		return h, sc.Scan(&h.state, &h.taken)
+	}, `SELECT state, attempted_at FROM river_job WHERE kind = 'waymark_chat'
+		AND state IN ('available', 'scheduled', 'retryable', 'pending', 'running') AND `+conv+` = ?`, id)
+	if err != nil {
+		return false, err
+	}
+	for _, j := range jobs {
+		if j.state != "running" || (j.taken.Valid && s.clk.Now().Sub(j.taken.Time) < s.lease) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -48,6 +48,9 @@ type Mix struct {
 	Settle time.Duration
 	// Stop, when closed, starts no more tours (the duration still bounds them).
 	Stop <-chan struct{}
+	// Grace is how long tours under way when the duration has passed get to
+	// end (default as long as the duration, at least 10 s).
+	Grace time.Duration
 	// OnAnswer, when set, is called with each card answer once the server
 	// accepted it, on the conversation's goroutine (it must not block).
 	OnAnswer func(answer string)
@@ -75,7 +78,7 @@ func drive(ctx context.Context, client *http.Client, base string, n int, d time.
 	deadline := start.Add(d)
 	// Tours under way at the deadline get as long again (at least 10 s) to
 	// end; those still running then are cut off and counted as unfinished.
-	ctx, cancel := context.WithDeadline(ctx, deadline.Add(max(d, 10*time.Second)))
+	ctx, cancel := context.WithDeadline(ctx, deadline.Add(cmp.Or(mix.Grace, max(d, 10*time.Second))))
 	defer cancel()
 	for i := range n {
 		wg.Go(func() {

@@ -83,7 +83,8 @@ func drive(ctx context.Context, client *http.Client, base string, n int, d time.
 	for i := range n {
 		wg.Go(func() {
 			u := &user{client: client, base: base, token: token(i), page: firstPage + i, mix: mix,
-				rng: rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano()))), maxPoll: maxPoll(n)}
+				settleLimit: max(time.Minute, time.Duration(n)*200*time.Millisecond),
+				rng:         rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano()))), maxPoll: maxPoll(n)}
 			for time.Now().Before(deadline) && ctx.Err() == nil && !mix.stopped() {
 				t, err := u.tour(ctx)
 				mu.Lock()
@@ -128,6 +129,10 @@ type user struct {
 	rng     *rand.Rand
 	maxPoll time.Duration
 	mix     Mix
+	// settleLimit is the default of Mix.Settle: a minute, or 200 ms per
+	// conversation beyond 300 — with 500 at once on the loaded 2-core
+	// machine an answer waited behind all the others' turns for minutes.
+	settleLimit time.Duration
 }
 
 // conversation is the part of a Conversation the driver reads.
@@ -233,11 +238,11 @@ func maxPoll(conversations int) time.Duration {
 }
 
 // settled polls the conversation until no turn is under way, backing off
-// from 1 ms (or a 64th of u.maxPoll) to u.maxPoll, for at most a minute
-// (Mix.Settle).
+// from 1 ms (or a 64th of u.maxPoll) to u.maxPoll, for at most Mix.Settle
+// (default u.settleLimit).
 func (u *user) settled(ctx context.Context, path string) (conversation, error) {
 	wait := max(time.Millisecond, u.maxPoll/64)
-	limit := cmp.Or(u.mix.Settle, time.Minute)
+	limit := cmp.Or(u.mix.Settle, u.settleLimit)
 	deadline := time.Now().Add(limit)
 	for {
 		var c conversation

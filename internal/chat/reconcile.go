@@ -175,7 +175,7 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		// over from there (QueuedResult), just after its run settled; the
 		// run keeps no answer below privacy full, so a read waits for that
 		// hand-over for a lease before it settles the turn without it.
-		if st.Status == run.StatusCompleted && st.Answer == "" && st.FinishedAt != nil && s.clk.Now().Sub(*st.FinishedAt) < s.lease {
+		if st.Status == run.StatusCompleted && st.RequeueCount > 0 && st.Answer == "" && st.FinishedAt != nil && s.clk.Now().Sub(*st.FinishedAt) < s.lease {
 			return r, nil
 		}
 	}

@@ -39,6 +39,13 @@ type Request struct {
 	// the same commit (the chat: the conversation's pending run). An error
 	// rolls the run back; Run returns it and makes no run.
 	StartTx func(ctx context.Context, tx *store.Tx, uuid string) error `json:"-"`
+	// Requeueable, for an interactive start that runs on a queue worker (a
+	// chat turn's job), stores the request with the run and leases it as a
+	// worker's: when the process stops mid-segment, the reaper requeues the
+	// run by the retry rules of queued runs (a segment inside a
+	// non-idempotent write is still dead-lettered) instead of failing it as
+	// not rebuildable (issue 15 item 7).
+	Requeueable bool `json:"-"`
 }
 
 // isProcess reports a request the preparer must check.

@@ -95,6 +95,9 @@ type Runtime struct {
 	cfg       Config
 	skills    Skills   // may be nil
 	preparer  Preparer // may be nil
+	// queuedResult, when set, is called after each segment of a queued run
+	// that did not resume a decision (SetQueuedResult).
+	queuedResult func(ctx context.Context, res Result)
 }
 
 // New returns a runtime on its dependencies; cfg carries the optional ones
@@ -141,6 +144,15 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 
 // Lease is how long a segment holds a run between renewals.
 func (rt *Runtime) Lease() time.Duration { return rt.cfg.Lease }
+
+// SetQueuedResult sets f to be called, on the worker, with the result of
+// each segment of a queued run once it suspended or ended — its answer
+// included, which the run stores only at privacy full. The chat sets it: a
+// turn the reaper requeued (Request.Requeueable) ends on a worker that did
+// not start it, and its conversation takes the answer from there. It is the
+// one setter left (the chat is built on the runtime); call it before the
+// runtime is used.
+func (rt *Runtime) SetQueuedResult(f func(ctx context.Context, res Result)) { rt.queuedResult = f }
 
 // owner returns a fresh lease owner id naming the kind of segment.
 func (rt *Runtime) owner(kind string) string {
@@ -200,8 +212,15 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 		return Result{}, err
 	}
 	owner := rt.owner("run")
+	var body []byte
+	if req.Requeueable {
+		owner = rt.owner("worker")
+		if body, err = encodeRequest(actor, req); err != nil {
+			return Result{}, err
+		}
+	}
 	r := run.Run{UUID: uuid.NewString(), Configuration: req.Configuration, Initiator: actor, Status: run.StatusRunning,
-		LeaseOwner: owner, LeaseExpiresAt: rt.clk.Now().Add(rt.cfg.Lease), AllowedTools: req.AllowedTools}
+		LeaseOwner: owner, LeaseExpiresAt: rt.clk.Now().Add(rt.cfg.Lease), AllowedTools: req.AllowedTools, Request: body}
 	seg := rt.newSegment(r, owner, cfg, false)
 	ctx = context.WithoutCancel(ctx) // a started run is settled even when the caller goes away
 	first, err := requestFlush(r.UUID, req, seg.privacy)
@@ -405,7 +424,10 @@ func (rt *Runtime) RunQueued(ctx context.Context, id string) error {
 	if !rt.start(ctx, seg, st, ok && cerr == nil, sr.Request) {
 		return nil
 	}
-	rt.drive(ctx, seg, st)
+	res := rt.drive(ctx, seg, st)
+	if rt.queuedResult != nil {
+		rt.queuedResult(ctx, res)
+	}
 	return nil
 }
 

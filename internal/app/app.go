@@ -184,6 +184,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 			t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
 			return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
 		}})
+	rt.SetQueuedResult(conversations.QueuedResult)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Tracer: cfg.Tracer, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {

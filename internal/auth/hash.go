@@ -50,10 +50,19 @@ func TokenLookup(token string) string {
 // HashToken returns the lookup key and the bcrypt hash to store for a token.
 // Tokens of up to 72 bytes are accepted; a longer one is pre-hashed with sha256.
 func HashToken(token string) (lookup, hash string, err error) {
+	return HashTokenCost(token, 0)
+}
+
+// HashTokenCost is HashToken at bcrypt work factor c (0: the default). A
+// check reads the cost from the stored hash, so any cost verifies.
+func HashTokenCost(token string, c int) (lookup, hash string, err error) {
 	if len(token) < 8 {
 		return "", "", errors.New("token shorter than 8 characters")
 	}
-	h, err := bcrypt.GenerateFromPassword(tokenKey(token), cost())
+	if c == 0 {
+		c = cost()
+	}
+	h, err := bcrypt.GenerateFromPassword(tokenKey(token), c)
 	if err != nil {
 		return "", "", fmt.Errorf("hash token: %w", err)
 	}

@@ -13,6 +13,12 @@ import (
 // PutTokenTx stores token for user (hashed) unless the user already has it.
 // Importing the same fixture twice therefore stores one row.
 func PutTokenTx(ctx context.Context, q store.Querier, user int64, token, label string, now time.Time) error {
+	return PutTokenCostTx(ctx, q, user, token, label, now, 0)
+}
+
+// PutTokenCostTx is PutTokenTx hashing at bcrypt work factor cost (0: the
+// default; see HashTokenCost).
+func PutTokenCostTx(ctx context.Context, q store.Querier, user int64, token, label string, now time.Time, cost int) error {
 	lookup := TokenLookup(token)
 	hashes, err := store.Collect(ctx, q, store.Column[string], "SELECT hash FROM api_tokens WHERE lookup = ? AND user_uid = ?", lookup, user)
 	if err != nil {
@@ -23,7 +29,7 @@ func PutTokenTx(ctx context.Context, q store.Querier, user int64, token, label s
 			return nil
 		}
 	}
-	_, hash, err := HashToken(token)
+	_, hash, err := HashTokenCost(token, cost)
 	if err != nil {
 		return err
 	}

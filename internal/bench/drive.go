@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,49 +18,94 @@ import (
 // maxCards bounds the cards one tour answers before it ends the tour.
 const maxCards = 10
 
-// result is what the conversations did; mu in drive guards it while they run.
-type result struct {
-	tours, answers int
-	latencies      []time.Duration // one per answered card: answer sent → next card or idle
-	elapsed        time.Duration
-	failed         int
-	unfinished     int   // tours cut off after the grace time
-	err            error // the first failure
+// Result is what the conversations of a Drive did.
+type Result struct {
+	Tours, Answers int
+	// Withdrawn counts the cards a new message withdrew (Mix.Withdraw),
+	// EndedEarly the tours ended with a card open (Mix.End).
+	Withdrawn, EndedEarly int
+	// FailedConversations counts the tours whose conversation ended failed
+	// (Mix.TolerateFailed): a run the reaper dead-lettered after a crash.
+	FailedConversations int
+	Latencies           []time.Duration // one per answered card: answer sent → next card or idle, sorted
+	Elapsed             time.Duration
+	Failed              int
+	Unfinished          int   // tours cut off after the grace time
+	Err                 error // the first failure
+}
+
+// Mix makes tours erratic, for the proofs; the zero value is the bench's
+// tour (answer every card, end after the closing answer).
+type Mix struct {
+	// At each card, End is the chance of ending the tour with the card open,
+	// Withdraw the chance of sending a new message instead of an answer
+	// (which withdraws the card, P.X2).
+	End, Withdraw float64
+	// TolerateFailed counts a tour whose conversation failed (a turn the
+	// reaper dead-lettered) and starts the next one, instead of failing.
+	TolerateFailed bool
+	// Settle bounds the wait for a turn to settle (default a minute).
+	Settle time.Duration
+	// Stop, when closed, starts no more tours (the duration still bounds them).
+	Stop <-chan struct{}
+	// Grace is how long tours under way when the duration has passed get to
+	// end (default as long as the duration, at least 10 s).
+	Grace time.Duration
+	// OnAnswer, when set, is called with each card answer once the server
+	// accepted it, on the conversation's goroutine (it must not block).
+	OnAnswer func(answer string)
+}
+
+// stopped reports whether m.Stop is closed.
+func (m Mix) stopped() bool {
+	select {
+	case <-m.Stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // drive runs n conversations, each starting tours one after the other until
 // d has passed, and waits for the tours under way to end.
-func drive(ctx context.Context, client *http.Client, base string, n int, d time.Duration) result {
+func drive(ctx context.Context, client *http.Client, base string, n int, d time.Duration, mix Mix) Result {
 	var (
 		mu  sync.Mutex // guards res
-		res result
+		res Result
 		wg  sync.WaitGroup
 	)
 	start := time.Now()
 	deadline := start.Add(d)
 	// Tours under way at the deadline get as long again (at least 10 s) to
 	// end; those still running then are cut off and counted as unfinished.
-	ctx, cancel := context.WithDeadline(ctx, deadline.Add(max(d, 10*time.Second)))
+	ctx, cancel := context.WithDeadline(ctx, deadline.Add(cmp.Or(mix.Grace, max(d, 10*time.Second))))
 	defer cancel()
 	for i := range n {
 		wg.Go(func() {
-			u := &user{client: client, base: base, token: token(i), page: firstPage + i,
-				rng: rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano()))), maxPoll: maxPoll(n)}
-			for time.Now().Before(deadline) && ctx.Err() == nil {
-				lat, err := u.tour(ctx)
+			u := &user{client: client, base: base, token: token(i), page: firstPage + i, mix: mix,
+				settleLimit: max(time.Minute, time.Duration(n)*200*time.Millisecond),
+				rng:         rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano()))), maxPoll: maxPoll(n)}
+			for time.Now().Before(deadline) && ctx.Err() == nil && !mix.stopped() {
+				t, err := u.tour(ctx)
 				mu.Lock()
-				res.answers += len(lat)
-				res.latencies = append(res.latencies, lat...)
+				res.Answers += len(t.latencies)
+				res.Latencies = append(res.Latencies, t.latencies...)
+				res.Withdrawn += t.withdrawn
 				switch {
 				case err != nil && ctx.Err() != nil:
-					res.unfinished++
+					res.Unfinished++
 				case err != nil:
-					res.failed++
-					if res.err == nil {
-						res.err = err
+					res.Failed++
+					if res.Err == nil {
+						res.Err = err
 					}
+				case t.failed:
+					res.FailedConversations++
 				default:
-					res.tours++
+					res.Tours++
+					if t.early {
+						res.EndedEarly++
+					}
 				}
 				mu.Unlock()
 				if err != nil {
@@ -69,8 +115,8 @@ func drive(ctx context.Context, client *http.Client, base string, n int, d time.
 		})
 	}
 	wg.Wait()
-	res.elapsed = time.Since(start)
-	slices.Sort(res.latencies)
+	res.Elapsed = time.Since(start)
+	slices.Sort(res.Latencies)
 	return res
 }
 
@@ -82,6 +128,11 @@ type user struct {
 	page    int
 	rng     *rand.Rand
 	maxPoll time.Duration
+	mix     Mix
+	// settleLimit is the default of Mix.Settle: a minute, or 200 ms per
+	// conversation beyond 300 — with 500 at once on the loaded 2-core
+	// machine an answer waited behind all the others' turns for minutes.
+	settleLimit time.Duration
 }
 
 // conversation is the part of a Conversation the driver reads.
@@ -95,23 +146,34 @@ type conversation struct {
 	} `json:"card"`
 }
 
+// tourResult is what one tour did.
+type tourResult struct {
+	latencies []time.Duration
+	withdrawn int
+	early     bool // ended with a card open
+	failed    bool // the conversation failed (tolerated)
+}
+
 // tour runs one guided tour: start, a first message, a random answer to
-// every card, end; it returns the answer latencies.
-func (u *user) tour(ctx context.Context) ([]time.Duration, error) {
+// every card (or, as u.mix has it, a new message or the end instead), end.
+func (u *user) tour(ctx context.Context) (tourResult, error) {
+	var t tourResult
 	var c conversation
 	if err := u.do(ctx, "POST", "/api/conversations", map[string]any{"page": u.page, "language": 0, "skill": skillUID}, http.StatusCreated, &c); err != nil {
-		return nil, err
+		return t, err
 	}
 	path := "/api/conversations/" + strconv.FormatInt(c.ID, 10)
-	if err := u.do(ctx, "POST", path+"/messages", map[string]any{"content": fmt.Sprintf("Please improve page %d.", u.page)}, http.StatusAccepted, nil); err != nil {
-		return nil, err
+	message := func(text string) error {
+		return u.do(ctx, "POST", path+"/messages", map[string]any{"content": text}, http.StatusAccepted, nil)
+	}
+	if err := message(fmt.Sprintf("Please improve page %d.", u.page)); err != nil {
+		return t, err
 	}
 	c, err := u.settled(ctx, path)
 	if err != nil {
-		return nil, err
+		return t, err
 	}
-	var lat []time.Duration
-	for c.Card != nil && len(lat) < maxCards {
+	for c.Card != nil && len(t.latencies)+t.withdrawn < maxCards {
 		var offered []string
 		for _, a := range c.Card.Answers {
 			switch a {
@@ -120,38 +182,68 @@ func (u *user) tour(ctx context.Context) ([]time.Duration, error) {
 			}
 		}
 		if len(offered) == 0 {
-			return lat, fmt.Errorf("conversation %d: a card without process answers: %v", c.ID, c.Card.Answers)
+			return t, fmt.Errorf("conversation %d: a card without process answers: %v", c.ID, c.Card.Answers)
+		}
+		switch p := u.rng.Float64(); {
+		case p < u.mix.End:
+			t.early = true
+			return t, u.do(ctx, "POST", path+"/end-tour", nil, http.StatusOK, nil)
+		case p < u.mix.End+u.mix.Withdraw:
+			if err := message(fmt.Sprintf("Rather something else on page %d.", u.page)); err != nil {
+				return t, err
+			}
+			t.withdrawn++
+			if c, err = u.settled(ctx, path); err != nil {
+				return t, err
+			}
+			continue
 		}
 		t0 := time.Now()
 		answer := offered[u.rng.IntN(len(offered))]
 		if err := u.do(ctx, "POST", path+"/answer", map[string]any{"turnDigest": c.Card.TurnDigest, "answer": answer}, http.StatusAccepted, nil); err != nil {
-			return lat, err
+			return t, err
+		}
+		if u.mix.OnAnswer != nil {
+			u.mix.OnAnswer(answer)
 		}
 		if c, err = u.settled(ctx, path); err != nil {
-			return lat, err
+			return t, err
 		}
-		lat = append(lat, time.Since(t0))
+		t.latencies = append(t.latencies, time.Since(t0))
 	}
 	if c.Status == "failed" {
-		return lat, fmt.Errorf("conversation %d failed: %s", c.ID, c.Error)
+		if u.mix.TolerateFailed {
+			t.failed = true
+			return t, nil
+		}
+		return t, fmt.Errorf("conversation %d failed: %s", c.ID, c.Error)
 	}
-	return lat, u.do(ctx, "POST", path+"/end-tour", nil, http.StatusOK, nil)
+	return t, u.do(ctx, "POST", path+"/end-tour", nil, http.StatusOK, nil)
 }
 
 // maxPoll caps the wait between two reads of a conversation whose turn is
 // under way: a latency reads up to this much high, and the reads cost the
 // server CPU (at 16 ms the cap, not the server, was most of a 40 ms answer).
 // With many conversations the cap grows so that all of them together read
-// at most about 2,000 times a second.
+// at most about 2,000 times a second, and beyond 64 conversations about 250
+// times: at 500 conversations reading 2,000 times a second, the reads alone
+// took what the server got of the loaded 2-core machine (a quarter of a
+// core), every query of a turn waited behind hundreds of them for one of
+// SQLite's four connections, and no turn finished within the run (issue 15).
 func maxPoll(conversations int) time.Duration {
+	if conversations > 64 {
+		return time.Duration(conversations) * time.Second / 250
+	}
 	return max(4*time.Millisecond, time.Duration(conversations)*time.Second/2000)
 }
 
 // settled polls the conversation until no turn is under way, backing off
-// from 1 ms to u.maxPoll, for at most a minute.
+// from 1 ms (or a 64th of u.maxPoll) to u.maxPoll, for at most Mix.Settle
+// (default u.settleLimit).
 func (u *user) settled(ctx context.Context, path string) (conversation, error) {
-	wait := time.Millisecond
-	deadline := time.Now().Add(time.Minute)
+	wait := max(time.Millisecond, u.maxPoll/64)
+	limit := cmp.Or(u.mix.Settle, u.settleLimit)
+	deadline := time.Now().Add(limit)
 	for {
 		var c conversation
 		if err := u.do(ctx, "GET", path, nil, http.StatusOK, &c); err != nil {
@@ -161,7 +253,7 @@ func (u *user) settled(ctx context.Context, path string) (conversation, error) {
 			return c, nil
 		}
 		if time.Now().After(deadline) {
-			return c, fmt.Errorf("%s still processing after a minute", path)
+			return c, fmt.Errorf("%s still processing after %v", path, limit)
 		}
 		select {
 		case <-ctx.Done():

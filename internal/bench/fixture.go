@@ -5,9 +5,11 @@ import (
 	"strings"
 )
 
-// The fixture's ids: page uid of editor i is firstPage+i, the process skill is skillUID.
+// The fixture's ids: editor i (0-based) is user firstUser+i with page
+// firstPage+i; the process skill is skillUID.
 const (
 	firstPage = 1000
+	firstUser = 2
 	skillUID  = 12
 )
 
@@ -28,12 +30,12 @@ users:
   - {uid: 1, username: bench-admin, admin: true, backendLanguage: en}
 `)
 	for i := range n {
-		fmt.Fprintf(&b, "  - {uid: %d, username: bench-editor-%d, token: %s, groups: [1], backendLanguage: en}\n", 2+i, i, token(i))
+		fmt.Fprintf(&b, "  - {uid: %d, username: bench-editor-%d, token: %s, groups: [1], backendLanguage: en}\n", firstUser+i, i, token(i))
 	}
 	b.WriteString("pages:\n  - {uid: 1, pid: 0, title: Home, owner: 1, group: 1, perms: {user: 31, group: 27, everybody: 0}, fields: {description: \"\"}}\n")
 	for i := range n {
 		fmt.Fprintf(&b, "  - {uid: %d, pid: 1, title: Page %d, owner: %d, group: 1, perms: {user: 31, group: 27, everybody: 0}, fields: {description: \"\"}}\n",
-			firstPage+i, i, 2+i)
+			firstPage+i, i, firstUser+i)
 	}
 	fmt.Fprintf(&b, `configurations:
   - {uid: 1, identifier: chat, name: Chat, active: true, groups: [1],

@@ -19,7 +19,7 @@ type Queue interface {
 	ChatPending(ctx context.Context, db store.Querier) (int, error)
 	// ChatJobWaiting reports whether a chat job whose payload has field =
 	// value waits to be worked.
-	ChatJobWaiting(ctx context.Context, field string, value int64) (bool, error)
+	ChatJobWaiting(ctx context.Context, field string, value int64, heldSince time.Time) (bool, error)
 }
 
 // The operations of a chat job.
@@ -159,7 +159,12 @@ func (s *Service) Wait() {
 }
 
 // jobWaiting reports whether a chat job of conversation id waits to be
-// worked (not yet taken by a worker); the queue reads its own tables.
+// worked, or was taken by a worker less than a lease ago: a job taken
+// longer ago whose conversation is still processing with no run counts as
+// lost with its worker. (Counting the lease from the conversation's claim
+// instead failed live turns under load: with 500 conversations a job
+// waited in the queue for most of a lease, and its turn was judged lost
+// seconds after a worker took it.) The queue reads its own tables.
 func (s *Service) jobWaiting(ctx context.Context, id int64) (bool, error) {
-	return s.queue.ChatJobWaiting(ctx, "conversation", id)
+	return s.queue.ChatJobWaiting(ctx, "conversation", id, s.clk.Now().Add(-s.lease))
 }

@@ -171,6 +171,13 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		if err != nil || !(st.Status.Terminal() || st.Status.Waiting()) {
 			return r, nil
 		}
+		// A requeued turn that completed on another worker hands its answer
+		// over from there (QueuedResult), just after its run settled; the
+		// run keeps no answer below privacy full, so a read waits for that
+		// hand-over for a lease before it settles the turn without it.
+		if st.Status == run.StatusCompleted && st.RequeueCount > 0 && st.Answer == "" && st.FinishedAt != nil && s.clk.Now().Sub(*st.FinishedAt) < s.lease {
+			return r, nil
+		}
 	}
 	if s.queue != nil {
 		if waiting, err := s.jobWaiting(ctx, r.ID); err != nil || waiting {

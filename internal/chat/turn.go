@@ -150,9 +150,11 @@ func (s *Service) turn(ctx context.Context, r row, at int64) {
 	req.Context = s.pointsPrompt(ctx, r) // the open points of this skill on this page (P.O1)
 	// The run and the conversation's pending run commit together, only while
 	// the claim holds: a conversation released as lost keeps its state, and
-	// no run exists that its conversation does not name.
+	// no run exists that its conversation does not name. A job worked again
+	// after its process stopped finds the run the first attempt began (the
+	// reaper requeues that one) and starts none.
 	req.StartTx = func(ctx context.Context, tx *store.Tx, uuid string) error {
-		res, err := tx.Exec(ctx, "UPDATE conversations SET pending_run_uuid = ? WHERE id = ? AND status = ? AND updated_at = ?",
+		res, err := tx.Exec(ctx, "UPDATE conversations SET pending_run_uuid = ? WHERE id = ? AND status = ? AND updated_at = ? AND pending_run_uuid = ''",
 			uuid, r.ID, string(Processing), at)
 		if err != nil {
 			return err
@@ -162,6 +164,9 @@ func (s *Service) turn(ctx context.Context, r row, at int64) {
 		}
 		return nil
 	}
+	// On the queue the turn's run can be rebuilt from its request: a worker
+	// that stops mid-turn has it requeued, not failed (issue 15 item 7).
+	req.Requeueable = s.queue != nil
 	res, err := s.rt.Run(ctx, r.Owner, req)
 	if errors.Is(err, errClaimLost) {
 		s.log.Info("turn not started: the conversation's claim no longer holds", "conversation", r.ID)
@@ -186,6 +191,23 @@ func transcript(msgs []Message) []llm.Message {
 		}
 	}
 	return out
+}
+
+// QueuedResult takes the result of a queued run's segment (the runtime's
+// SetQueuedResult hook, on the worker that ran it): when it is the turn of
+// a conversation still processing it — a turn the reaper requeued after its
+// worker stopped (issue 15 item 7) — the conversation takes its state and
+// answer at once. Any other run changes nothing.
+func (s *Service) QueuedResult(ctx context.Context, res agent.Result) {
+	ids, err := store.Collect(ctx, s.db, store.Column[int64], "SELECT id FROM conversations WHERE pending_run_uuid = ? AND status = ?",
+		res.UUID, string(Processing))
+	if err != nil {
+		s.log.Error("requeued turn's conversation", "run", res.UUID, "err", err)
+		return
+	}
+	for _, id := range ids {
+		s.apply(ctx, id, res.UUID, res.Answer)
+	}
 }
 
 // apply maps the state of the conversation's own run onto it (from

@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"time"
 	"context"
 	"fmt"
 	"slices"
@@ -60,8 +61,9 @@ func TestWithoutLiveJobListsTheRunsWhoseJobIsGone(t *testing.T) {
 	})
 }
 
-// A conversation's chat job counts as waiting until a worker takes it, and
-// only for that conversation; a field that is not a plain name is refused.
+// A conversation's chat job counts as waiting until a worker takes it, then
+// while the worker took it after heldSince, and only for that conversation;
+// a field that is not a plain name is refused.
 func TestChatJobWaitingSeesTheUnworkedJobOfThatConversation(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -75,17 +77,20 @@ func TestChatJobWaitingSeesTheUnworkedJobOfThatConversation(t *testing.T) {
 			conv int64
 			want bool
 		}{{7, true}, {8, false}} {
-			if got, err := q.ChatJobWaiting(ctx, "conversation", c.conv); err != nil || got != c.want {
+			if got, err := q.ChatJobWaiting(ctx, "conversation", c.conv, time.Now()); err != nil || got != c.want {
 				t.Errorf("ChatJobWaiting(conversation, %d) = %v, %v; want %v", c.conv, got, err, c.want)
 			}
 		}
 		if _, err := db.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1, attempted_at = created_at"); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := q.ChatJobWaiting(ctx, "conversation", 7); err != nil || got {
-			t.Errorf("ChatJobWaiting of a job being worked = %v, %v; want false", got, err)
+		if got, err := q.ChatJobWaiting(ctx, "conversation", 7, time.Now().Add(time.Hour)); err != nil || got {
+			t.Errorf("ChatJobWaiting of a job taken before heldSince = %v, %v; want false", got, err)
 		}
-		if _, err := q.ChatJobWaiting(ctx, "conversation') OR 1=1 --", 7); err == nil {
+		if got, err := q.ChatJobWaiting(ctx, "conversation", 7, time.Now().Add(-time.Hour)); err != nil || !got {
+			t.Errorf("ChatJobWaiting of a job taken after heldSince = %v, %v; want true", got, err)
+		}
+		if _, err := q.ChatJobWaiting(ctx, "conversation') OR 1=1 --", 7, time.Now()); err == nil {
 			t.Error("ChatJobWaiting with a field that is not a name: want an error")
 		}
 	})

@@ -392,9 +392,11 @@ func (q *Queue) WithoutLiveJob(ctx context.Context, runs []string) ([]string, er
 }
 
 // ChatJobWaiting reports whether a chat job whose payload has field equal to
-// value waits to be worked (not yet taken by a worker). field is a top-level
-// key of the payload InsertChatTx was given: letters only.
-func (q *Queue) ChatJobWaiting(ctx context.Context, field string, value int64) (bool, error) {
+// value waits to be worked, or was taken by a worker at or after heldSince
+// (a job taken before it counts as lost with its worker: the caller passes
+// now minus one lease). field is a top-level key of the payload
+// InsertChatTx was given: letters only.
+func (q *Queue) ChatJobWaiting(ctx context.Context, field string, value int64, heldSince time.Time) (bool, error) {
 	if field == "" || strings.Trim(field, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
 		return false, fmt.Errorf("chat job field %q: want letters only", field)
 	}
@@ -402,8 +404,22 @@ func (q *Queue) ChatJobWaiting(ctx context.Context, field string, value int64) (
 	if q.db.Dialect() == store.Postgres {
 		of = "(args->'job'->>'" + field + "')::bigint"
 	}
-	var n int
-	err := q.db.QueryRow(ctx, `SELECT COUNT(*) FROM river_job WHERE kind = ?
-		AND state IN ('available', 'scheduled', 'retryable', 'pending') AND `+of+` = ?`, ChatArgs{}.Kind(), value).Scan(&n)
-	return n > 0, err
+	type held struct {
+		state string
+		taken sql.NullTime
+	}
+	jobs, err := store.Collect(ctx, q.db, func(sc store.Scanner) (held, error) {
+		var h held
+		return h, sc.Scan(&h.state, &h.taken)
+	}, `SELECT state, attempted_at FROM river_job WHERE kind = ?
+		AND state IN ('available', 'scheduled', 'retryable', 'pending', 'running') AND `+of+` = ?`, ChatArgs{}.Kind(), value)
+	if err != nil {
+		return false, err
+	}
+	for _, j := range jobs {
+		if j.state != "running" || (j.taken.Valid && !j.taken.Time.Before(heldSince)) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -54,7 +54,7 @@ func (db *DB) scopeTx(ctx context.Context) *Tx {
 		return nil
 	}
 	if s.tx == nil && !s.failed {
-		conn, err := db.begunConn(s.ctx, "BEGIN") // deferred: the snapshot starts at the first read
+		conn, err := begunConn(s.ctx, db.SQL, "BEGIN") // deferred: the snapshot starts at the first read
 		if err != nil {
 			s.failed = true // the reads go to the pool one by one
 			return nil

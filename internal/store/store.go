@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -59,6 +60,12 @@ type DB struct {
 	holders *holderSet
 	fast    bool    // the fast paths are on (Config.NoFastPaths unset; doc.go)
 	queue   *sql.DB // the job queue's pool (QueuePool), opened on first use
+	// writer, on SQLite with the fast paths, is the one connection InTx and
+	// Exec write through. Its own: a writer holds writeMu while it waits for
+	// a connection, and in the shared pool it waited behind every reader —
+	// with 500 conversations polling, behind hundreds of them, while every
+	// other writer waited on writeMu (the bench's stall, issue 15).
+	writer  *sql.DB
 	dsn     string
 	queueMu sync.Mutex    // guards queue and listen
 	listen  *pgxpool.Pool // PostgreSQL: the queue's LISTEN pool (ListenPool), opened on first use
@@ -295,6 +302,10 @@ func OpenConfig(ctx context.Context, raw string, cfg *Config) (*DB, error) {
 		db.writeMu = writeLockOf(t.Addr)
 		if db.fast {
 			db.ckpt = startCheckpointer(t.DSN)
+			db.writer = sql.OpenDB(&serialConnector{dsn: t.DSN}) // writeMu is taken before its connection
+			db.writer.SetMaxOpenConns(1)
+			db.writer.SetMaxIdleConns(1)
+			db.writer.SetConnMaxIdleTime(5 * time.Minute)
 		}
 		if c.CheckNesting {
 			db.writeMu.checked.Store(true)
@@ -357,6 +368,9 @@ func (db *DB) Close() error {
 	}
 	if db.listen != nil {
 		db.listen.Close()
+	}
+	if db.writer != nil {
+		db.writer.Close()
 	}
 	return db.SQL.Close()
 }
@@ -536,6 +550,9 @@ func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 	db.commits.Add(1)
 	db.ckpt.committed()
 	q = Rebind(db.dialect, q)
+	if db.writer != nil {
+		return db.writer.ExecContext(ctx, q, args...) // its connection keeps the statement
+	}
 	if st := db.stmt(ctx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -712,7 +729,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	defer unlock()
 	db.scopeWrote(ctx)
-	conn, err := db.begunConn(ctx, "BEGIN IMMEDIATE")
+	conn, err := begunConn(ctx, cmp.Or(db.writer, db.SQL), "BEGIN IMMEDIATE")
 	if err != nil {
 		return err
 	}
@@ -738,11 +755,11 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return nil
 }
 
-// begunConn takes a connection of its own from the pool and begins a
+// begunConn takes a connection of its own from pool and begins a
 // transaction on it with begin (SQLite: "BEGIN IMMEDIATE" or a deferred
 // "BEGIN").
-func (db *DB) begunConn(ctx context.Context, begin string) (*sql.Conn, error) {
-	conn, err := db.SQL.Conn(ctx)
+func begunConn(ctx context.Context, pool *sql.DB, begin string) (*sql.Conn, error) {
+	conn, err := pool.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
 	}

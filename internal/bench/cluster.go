@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"waymark/internal/app"
+	"waymark/internal/fixture"
+	"waymark/internal/llm/llmtest"
+	"waymark/internal/secret"
+	"waymark/internal/store"
+)
+
+// Cluster is a Waymark installation started for a run of the bench or of
+// the load and crash proofs (issue 15 items 5–7): a zero-latency scripted
+// model in this process, a database holding the generated fixture (one
+// editor and page per conversation), a `waymark serve` child and
+// Config.WorkerProcesses `waymark worker` children on that database.
+type Cluster struct {
+	// DB is the cluster's database, opened by this process.
+	DB *store.DB
+	// URL is the server's base URL.
+	URL string
+	// Client is the HTTP client the conversations share.
+	Client *http.Client
+
+	cfg    Config
+	tmp    string
+	exe    string
+	env    []string
+	dbURL  string
+	keyDir string
+	model  *http.Server
+	server *child
+
+	mu      sync.Mutex // guards workers
+	workers []*child
+}
+
+// Start starts a cluster for cfg; Close stops it. On an error nothing is
+// left running.
+func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg}
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
+	log := cmp.Or(cfg.Log, slog.New(slog.DiscardHandler))
+	if c.tmp, err = os.MkdirTemp("", "waymark-bench-"); err != nil {
+		return nil, err
+	}
+	c.dbURL = cmp.Or(cfg.DB, "sqlite:"+filepath.Join(c.tmp, "bench.db"))
+	target, err := store.ParseURL(c.dbURL)
+	if err != nil {
+		return nil, ConfigError(err.Error())
+	}
+	if target.Dialect == store.SQLite && cfg.WorkerProcesses > 1 {
+		return nil, ErrSQLiteWorkers
+	}
+	if c.exe = cfg.Exe; c.exe == "" {
+		if c.exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find the waymark binary: %w", err)
+		}
+	}
+
+	// The model: zero latency, in this process.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("model server: %w", err)
+	}
+	c.model = &http.Server{Handler: llmtest.Handler(reply), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = c.model.Serve(ln) }()
+
+	// The database and the fixture, from this process.
+	c.keyDir = cmp.Or(cfg.DataDir, c.tmp)
+	key, err := secret.LoadKey(c.keyDir, os.Getenv(secret.EnvKey))
+	if err != nil {
+		return nil, err
+	}
+	if c.DB, err = store.Open(ctx, c.dbURL); err != nil {
+		return nil, err
+	}
+	if err := c.DB.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	a, err := app.New(ctx, c.DB, app.Config{Key: key, Workers: 0, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	opts := a.FixtureOptions()
+	opts.TokenCost = bcrypt.MinCost // the editors' tokens are the run's own; their checks are not what it measures
+	text := site(cfg.Conversations, "http://"+ln.Addr().String()+"/v1")
+	_, err = fixture.Import(ctx, c.DB, []byte(text), "bench.yaml", opts)
+	a.Close()
+	if err != nil {
+		return nil, fmt.Errorf("bench fixture: %w", err)
+	}
+
+	// The server and the workers, as children of the same binary.
+	c.env = append(os.Environ(), cfg.Env...)
+	inProcess := 2
+	if cfg.WorkerProcesses > 0 {
+		inProcess = 0
+	}
+	// Every editor connects from this one address: the server's bound per
+	// client address (64 by default) would refuse all beyond it with 429.
+	args := []string{"serve", "--db", c.dbURL, "--addr", "127.0.0.1:0", "--workers", strconv.Itoa(inProcess),
+		"--data-dir", c.keyDir, "--max-client-conns", strconv.Itoa(2*cfg.Conversations + 16)}
+	if cfg.CPUProfile != "" {
+		args = append(args, "--cpuprofile", cfg.CPUProfile)
+	}
+	if c.server, err = startChild(ctx, c.exe, c.env, append(args, c.leaseArgs()...)...); err != nil {
+		return nil, err
+	}
+	c.URL = c.server.url
+	for range cfg.WorkerProcesses {
+		w, err := c.startWorker(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.workers = append(c.workers, w)
+	}
+	c.Client = &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 2 * cfg.Conversations}}
+	return c, nil
+}
+
+func (c *Cluster) leaseArgs() []string {
+	if c.cfg.Lease == 0 {
+		return nil
+	}
+	return []string{"--lease", c.cfg.Lease.String()}
+}
+
+func (c *Cluster) startWorker(ctx context.Context) (*child, error) {
+	return startChild(ctx, c.exe, c.env, append([]string{"worker", "--db", c.dbURL, "--data-dir", c.keyDir}, c.leaseArgs()...)...)
+}
+
+// Close stops the children and the model and removes the run's files.
+func (c *Cluster) Close() {
+	c.mu.Lock()
+	ws := c.workers
+	c.workers = nil
+	c.mu.Unlock()
+	for _, w := range ws {
+		w.stop()
+	}
+	if c.server != nil {
+		c.server.stop()
+	}
+	if c.model != nil {
+		_ = c.model.Close()
+	}
+	if c.DB != nil {
+		_ = c.DB.Close()
+	}
+	if c.tmp != "" {
+		_ = os.RemoveAll(c.tmp)
+	}
+}
+
+// Drive runs Config.Conversations conversations, each starting tours one
+// after the other until d has passed, with the answers mix picks, and waits
+// for the tours under way to end.
+func (c *Cluster) Drive(ctx context.Context, d time.Duration, mix Mix) Result {
+	return drive(ctx, c.Client, c.URL, c.cfg.Conversations, d, mix)
+}
+
+// WorkerPIDs are the process ids of the worker children, by index.
+func (c *Cluster) WorkerPIDs() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pids := make([]int, len(c.workers))
+	for i, w := range c.workers {
+		pids[i] = w.cmd.Process.Pid
+	}
+	return pids
+}
+
+// KillWorker ends worker i with SIGKILL, as a crash would, and waits until
+// it has exited.
+func (c *Cluster) KillWorker(i int) error {
+	c.mu.Lock()
+	w := c.workers[i]
+	c.mu.Unlock()
+	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill worker %d: %w", i, err)
+	}
+	<-w.done
+	return nil
+}
+
+// RestartWorker starts a new worker process in place of worker i, which
+// must have exited.
+func (c *Cluster) RestartWorker(ctx context.Context, i int) error {
+	w, err := c.startWorker(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.workers[i] = w
+	c.mu.Unlock()
+	return nil
+}
+
+// WorkerCounts stops every worker and returns the store commits and
+// statements they logged on their way out.
+func (c *Cluster) WorkerCounts() (counts, error) {
+	c.mu.Lock()
+	ws := c.workers
+	c.mu.Unlock()
+	var n counts
+	for _, w := range ws {
+		k, err := w.stopAndCount()
+		if err != nil {
+			return counts{}, err
+		}
+		n.commits += k.commits
+		n.statements += k.statements
+	}
+	return n, nil
+}
+
+// ServerPID is the server child's process id.
+func (c *Cluster) ServerPID() int { return c.server.cmd.Process.Pid }
+
+// ServerPeakRSS is the server's peak resident set (VmHWM) in KiB.
+func (c *Cluster) ServerPeakRSS() (int64, error) { return peakRSS(c.server.cmd.Process.Pid) }
+
+// LeasePID is the process id in a run's lease owner
+// ("kind:host:pid:segment"), 0 when it names none.
+func LeasePID(owner string) int {
+	parts := strings.Split(owner, ":")
+	if len(parts) < 4 {
+		return 0
+	}
+	pid, _ := strconv.Atoi(parts[len(parts)-2])
+	return pid
+}
+
+// Release reads, as its editor, every conversation still processing — a
+// read is what releases a conversation whose turn or decision was lost with
+// its worker (issue 15 item 2) — and returns how many still are.
+func (c *Cluster) Release(ctx context.Context) (int, error) {
+	type conv struct{ id, owner int64 }
+	convs, err := store.Collect(ctx, c.DB, func(sc store.Scanner) (conv, error) {
+		var v conv
+		return v, sc.Scan(&v.id, &v.owner)
+	}, "SELECT id, owner_uid FROM conversations WHERE status = 'processing'")
+	if err != nil {
+		return 0, fmt.Errorf("processing conversations: %w", err)
+	}
+	n := 0
+	for _, v := range convs {
+		u := &user{client: c.Client, base: c.URL, token: token(int(v.owner - firstUser))}
+		var got conversation
+		if err := u.do(ctx, "GET", "/api/conversations/"+strconv.FormatInt(v.id, 10), nil, http.StatusOK, &got); err != nil {
+			return 0, err
+		}
+		if got.Status == "processing" {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,11 +1,11 @@
 package queue_test
 
 import (
-	"time"
 	"context"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"waymark/internal/queue"
 	"waymark/internal/store"

@@ -180,11 +180,6 @@ func (u *UI) afterAttach(w http.ResponseWriter, r *http.Request, me *user, cfg i
 		u.fail(w, r, me, err)
 		return
 	}
-	if actErr != nil {
-		u.logErr(ctx, "skill attachment", actErr)
-		d.Error = u.skillErrorText(me, actErr)
-	} else {
-		d.Notice = me.T.Get(notice)
-	}
+	d.Error, d.Notice = u.outcome(ctx, me, "skill attachment", actErr, notice)
 	u.show(w, r, me, "admin_attachments", "skills.attach.title", d)
 }

@@ -202,14 +202,20 @@ func (u *UI) handleSkillSync(w http.ResponseWriter, r *http.Request, me *user) {
 		u.fail(w, r, me, derr)
 		return
 	}
-	if err != nil {
-		u.logErr(ctx, "skill sync", err)
-		d.Error = u.skillErrorText(me, err)
-	} else {
+	if d.Error, d.Notice = u.outcome(ctx, me, "skill sync", err, "skills.sync.done"); err == nil {
 		d.Report = &rep
-		d.Notice = me.T.Get("skills.sync.done")
 	}
 	u.show(w, r, me, "admin_skills", "skills.title", d)
+}
+
+// outcome is what an action's result shows: the refusal (logged when it is
+// internal), or the notice of success.
+func (u *UI) outcome(ctx context.Context, me *user, what string, err error, notice string) (refusal, done string) {
+	if err != nil {
+		u.logErr(ctx, what, err)
+		return u.skillErrorText(me, err), ""
+	}
+	return "", me.T.Get(notice)
 }
 
 // skillInvalid is bad form input naming the field.
@@ -363,12 +369,7 @@ func (u *UI) afterAction(w http.ResponseWriter, r *http.Request, me *user, uid i
 		u.fail(w, r, me, err)
 		return
 	}
-	if actErr != nil {
-		u.logErr(ctx, "skill action", actErr)
-		p.Error = u.skillErrorText(me, actErr)
-	} else {
-		p.Notice = me.T.Get(notice)
-	}
+	p.Error, p.Notice = u.outcome(ctx, me, "skill action", actErr, notice)
 	if keep != nil {
 		keep(p)
 	}

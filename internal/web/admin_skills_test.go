@@ -59,6 +59,19 @@ func approveDigest(t *testing.T, a answer) string {
 	return m[1]
 }
 
+// between is the part of s from start up to end ("" when start is missing).
+func between(s, start, end string) string {
+	i := strings.Index(s, start)
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(s[i:], end)
+	if j < 0 {
+		return s[i:]
+	}
+	return s[i : i+j]
+}
+
 func skillDetail(t *testing.T, e *wt.Env, uid int64) wt.SkillDetail {
 	t.Helper()
 	d, r := e.As(skillsAdminToken).Skill(uid)
@@ -129,12 +142,11 @@ func TestSkillListSaysWhyASkillDoesNotInstruct(t *testing.T) {
 			t.Fatalf("GET /admin/skills = %d: %s", list.Status, list.Body)
 		}
 		row := func(uid string) string {
-			i := strings.Index(list.Body, `<tr id="skill-`+uid+`">`)
-			if i < 0 {
+			r := between(list.Body, `<tr id="skill-`+uid+`">`, "</tr>")
+			if r == "" {
 				t.Fatalf("no row of skill %s in:\n%s", uid, list.Body)
 			}
-			j := strings.Index(list.Body[i:], "</tr>")
-			return list.Body[i : i+j]
+			return r
 		}
 		seoDigest := skillDetail(t, e, 12).Digest
 		for uid, want := range map[string][]string{
@@ -346,13 +358,7 @@ func TestAttachmentsScreenAttachesDetachesAndShowsAUsersMenu(t *testing.T) {
 		if a.Status != http.StatusOK {
 			t.Fatalf("GET attachments = %d: %s", a.Status, a.Body)
 		}
-		menuOf := func(a answer) string {
-			i := strings.Index(a.Body, `aria-label="Slash menu of erika"`)
-			if i < 0 {
-				return ""
-			}
-			return a.Body[i : i+strings.Index(a.Body[i:], "</ul>")]
-		}
+		menuOf := func(a answer) string { return between(a.Body, `aria-label="Slash menu of erika"`, "</ul>") }
 		contains(t, "attachments", a, `<option value="always" selected>always</option>`, `<option value="13">Entwurf (draft)</option>`)
 		if !strings.Contains(menuOf(a), "SEO optimieren") {
 			t.Errorf("erika's menu lacks the process:\n%s", a.Body)

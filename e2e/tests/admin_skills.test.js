@@ -18,6 +18,12 @@ async function openSkill(s, page, name) {
   await expect(page.getByRole('heading', { name, level: 1 })).toBeVisible();
 }
 
+// approveDigest is the digest the Approve form sends: its hidden field, in
+// the region of the diff it was computed for.
+async function approveDigest(page) {
+  return page.getByRole('region', { name: 'Changes since the last approval' }).locator('input[name="digest"]').getAttribute('value');
+}
+
 async function menuNames(s) {
   const r = await s.server.api(logins.erika.token, 'GET', '/api/configurations/1/process-skills');
   return r.skills.map((k) => k.name);
@@ -41,10 +47,11 @@ e2e('an administrator edits a backend skill, sees the diff, approves it, and the
   // The diff against the approved snapshot shows the added line, and the
   // Approve form names the digest of what is shown.
   const diff = admin.getByRole('list', { name: 'Changes since the last approval' });
-  await expect(diff.locator('li.ins', { hasText: 'process: true' })).toBeVisible();
-  await expect(admin.locator('#skill-instructs')).toContainText('the current digest has no approval');
+  await expect(diff.getByRole('insertion').filter({ hasText: 'process: true' })).toBeVisible();
+  await expect(admin.getByText('does not instruct: the current digest has no approval')).toBeVisible();
   const detail = await s.server.api(logins.admin.token, 'GET', '/api/skills/3');
-  const shown = await admin.locator('form.approve input[name=digest]').getAttribute('value');
+  const shown = await approveDigest(admin);
+  await expect(admin.getByText(`You approve exactly the version shown here, digest ${detail.digest.slice(3, 15)}.`)).toBeVisible();
   if (shown !== detail.digest) throw new Error(`the page approves ${shown}, the skill's digest is ${detail.digest}`);
   if ((await menuNames(s)).includes(skillName)) throw new Error('the unapproved edit is in the editor\'s menu already');
   await s.shotOf(admin.getByRole('region', { name: 'Changes since the last approval' }), 'diff-and-approve');
@@ -52,7 +59,7 @@ e2e('an administrator edits a backend skill, sees the diff, approves it, and the
 
   await admin.getByRole('button', { name: 'Approve this version' }).click();
   await expect(admin.getByText('Approved. The version shown instructs from now on.')).toBeVisible();
-  await expect(admin.locator('#skill-instructs')).toContainText('instructs');
+  await expect(admin.getByText('instructs', { exact: true })).toBeVisible();
   const after = await s.server.api(logins.admin.token, 'GET', '/api/skills/3');
   if (!after.instructs || after.lastApproved.digest !== shown) throw new Error(`after approve: instructs ${after.instructs}, last approved ${after.lastApproved && after.lastApproved.digest}`);
 
@@ -76,9 +83,9 @@ e2e('an approval from a page another session made stale is refused and the page 
   const md = await s.server.api(logins.admin.token, 'PUT', '/api/skills/2',
     { markdown: `---\nname: ${first.name}\ndescription: ${first.description}\nprocess: true\nallowed-tools: [${first.allowedTools.join(', ')}]\n---\n${first.body}\n\nErste Ergänzung.\n` });
   await openSkill(s, admin, first.name);
-  const seen = await admin.locator('form.approve input[name=digest]').getAttribute('value');
+  const seen = await approveDigest(admin);
   if (seen !== md.digest) throw new Error(`the page shows ${seen}, the skill is at ${md.digest}`);
-  await expect(admin.getByRole('list', { name: 'Changes since the last approval' }).locator('li.ins', { hasText: 'Erste Ergänzung.' })).toBeVisible();
+  await expect(admin.getByRole('list', { name: 'Changes since the last approval' }).getByRole('insertion').filter({ hasText: 'Erste Ergänzung.' })).toBeVisible();
 
   // Another session edits the skill meanwhile.
   const other = await s.user('admin-2');
@@ -93,9 +100,10 @@ e2e('an approval from a page another session made stale is refused and the page 
   await admin.getByRole('button', { name: 'Approve this version' }).click();
   await expect(admin.getByRole('alert')).toContainText('This skill was changed after you opened the page. Nothing was approved.');
   const diff = admin.getByRole('list', { name: 'Changes since the last approval' });
-  await expect(diff.locator('li.ins', { hasText: 'Zweite, andere Ergänzung.' })).toBeVisible();
+  await expect(diff.getByRole('insertion').filter({ hasText: 'Zweite, andere Ergänzung.' })).toBeVisible();
+  await expect(diff.getByRole('insertion').filter({ hasText: 'Erste Ergänzung.' })).toHaveCount(0);
   const now = await s.server.api(logins.admin.token, 'GET', '/api/skills/2');
-  const carried = await admin.locator('form.approve input[name=digest]').getAttribute('value');
+  const carried = await approveDigest(admin);
   if (carried !== now.digest || carried === seen) throw new Error(`after the refusal the page carries ${carried}; the skill is at ${now.digest}, the stale page had ${seen}`);
   if (now.instructs || now.approvals.some((a) => a.digest === seen || a.digest === now.digest)) {
     throw new Error(`a stale approval stored something: ${JSON.stringify(now.approvals)}`);

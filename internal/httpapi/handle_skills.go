@@ -48,7 +48,7 @@ type skillDetail struct {
 // mayReviewSkills: administrators and holders of the skill_approve grant see
 // every skill.
 func mayReviewSkills(a *access.Actor) bool {
-	return a.IsAdmin() || a.HasGrant(access.GrantSkillApprove)
+	return a.MayReviewSkills()
 }
 
 // requireAdmin refuses everyone but administrators.

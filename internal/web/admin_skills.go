@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"waymark/internal/access"
 	"waymark/internal/httpapi"
 	"waymark/internal/skill"
 )
@@ -36,14 +35,11 @@ func (u *UI) registerAdminSkills(m mountFunc) {
 	m("POST /admin/configurations/{cfg}/skills/{skill}/detach", u.authed(u.adminOnly(u.handleDetach)))
 }
 
-// mayReview: administrators and skill approvers (as httpapi decides for /api/skills).
-func mayReview(me *user) bool { return me.A.IsAdmin() || me.A.HasGrant(access.GrantSkillApprove) }
-
 // reviewer runs h for administrators and skill approvers, else renders the
 // administration's 403 page (admin.go).
 func (u *UI) reviewer(h screenFunc) screenFunc {
 	return func(w http.ResponseWriter, r *http.Request, me *user) {
-		if !mayReview(me) {
+		if !me.A.MayReviewSkills() {
 			u.forbidden(w, r, me)
 			return
 		}

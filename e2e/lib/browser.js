@@ -69,11 +69,14 @@ export class Session {
     return page;
   }
 
-  // shot saves a screenshot of page into the test's output directory.
+  // shot saves a screenshot of page into the test's output directory. The
+  // caret is left alone ('initial'): hiding it leaves style="" on inputs,
+  // which htmx's attribute settling copies onto a swapped-in element of the
+  // same id — an inline style the page's CSP refuses (a console error).
   async shot(page, name) {
     this.shots += 1;
     const file = join(this.dir, `${String(this.shots).padStart(2, '0')}-${slug(name)}.png`);
-    await page.screenshot({ path: file, fullPage: true });
+    await page.screenshot({ path: file, fullPage: true, caret: 'initial' });
     return file;
   }
 
@@ -81,7 +84,7 @@ export class Session {
   async shotOf(locator, name) {
     this.shots += 1;
     const file = join(this.dir, `${String(this.shots).padStart(2, '0')}-${slug(name)}.png`);
-    await locator.screenshot({ path: file });
+    await locator.screenshot({ path: file, caret: 'initial' });
     return file;
   }
 

@@ -214,6 +214,11 @@ func (a *Actor) IsAdmin() bool { return a.Active() && a.Admin }
 // HasGrant reports a grant held by the user or one of its groups (admins hold all).
 func (a *Actor) HasGrant(g string) bool { return a.IsAdmin() || (a.Active() && a.grants[g]) }
 
+// MayReviewSkills reports an administrator or a holder of the skill_approve
+// grant: who sees every skill and approves or revokes its digests (the JSON
+// API's /api/skills… and the web UI's skills screens, issue 14).
+func (a *Actor) MayReviewSkills() bool { return a.HasGrant(GrantSkillApprove) }
+
 // InGroup reports membership, subgroups included.
 func (a *Actor) InGroup(uid int64) bool { return a.Active() && slices.Contains(a.AllGroups, uid) }
 

@@ -191,7 +191,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	ui, err := web.New(web.Deps{API: srv, Chat: conversations, OpenPoints: points, Runtime: rt, Site: pages,
-		Catalogue: catalogue, DB: db, Configs: configs, Ender: ender}, &web.Config{Logger: log})
+		Catalogue: catalogue, DB: db, Configs: configs, Ender: ender, Skills: skills}, &web.Config{Logger: log})
 	if err != nil {
 		return nil, err
 	}

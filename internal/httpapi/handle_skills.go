@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -41,7 +40,7 @@ type skillDetail struct {
 	Source         skill.Source         `json:"source"`
 	Approvals      []skill.Approval     `json:"approvals"`
 	LastApproved   *skill.Approval      `json:"lastApproved"`
-	Diff           []DiffLine           `json:"diff"`
+	Diff           []skill.DiffLine     `json:"diff"`
 	History        []skill.HistoryEntry `json:"history"`
 	Audit          []skill.AuditEntry   `json:"audit"`
 }
@@ -49,7 +48,7 @@ type skillDetail struct {
 // mayReviewSkills: administrators and holders of the skill_approve grant see
 // every skill.
 func mayReviewSkills(a *access.Actor) bool {
-	return a.IsAdmin() || a.HasGrant(access.GrantSkillApprove)
+	return a.MayReviewSkills()
 }
 
 // requireAdmin refuses everyone but administrators.
@@ -137,44 +136,17 @@ func (s *Server) handleSkillGet(w http.ResponseWriter, r *http.Request) error {
 	return s.writeSkillDetail(w, r, http.StatusOK, uid)
 }
 
-// writeSkillDetail answers one skill as GET /api/skills/{uid} shows it.
+// writeSkillDetail answers one skill as GET /api/skills/{uid} shows it
+// (skill.Store.Review, which the web UI's skill page shows too).
 func (s *Server) writeSkillDetail(w http.ResponseWriter, r *http.Request, status int, uid int64) error {
-	ctx := r.Context()
-	k, err := s.skills.Get(ctx, uid)
+	rv, err := s.skills.Review(r.Context(), uid)
 	if err != nil {
 		return err
 	}
-	src, err := s.skills.SourceGet(ctx, k.Source)
-	if err != nil {
-		return fmt.Errorf("source of skill %d: %w", uid, err)
-	}
-	instructs, _, err := s.skills.Instructs(ctx, uid)
-	if err != nil {
-		return err
-	}
-	approvals, err := s.skills.Approvals(ctx, uid)
-	if err != nil {
-		return err
-	}
-	history, err := s.skills.History(ctx, uid)
-	if err != nil {
-		return err
-	}
-	audit, err := s.skills.Audit(ctx, uid)
-	if err != nil {
-		return err
-	}
+	k := rv.Skill
 	d := skillDetail{UID: k.UID, Identifier: k.Identifier, Version: k.Version, Digest: k.Digest(),
-		RawFrontMatter: k.RawFrontMatter, Enabled: k.Enabled, Orphaned: k.Orphaned, Instructs: instructs,
-		UpdatedAt: k.UpdatedAt, Source: src, Approvals: nonNil(approvals), History: nonNil(history), Audit: nonNil(audit)}
-	old := ""
-	for i := len(approvals) - 1; i >= 0; i-- {
-		if a := approvals[i]; !a.Revoked() && a.Source == k.Source {
-			d.LastApproved = &a
-			old = string(skill.Render(a.Version))
-			break
-		}
-	}
-	d.Diff = nonNil(lineDiff(old, string(skill.Render(k.Version))))
+		RawFrontMatter: k.RawFrontMatter, Enabled: k.Enabled, Orphaned: k.Orphaned, Instructs: rv.Instructs,
+		UpdatedAt: k.UpdatedAt, Source: rv.Source, Approvals: nonNil(rv.Approvals), LastApproved: rv.LastApproved,
+		Diff: nonNil(rv.Diff), History: nonNil(rv.History), Audit: nonNil(rv.Audit)}
 	return WriteJSON(w, status, d)
 }

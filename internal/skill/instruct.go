@@ -21,11 +21,8 @@ func (s *Store) Instructs(ctx context.Context, skillUID int64) (bool, Approval, 
 	if err != nil {
 		return false, Approval{}, err
 	}
-	if !src.Enabled || !s.trustInstructs(src.Trust) {
-		return false, Approval{}, nil
-	}
-	a, ok, err := latestApproval(ctx, s.db, k.UID, src.UID, k.Digest())
-	if err != nil || !ok || a.Revoked() || a.Version.Digest() != a.Digest {
+	r, a, err := s.rule(ctx, k, src)
+	if err != nil || r != "" {
 		return false, Approval{}, err
 	}
 	return true, a, nil

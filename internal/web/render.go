@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 
-	"waymark/internal/access"
 	"waymark/internal/catalog"
 	"waymark/internal/site"
 )
@@ -105,7 +104,7 @@ func (u *UI) newPage(me *user, nav, titleKey string) *page {
 	if me != nil {
 		p.T, p.HX = me.T, me.hxHeaders()
 		p.Approver = me.A.HasGrant("approve")
-		p.Admin = me.A.Admin || me.A.HasGrant(access.GrantSkillApprove)
+		p.Admin = me.A.MayReviewSkills()
 	}
 	p.Title = p.T.Get(titleKey)
 	return p

@@ -15,6 +15,7 @@ import (
 	"waymark/internal/openpoint"
 	"waymark/internal/process"
 	"waymark/internal/site"
+	"waymark/internal/skill"
 	"waymark/internal/store"
 )
 
@@ -29,6 +30,7 @@ type Deps struct {
 	DB         *store.DB // for access.LoadUser (names on inbox cards)
 	Configs    *llmconfig.Store
 	Ender      *process.Ender // ends a run's process (the runs screen, issue 14)
+	Skills     *skill.Store   // the skills and attachments screens (issue 14)
 }
 
 // Config tunes the UI; nil takes the defaults.
@@ -46,7 +48,8 @@ type UI struct {
 // New parses the templates and returns the UI.
 func New(d Deps, cfg *Config) (*UI, error) {
 	for name, ok := range map[string]bool{"API": d.API != nil, "Chat": d.Chat != nil, "OpenPoints": d.OpenPoints != nil,
-		"Runtime": d.Runtime != nil, "Site": d.Site != nil, "Catalogue": d.Catalogue != nil, "DB": d.DB != nil, "Configs": d.Configs != nil, "Ender": d.Ender != nil} {
+		"Runtime": d.Runtime != nil, "Site": d.Site != nil, "Catalogue": d.Catalogue != nil, "DB": d.DB != nil, "Configs": d.Configs != nil, "Ender": d.Ender != nil,
+		"Skills": d.Skills != nil} {
 		if !ok {
 			return nil, fmt.Errorf("web.New: Deps.%s is required", name)
 		}

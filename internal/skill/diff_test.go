@@ -1,4 +1,4 @@
-package httpapi
+package skill
 
 import (
 	"reflect"
@@ -25,13 +25,13 @@ func TestLineDiff(t *testing.T) {
 		{"blank lines count", "a\n\nb\n", "a\nb\n", "=a|-|=b"},
 	}
 	for _, c := range cases {
-		got := lineDiff(c.old, c.new)
+		got := LineDiff(c.old, c.new)
 		var parts []string
 		for _, l := range got {
 			parts = append(parts, l.Op+l.Text)
 		}
 		if s := strings.Join(parts, "|"); s != c.want {
-			t.Errorf("%s: lineDiff = %q, want %q", c.name, s, c.want)
+			t.Errorf("%s: LineDiff = %q, want %q", c.name, s, c.want)
 		}
 	}
 }
@@ -46,7 +46,7 @@ func TestLineDiffReproducesBothTexts(t *testing.T) {
 	}
 	for _, p := range pairs {
 		var oldL, newL []string
-		for _, l := range lineDiff(p[0], p[1]) {
+		for _, l := range LineDiff(p[0], p[1]) {
 			if l.Op != "+" {
 				oldL = append(oldL, l.Text)
 			}
@@ -55,7 +55,7 @@ func TestLineDiffReproducesBothTexts(t *testing.T) {
 			}
 		}
 		if !reflect.DeepEqual(oldL, splitLines(p[0])) || !reflect.DeepEqual(newL, splitLines(p[1])) {
-			t.Errorf("lineDiff(%q, %q) does not reproduce the texts: %q / %q", p[0], p[1], oldL, newL)
+			t.Errorf("LineDiff(%q, %q) does not reproduce the texts: %q / %q", p[0], p[1], oldL, newL)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package httpapi
+package skill
 
 import "strings"
 
@@ -9,11 +9,11 @@ type DiffLine struct {
 	Text string `json:"text"`
 }
 
-// lineDiff compares two texts line by line through their longest common
+// LineDiff compares two texts line by line through their longest common
 // subsequence and returns every line of both in order: kept lines once as
 // "=", removed lines as "-" before the added lines "+" that replace them.
 // An empty text has no lines; a final newline does not make an empty line.
-func lineDiff(oldText, newText string) []DiffLine {
+func LineDiff(oldText, newText string) []DiffLine {
 	a, b := splitLines(oldText), splitLines(newText)
 	// Trim the common head and tail: edits are usually local, and the table
 	// below then covers only the changed middle.

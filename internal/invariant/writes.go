@@ -9,13 +9,10 @@ import (
 // checkWrites checks WriteOnce and ApprovedWrite from each run's events and
 // the content history rows that name it.
 func checkWrites(s *snapshot) []Violation {
-	type target struct {
-		run, table, field string
-		uid               int64
-	}
+	type target = historyRow // one field of one record written by one run
 	written := map[target]int{}
 	for _, h := range s.history {
-		written[target{h.run, h.table, h.field, h.uid}]++
+		written[h]++
 	}
 	approvals := map[string]int{}
 	var out []Violation

@@ -231,9 +231,3 @@ func (v *view) mayEditField(table, field string) bool {
 	}
 	return v.actor.MayEditField(table, field, f.Exclude)
 }
-
-func scanUID(sc store.Scanner) (int64, error) {
-	var uid int64
-	err := sc.Scan(&uid)
-	return uid, err
-}

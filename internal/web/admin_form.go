@@ -58,8 +58,6 @@ func newFormReader(r *http.Request, me *user, st *formState) *formReader {
 
 func (f *formReader) str(name string) string { return f.r.PostForm.Get(name) }
 
-func (f *formReader) has(name string) bool { return f.r.PostForm.Has(name) }
-
 // bool reads a checkbox.
 func (f *formReader) bool(name string) bool { return f.r.PostForm.Get(name) != "" }
 
@@ -82,9 +80,7 @@ func (f *formReader) int(name string) int64 {
 func (f *formReader) words(name string) []string {
 	out := []string{}
 	for _, v := range f.r.PostForm[name] {
-		for _, w := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
-			out = append(out, w)
-		}
+		out = append(out, strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' })...)
 	}
 	return out
 }
@@ -116,8 +112,7 @@ func (u *UI) refusal(r *http.Request, me *user, st *formState, err error, nameFi
 	case errors.As(err, &afe):
 		field, reason = afe.Field, afe.Reason
 	case errors.Is(err, llmconfig.ErrTaken), errors.Is(err, access.ErrUsernameTaken), errors.Is(err, access.ErrExists):
-		field, reason = nameField, err.Error()
-		st.Errors[field] = me.T.Get("admin.error.taken")
+		st.Errors[nameField] = me.T.Get("admin.error.taken")
 		return
 	case errors.Is(err, access.ErrLastAdmin):
 		st.Error = me.T.Get("admin.error.lastAdmin")

@@ -223,10 +223,6 @@ type fixtureObjects struct {
 	ids map[kind]map[string][3]map[string]string // kind → caller token → own/foreign/unknown path values
 }
 
-// owners are the users whose objects are "own" to them; everyone else's
-// foreign object is editor A's, editor A's is editor B's.
-var owners = []string{erika, bernd, robot, paula, admin}
-
 func ownerPage(token string) (page, lang int) {
 	if token == bernd {
 		return 50, 1

@@ -3,7 +3,6 @@ package web
 import (
 	"net/http"
 
-	"waymark/internal/access"
 )
 
 // registerAdmin mounts the administration home and the configurations,
@@ -64,7 +63,7 @@ type adminHome struct {
 
 // handleAdminHome links the administration screens the viewer may use.
 func (u *UI) handleAdminHome(w http.ResponseWriter, r *http.Request, me *user) {
-	d := adminHome{Skills: me.A.IsAdmin() || me.A.HasGrant(access.GrantSkillApprove), Admin: me.A.IsAdmin()}
+	d := adminHome{Skills: me.A.MayReviewSkills(), Admin: me.A.IsAdmin()}
 	if !d.Skills {
 		u.forbidden(w, r, me)
 		return

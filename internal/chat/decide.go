@@ -131,26 +131,35 @@ func (s *Service) settleCard(ctx context.Context, r row, card Card, answer strin
 	}
 	touches := target != nil && len(card.Calls) == 1 && s.points != nil
 	eligible := touches && r.Process && r.Skill != 0 && r.Page != 0
+	// The open points and the outcome are one transaction: a failure
+	// between them cannot leave a skip recorded without its open point.
+	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		return s.settleCardTx(ctx, tx, r, target, o, answer, card, calls, touches, eligible, mayRecord)
+	})
+}
+
+func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, r row, target *tool.Target, o Outcome, answer string, card Card,
+	calls []agent.CallResult, touches, eligible, mayRecord bool) error {
 	switch answer {
 	case AnswerApply, AnswerApprove:
 		step, firstOK := appliedWrite(card, calls)
 		o.Outcome = outcomeOf(step, firstOK)
 		if touches && step != nil {
-			if _, err := s.points.CloseApplied(ctx, openpoint.Target(*target), *step, firstOK); err != nil {
+			if _, err := s.points.CloseAppliedTx(ctx, tx, openpoint.Target(*target), *step, firstOK); err != nil {
 				return err
 			}
 		}
 	case AnswerSkip:
 		o.Outcome = OutcomeSkipped
 		if eligible && mayRecord {
-			if err := s.points.RecordSkip(ctx, r.Skill, r.Page, openpoint.Target(*target)); err != nil {
+			if err := s.points.RecordSkipTx(ctx, tx, r.Skill, r.Page, openpoint.Target(*target)); err != nil {
 				return err
 			}
 		}
 	case AnswerKeep:
 		o.Outcome = OutcomeKept
 		if eligible {
-			if _, err := s.points.CloseKept(ctx, openpoint.Target(*target)); err != nil {
+			if _, err := s.points.CloseKeptTx(ctx, tx, openpoint.Target(*target)); err != nil {
 				return err
 			}
 		}
@@ -159,12 +168,12 @@ func (s *Service) settleCard(ctx context.Context, r row, card Card, answer strin
 	default:
 		o.Outcome = OutcomeNotApplied
 	}
-	msgs, err := messages(ctx, s.db, r.ID)
+	msgs, err := messages(ctx, tx, r.ID)
 	if err != nil {
 		return err
 	}
 	o.After = int64(len(msgs))
-	return addOutcomeTx(ctx, s.db, r.ID, o, s.now())
+	return addOutcomeTx(ctx, tx, r.ID, o, s.now())
 }
 
 func outcomeOf(step *tool.WriteStep, firstOK bool) string {

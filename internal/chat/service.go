@@ -34,9 +34,9 @@ type Runtime interface {
 
 // PointKeeper records and closes open points (openpoint.Store implements it).
 type PointKeeper interface {
-	RecordSkip(ctx context.Context, skill, page int64, target openpoint.Target) error
-	CloseApplied(ctx context.Context, target openpoint.Target, step openpoint.Step, firstStepOK bool) (int, error)
-	CloseKept(ctx context.Context, target openpoint.Target) (int, error)
+	RecordSkipTx(ctx context.Context, tx *store.Tx, skill, page int64, target openpoint.Target) error
+	CloseAppliedTx(ctx context.Context, tx *store.Tx, target openpoint.Target, step openpoint.Step, firstStepOK bool) (int, error)
+	CloseKeptTx(ctx context.Context, tx *store.Tx, target openpoint.Target) (int, error)
 }
 
 var _ PointKeeper = (*openpoint.Store)(nil)

@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-
 )
 
 // registerAdmin mounts the administration home and the configurations,

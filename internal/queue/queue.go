@@ -367,20 +367,19 @@ func (q *Queue) WithoutLiveJob(ctx context.Context, runs []string) ([]string, er
 		runOf = "args->>'run'"
 	}
 	live := map[string]bool{}
-	for start := 0; start < len(runs); start += store.MaxInList {
-		chunk := runs[start:min(start+store.MaxInList, len(runs))]
-		args := []any{Args{}.Kind()}
-		for _, r := range chunk {
-			args = append(args, r)
-		}
+	err := store.EachIn(runs, func(chunk []any, in string) error {
 		found, err := store.Collect(ctx, q.db, store.Column[string], `SELECT `+runOf+` FROM river_job WHERE kind = ? AND state IN (`+liveStates+`)
-			AND `+runOf+` IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")+`)`, args...)
+			AND `+runOf+` IN (`+in+`)`, append([]any{Args{}.Kind()}, chunk...)...)
 		if err != nil {
-			return nil, fmt.Errorf("live jobs: %w", err)
+			return fmt.Errorf("live jobs: %w", err)
 		}
 		for _, r := range found {
 			live[r] = true
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var out []string
 	for _, r := range runs {

@@ -9,7 +9,7 @@ const MaxInList = 512
 // arguments and the placeholders of an IN list ("?, ?, …"). A chunk is padded
 // to a power of two by repeating its last id, so a few query texts serve
 // every length and stay in the statement caches.
-func EachIn(ids []int64, fn func(args []any, in string) error) error {
+func EachIn[T any](ids []T, fn func(args []any, in string) error) error {
 	for start := 0; start < len(ids); start += MaxInList {
 		chunk := ids[start:min(start+MaxInList, len(ids))]
 		size := 1

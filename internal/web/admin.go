@@ -43,16 +43,19 @@ type screenFunc = func(w http.ResponseWriter, r *http.Request, me *user)
 func (u *UI) adminOnly(h screenFunc) screenFunc {
 	return func(w http.ResponseWriter, r *http.Request, me *user) {
 		if !me.A.IsAdmin() {
-			u.forbidden(w, r, me)
+			u.forbidden(w, r, me, "admin.forbidden.text")
 			return
 		}
 		h(w, r, me)
 	}
 }
 
-// forbidden renders the 403 page of the administration screens.
-func (u *UI) forbidden(w http.ResponseWriter, r *http.Request, me *user) {
-	u.render(w, r, "admin_forbidden", "layout", u.newPage(me, "", "admin.forbidden.title"), http.StatusForbidden)
+// forbidden renders the 403 page of the administration screens; textKey
+// says who may open it (administrators, or also skill approvers).
+func (u *UI) forbidden(w http.ResponseWriter, r *http.Request, me *user, textKey string) {
+	p := u.newPage(me, "", "admin.forbidden.title")
+	p.Data = textKey
+	u.render(w, r, "admin_forbidden", "layout", p, http.StatusForbidden)
 }
 
 type adminHome struct {
@@ -64,7 +67,7 @@ type adminHome struct {
 func (u *UI) handleAdminHome(w http.ResponseWriter, r *http.Request, me *user) {
 	d := adminHome{Skills: me.A.MayReviewSkills(), Admin: me.A.IsAdmin()}
 	if !d.Skills {
-		u.forbidden(w, r, me)
+		u.forbidden(w, r, me, "admin.forbidden.reviewers")
 		return
 	}
 	p := u.newPage(me, "admin", "admin.home.title")

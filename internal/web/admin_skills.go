@@ -40,7 +40,7 @@ func (u *UI) registerAdminSkills(m mountFunc) {
 func (u *UI) reviewer(h screenFunc) screenFunc {
 	return func(w http.ResponseWriter, r *http.Request, me *user) {
 		if !me.A.MayReviewSkills() {
-			u.forbidden(w, r, me)
+			u.forbidden(w, r, me, "admin.forbidden.reviewers")
 			return
 		}
 		h(w, r, me)

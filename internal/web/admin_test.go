@@ -209,6 +209,9 @@ func TestNonAdministratorGets403OnEveryAdminRoute(t *testing.T) {
 	if err := json.Unmarshal(data, &routes); err != nil {
 		t.Fatal(err)
 	}
+	// The screens skill approvers may open too (admin_skills.go reviewer).
+	reviewerRoutes := map[string]bool{"GET /admin": true, "GET /admin/skills": true, "GET /admin/skills/{uid}": true,
+		"POST /admin/skills/{uid}/approve": true, "POST /admin/skills/{uid}/revoke": true}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newAdminEnv(t, db)
 		users := map[string]*browser{"erika": login(t, e, "erika", "erika-pass-1234"), "paula": login(t, e, "paula", "paula-pass-1234")}
@@ -225,7 +228,12 @@ func TestNonAdministratorGets403OnEveryAdminRoute(t *testing.T) {
 					if a.Status != http.StatusForbidden {
 						t.Errorf("%s %s %s = %d, want 403", name, rt.Method, path, a.Status)
 					}
-					contains(t, name+" "+path, a, map[string]string{"erika": "Nur Administratoren dürfen diese Seite öffnen.", "paula": "Only administrators may open this page."}[name])
+					want := map[string]string{"erika": "Nur Administratoren dürfen diese Seite öffnen.", "paula": "Only administrators may open this page."}
+					if reviewerRoutes[rt.Method+" "+rt.Path] {
+						// skill approvers may open these too, and the page says so
+						want = map[string]string{"erika": "Nur Administratoren und Skill-Freigebende dürfen diese Seite öffnen.", "paula": "Only administrators and skill approvers may open this page."}
+					}
+					contains(t, name+" "+path, a, want[name])
 				}
 				if rt.Method == http.MethodGet && id == "1" {
 					if a := admin.get(path); a.Status == http.StatusForbidden {
@@ -237,5 +245,22 @@ func TestNonAdministratorGets403OnEveryAdminRoute(t *testing.T) {
 		if acc := mustAccount(t, e, 1); acc.Username != "admin" || !acc.Active {
 			t.Errorf("a refused request changed the administrator: %+v", acc)
 		}
+	})
+}
+
+// Screen 3: the connection test of a configuration without a model (the
+// built-in demo provider) says the provider answered, with no blank where
+// the model's name would be.
+func TestConnectionTestOfAConfigurationWithoutAModelNamesTheProvider(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newAdminEnv(t, db)
+		admin := loginAdmin(t, e)
+		a := admin.post("/admin/configurations/1", withLLM(e, configForm(map[string]string{"providerType": "demo", "model": "", "baseUrl": ""})))
+		if a.Header.Get("HX-Redirect") == "" {
+			t.Fatalf("save as demo = %d: %s", a.Status, a.Body)
+		}
+		probe := admin.post("/admin/configurations/1/test", nil)
+		contains(t, "connection test", probe, "Connected: the provider answered in")
+		lacks(t, "connection test", probe, "Connected:  answered")
 	})
 }

@@ -481,8 +481,13 @@ func requestPayload(req Request) map[string]any {
 
 // checkOpenRuns refuses a new run of actor, in the transaction that would
 // store it, when the actor has Config.MaxOpenRuns runs queued or waiting for
-// a decision already (ErrTooManyRuns).
+// a decision already (ErrTooManyRuns). The count runs under the actor's
+// lock, so that new runs of one user created at once cannot both count the
+// last free place.
 func (rt *Runtime) checkOpenRuns(ctx context.Context, tx *store.Tx, actor int64) error {
+	if err := tx.LockKey(ctx, "open_runs", actor); err != nil {
+		return err
+	}
 	n, err := rt.runs.CountOpenTx(ctx, tx, actor)
 	if err != nil {
 		return err

@@ -635,6 +635,23 @@ func (tx *Tx) prepared(ctx context.Context, q string) *sql.Stmt {
 // Dialect reports the dialect.
 func (tx *Tx) Dialect() Dialect { return tx.dialect }
 
+// LockKey holds a lock on name and key until the transaction ends, so that
+// transactions which check and then write under the same key (a count
+// against a cap, say) run one after the other. On PostgreSQL it is a
+// transaction advisory lock keyed by the schema, name and key (READ
+// COMMITTED would let two of them count the same rows); SQLite's write
+// transactions are serialised already, so there it does nothing.
+func (tx *Tx) LockKey(ctx context.Context, name string, key int64) error {
+	if tx.dialect != Postgres {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':' || ? || ':' || ?, 0))",
+		name, strconv.FormatInt(key, 10)); err != nil {
+		return fmt.Errorf("lock %s %d: %w", name, key, err)
+	}
+	return nil
+}
+
 // Exec runs a statement.
 func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	if err := tx.hit("exec", q); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 
 	"waymark/internal/store"
@@ -130,5 +131,41 @@ func TestOpenRunsPerUserAreCapped(t *testing.T) {
 		waitingRun(t, e, e.As(bernd), 1, "51") // another user's cap is their own (page 51: his language)
 		e.As(erika).Must("POST", "/api/runs/"+first["uuid"].(string)+"/cancel", nil, http.StatusOK)
 		waitingRun(t, e, e.As(erika), 1, "1") // a cancelled run frees its place
+	})
+}
+
+// The cap holds when one user creates runs at once: on PostgreSQL two
+// requests could both count the last free place (READ COMMITTED), so the
+// count runs under a lock of the user's (issue 12 item 2; claim, then act).
+func TestOpenRunsCapHoldsWhenOneUserCreatesRunsAtOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		const limit, tries = 3, 12
+		e := wt.New(t, db, site, &wt.Options{MaxOpenRuns: limit}) // no run workers: queued runs stay queued
+		codes := make(chan int, tries)
+		var wg sync.WaitGroup
+		for range tries {
+			wg.Go(func() {
+				r := e.As(erika).Do("POST", "/api/runs", map[string]any{"configuration": 1, "queued": true,
+					"messages": []map[string]string{{"role": "user", "content": "at once"}}})
+				codes <- r.Status
+			})
+		}
+		wg.Wait()
+		close(codes)
+		got := map[int]int{}
+		for c := range codes {
+			got[c]++
+		}
+		if got[http.StatusCreated] != limit || got[http.StatusTooManyRequests] != tries-limit {
+			t.Errorf("%d runs created at once under a cap of %d answered %v; want %d created and %d refused 429",
+				tries, limit, got, limit, tries-limit)
+		}
+		var n int
+		if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM runs WHERE initiator = 2").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != limit {
+			t.Errorf("erika has %d runs stored, want the %d within the cap", n, limit)
+		}
 	})
 }

@@ -42,6 +42,13 @@ import (
 	"waymark/internal/web"
 )
 
+// The queue carries the runtime's resumed turns, and the runtime works them
+// (issue 15 item 1).
+var (
+	_ agent.Resumer       = (*queue.Queue)(nil)
+	_ queue.ResumeHandler = (*agent.Runtime)(nil)
+)
+
 // Config tunes the application; zero values take the defaults.
 type Config struct {
 	// Key is the 32-byte secret key; nil loads it with secret.LoadKey from
@@ -254,7 +261,7 @@ func reapEvery(lease time.Duration) time.Duration { return max(lease/4, time.Sec
 // running jobs to finish. The reaper runs as the queue's periodic job, on
 // the elected leader of the processes sharing the database.
 func (a *App) StartWorkers(ctx context.Context) (stop func(), err error) {
-	if err := a.Queue.Start(ctx, queue.Handlers{Runs: a.Runtime, Chat: a.Chat, Reap: a.Runtime.ReapJob}); err != nil {
+	if err := a.Queue.Start(ctx, queue.Handlers{Runs: a.Runtime, Chat: a.Chat, Resume: a.Runtime, Reap: a.Runtime.ReapJob}); err != nil {
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
 	return func() {

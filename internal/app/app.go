@@ -70,6 +70,9 @@ type Config struct {
 	Heartbeat time.Duration
 	// PollInterval overrides how often idle workers look for jobs.
 	PollInterval time.Duration
+	// ResumeWait bounds how long a decision's request waits for the worker
+	// that carries it out (default agent.DefaultResumeWait).
+	ResumeWait time.Duration
 	// MaxOpenRuns caps each user's runs that are queued or waiting at once
 	// (0: agent.DefaultMaxOpenRuns).
 	MaxOpenRuns int
@@ -164,7 +167,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		Name: "waymark_process_refusals_total", Help: "Refused process invocations and continuations, by case."}, []string{"refusal"})
 	rt, err := agent.New(db, runs, configs, reg, tracedProviders(providers.New(configs, cfg.Provider), cfg.Tracer),
 		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
-			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q,
+			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q, ResumeWait: cfg.ResumeWait,
 			Preparer: process.NewPreparer(db, runs, skills, checker),
 			ObserveProvider: func(cfg int64, d time.Duration, err error) {
 				outcome := "ok"

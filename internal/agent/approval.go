@@ -9,6 +9,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/llm"
+	"waymark/internal/llmconfig"
 	"waymark/internal/run"
 	"waymark/internal/store"
 	"waymark/internal/tool"
@@ -29,37 +30,11 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	// the first write.
 	rctx, endReads := rt.db.ReadScope(ctx)
 	defer endReads()
-	r, a, v, err := rt.visibleRun(rctx, actor, id)
+	c, err := rt.checkApproval(rctx, actor, id, d)
 	if err != nil {
 		return Result{}, err
 	}
-	if r.Status != run.StatusWaitingForApproval {
-		return Result{}, ErrNotWaiting
-	}
-	cfg, err := rt.configs.Get(rctx, r.Configuration)
-	if err != nil {
-		return Result{}, fmt.Errorf("configuration of run %s: %w", id, err)
-	}
-	if d.Approve {
-		if a.ServiceAccount {
-			return Result{}, ErrNotPermitted
-		}
-		if cfg.RequireSecondApprover {
-			if actor == r.Initiator {
-				return Result{}, ErrSelfApproval
-			}
-			if !a.HasGrant(access.GrantApprove) {
-				return Result{}, ErrNotPermitted
-			}
-		}
-	}
-	s, err := decodeSuspended(r.Suspended)
-	if err != nil {
-		return Result{}, err
-	}
-	if subtle.ConstantTimeCompare([]byte(d.TurnDigest), []byte(s.Digest)) != 1 {
-		return Result{}, ErrStaleTurn
-	}
+	r, a, v, cfg, s := c.run, c.actor, c.viewer, c.cfg, c.suspended
 	if !d.Approve && !offersReasons(s) {
 		d.Reason = "" // a reason the card does not offer is a plain denial (P.R5)
 	}
@@ -141,6 +116,56 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	res := rt.drive(ctx, seg, &st)
 	res.Calls = done
 	return rt.withStatus(ctx, a, v, res), nil
+}
+
+// approvalChecks is what the checks of an approval read.
+type approvalChecks struct {
+	run       run.Run
+	actor     *access.Actor
+	viewer    viewer
+	cfg       llmconfig.Configuration
+	suspended suspended
+}
+
+// checkApproval runs the checks of Approve that only read, in order, on
+// ctx (a read scope): the run is visible to actor and waits for approval,
+// the actor may release it (four eyes: not its initiator, with the approve
+// grant; never a service account), and d names the waiting turn. Approve
+// runs them again on the worker, after ApproveOnWorker ran them in the
+// request; d was validated.
+func (rt *Runtime) checkApproval(ctx context.Context, actor int64, id string, d Decision) (approvalChecks, error) {
+	r, a, v, err := rt.visibleRun(ctx, actor, id)
+	if err != nil {
+		return approvalChecks{}, err
+	}
+	if r.Status != run.StatusWaitingForApproval {
+		return approvalChecks{}, ErrNotWaiting
+	}
+	cfg, err := rt.configs.Get(ctx, r.Configuration)
+	if err != nil {
+		return approvalChecks{}, fmt.Errorf("configuration of run %s: %w", id, err)
+	}
+	if d.Approve {
+		if a.ServiceAccount {
+			return approvalChecks{}, ErrNotPermitted
+		}
+		if cfg.RequireSecondApprover {
+			if actor == r.Initiator {
+				return approvalChecks{}, ErrSelfApproval
+			}
+			if !a.HasGrant(access.GrantApprove) {
+				return approvalChecks{}, ErrNotPermitted
+			}
+		}
+	}
+	s, err := decodeSuspended(r.Suspended)
+	if err != nil {
+		return approvalChecks{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(d.TurnDigest), []byte(s.Digest)) != 1 {
+		return approvalChecks{}, ErrStaleTurn
+	}
+	return approvalChecks{run: r, actor: a, viewer: v, cfg: cfg, suspended: s}, nil
 }
 
 // claim takes the waiting run for seg (waiting → running), with the buffered

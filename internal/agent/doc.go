@@ -18,9 +18,12 @@
 // the card), decision.go (Decision, its validation and the denial token),
 // approval.go (Approve: checks, claim, previews, re-suspension),
 // execution.go (running approved calls under the fence; the approved write
-// in the transaction of its guard), input.go (SubmitInput), visibility.go
-// (who sees a run, and how much), cancel.go, heartbeat.go, reap.go, and the
-// skill and process seams (skills.go, process.go, processloop.go). The
-// provider factory is the wiring's (internal/llm/providers); the queue, the
-// observers and the test hooks are Config fields: nothing is set after New.
+// in the transaction of its guard), input.go (SubmitInput), resume.go
+// (ApproveOnWorker and SubmitInputOnWorker: decisions carried out by a
+// worker through a resume job, and that job's handler, issue 15 item 1),
+// visibility.go (who sees a run, and how much), cancel.go, heartbeat.go,
+// reap.go, and the skill and process seams (skills.go, process.go,
+// processloop.go). The provider factory is the wiring's
+// (internal/llm/providers); the queue, the observers and the test hooks are
+// Config fields: nothing is set after New.
 package agent

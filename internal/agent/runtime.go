@@ -68,6 +68,10 @@ type Config struct {
 	// Queue inserts the jobs of queued runs (queue.Queue); nil: Enqueue and
 	// requeues are unavailable and the reaper settles what it would requeue.
 	Queue Enqueuer
+	// ResumeWait bounds how long ApproveOnWorker and SubmitInputOnWorker
+	// wait for a worker to carry out the decision before they answer the run
+	// as it is (default DefaultResumeWait).
+	ResumeWait time.Duration
 	// ObserveProvider, when set, is called after every model call with its
 	// configuration, duration and error (metrics).
 	ObserveProvider func(configuration int64, d time.Duration, err error)
@@ -98,6 +102,8 @@ type Runtime struct {
 	// queuedResult, when set, is called after each segment of a queued run
 	// that did not resume a decision (SetQueuedResult).
 	queuedResult func(ctx context.Context, res Result)
+	// resumes are this process's requests waiting for their resume jobs.
+	resumes resumeWaits
 }
 
 // New returns a runtime on its dependencies; cfg carries the optional ones
@@ -115,6 +121,7 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	c.Lease = cmp.Or(c.Lease, DefaultLease)
 	c.MaxOpenRuns = cmp.Or(c.MaxOpenRuns, DefaultMaxOpenRuns)
+	c.ResumeWait = cmp.Or(c.ResumeWait, DefaultResumeWait)
 	c.Heartbeat = cmp.Or(c.Heartbeat, c.Lease/3)
 	if c.MaxRequeues == 0 {
 		c.MaxRequeues = DefaultMaxRequeues
@@ -131,6 +138,9 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 	}
 	if c.Lease < time.Second {
 		return nil, fmt.Errorf("agent.New: Lease %v is shorter than a second", c.Lease)
+	}
+	if c.ResumeWait < 0 {
+		return nil, fmt.Errorf("agent.New: ResumeWait %v is negative", c.ResumeWait)
 	}
 	if c.MaxOpenRuns < 0 {
 		return nil, fmt.Errorf("agent.New: MaxOpenRuns %d is negative", c.MaxOpenRuns)

@@ -42,6 +42,13 @@ import (
 	"waymark/internal/web"
 )
 
+// The queue carries the runtime's resumed turns, and the runtime works them
+// (issue 15 item 1).
+var (
+	_ agent.Resumer       = (*queue.Queue)(nil)
+	_ queue.ResumeHandler = (*agent.Runtime)(nil)
+)
+
 // Config tunes the application; zero values take the defaults.
 type Config struct {
 	// Key is the 32-byte secret key; nil loads it with secret.LoadKey from
@@ -63,6 +70,9 @@ type Config struct {
 	Heartbeat time.Duration
 	// PollInterval overrides how often idle workers look for jobs.
 	PollInterval time.Duration
+	// ResumeWait bounds how long a decision's request waits for the worker
+	// that carries it out (default agent.DefaultResumeWait).
+	ResumeWait time.Duration
 	// MaxOpenRuns caps each user's runs that are queued or waiting at once
 	// (0: agent.DefaultMaxOpenRuns).
 	MaxOpenRuns int
@@ -157,7 +167,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		Name: "waymark_process_refusals_total", Help: "Refused process invocations and continuations, by case."}, []string{"refusal"})
 	rt, err := agent.New(db, runs, configs, reg, tracedProviders(providers.New(configs, cfg.Provider), cfg.Tracer),
 		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
-			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q,
+			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q, ResumeWait: cfg.ResumeWait,
 			Preparer: process.NewPreparer(db, runs, skills, checker),
 			ObserveProvider: func(cfg int64, d time.Duration, err error) {
 				outcome := "ok"
@@ -254,7 +264,7 @@ func reapEvery(lease time.Duration) time.Duration { return max(lease/4, time.Sec
 // running jobs to finish. The reaper runs as the queue's periodic job, on
 // the elected leader of the processes sharing the database.
 func (a *App) StartWorkers(ctx context.Context) (stop func(), err error) {
-	if err := a.Queue.Start(ctx, queue.Handlers{Runs: a.Runtime, Chat: a.Chat, Reap: a.Runtime.ReapJob}); err != nil {
+	if err := a.Queue.Start(ctx, queue.Handlers{Runs: a.Runtime, Chat: a.Chat, Resume: a.Runtime, Reap: a.Runtime.ReapJob}); err != nil {
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
 	return func() {

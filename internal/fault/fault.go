@@ -239,3 +239,20 @@ func SortedCodes() []string {
 	sort.Strings(cs)
 	return cs
 }
+
+// Rebuild makes an error again of a fault carried as data — a wire code and
+// the message the client saw, e.g. the outcome a queue job recorded for the
+// request that waits for it (issue 15 item 1): the error has the kind code
+// was declared with, the code and msg as its client message. An undeclared
+// code is Internal, so it fails closed. The error matches no sentinel
+// (several sentinels may share a code): callers answer it, they do not
+// branch on it.
+func Rebuild(code, msg string) *Error {
+	mu.Lock()
+	kind, ok := codes[code]
+	mu.Unlock()
+	if !ok {
+		kind, code = Internal, "internal"
+	}
+	return &Error{kind: kind, code: code, msg: msg}
+}

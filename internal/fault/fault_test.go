@@ -106,3 +106,20 @@ func TestCodesListsDeclarations(t *testing.T) {
 		t.Errorf("Codes() = %v", m)
 	}
 }
+
+// Issue 15 item 1: a refusal recorded as code and message by a queue job is
+// answered as the refusal it was.
+func TestRebuildGivesTheDeclaredKindOfACode(t *testing.T) {
+	err := fault.Rebuild("test_not_waiting", "run is not waiting")
+	f, msg, ok := fault.Of(err)
+	if !ok || f.Kind() != fault.Conflict || f.Code() != "test_not_waiting" || msg != "run is not waiting" {
+		t.Fatalf("Rebuild = %v %q %v, want conflict test_not_waiting with its message", f, msg, ok)
+	}
+	detail := fault.Rebuild("test_bad_request", "invalid request: limit: want 1 to 200")
+	if _, msg, _ := fault.Of(detail); msg != "invalid request: limit: want 1 to 200" {
+		t.Errorf("rebuilt detailed message = %q, want it as recorded", msg)
+	}
+	if f := fault.Rebuild("no_such_code", "whatever"); f.Kind() != fault.Internal || f.Code() != "internal" {
+		t.Errorf("Rebuild of an undeclared code = %s %s, want internal", f.Kind(), f.Code())
+	}
+}

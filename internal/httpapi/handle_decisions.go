@@ -9,28 +9,31 @@ import (
 	"waymark/internal/agent"
 )
 
-// handleRunApproval answers POST /api/runs/{uuid}/approval.
+// handleRunApproval answers POST /api/runs/{uuid}/approval. The resumed
+// turn runs on a worker (issue 15 item 1): the runtime answers its read-only
+// refusals here, then waits for the worker's outcome.
 func (s *Server) handleRunApproval(w http.ResponseWriter, r *http.Request) error {
 	var d agent.Decision
 	if err := DecodeJSON(r, &d); err != nil {
 		return err
 	}
 	id := r.PathValue("uuid")
-	res, err := s.runtime.Approve(r.Context(), ActorFrom(r.Context()).UID, id, d)
+	res, err := s.runtime.ApproveOnWorker(r.Context(), ActorFrom(r.Context()).UID, id, d)
 	if err != nil {
 		return err
 	}
 	return writeDecided(w, res)
 }
 
-// handleRunInput answers POST /api/runs/{uuid}/input.
+// handleRunInput answers POST /api/runs/{uuid}/input; the answered turn
+// runs on a worker, as an approval's.
 func (s *Server) handleRunInput(w http.ResponseWriter, r *http.Request) error {
 	var body inputRequest
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
 	id := r.PathValue("uuid")
-	res, err := s.runtime.SubmitInput(r.Context(), ActorFrom(r.Context()).UID, id, agent.Input{TurnDigest: body.TurnDigest, Values: body.Values})
+	res, err := s.runtime.SubmitInputOnWorker(r.Context(), ActorFrom(r.Context()).UID, id, agent.Input{TurnDigest: body.TurnDigest, Values: body.Values})
 	if err != nil {
 		return err
 	}

@@ -140,9 +140,10 @@ var ErrNoHandler = errors.New("queue: workers need a handler")
 // each of them inserts through the queue it is given, so the queue exists
 // first and nothing is wired after a constructor (issue 16 item 5).
 type Handlers struct {
-	Runs Handler                         // the run jobs; required with Config.Workers
-	Chat JobHandler                      // the chat jobs; required with Config.ChatWorkers
-	Reap func(ctx context.Context) error // the reaper; required with Config.Reaper
+	Runs   Handler                         // the run jobs; required with Config.Workers
+	Chat   JobHandler                      // the chat jobs; required with Config.ChatWorkers
+	Resume ResumeHandler                   // the resume jobs (on the chat queue); required with Config.ChatWorkers
+	Reap   func(ctx context.Context) error // the reaper; required with Config.Reaper
 }
 
 // New builds a queue on db. With cfg.Workers > 0 the run jobs, with
@@ -180,6 +181,7 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &worker{q: q})
 		river.AddWorker(workers, &chatWorker{q: q})
+		river.AddWorker(workers, &resumeWorker{q: q})
 		river.AddWorker(workers, &reapWorker{q: q})
 		rc.Workers = workers
 		if cfg.Tracer != nil {
@@ -287,7 +289,7 @@ func (q *Queue) Start(ctx context.Context, h Handlers) error {
 	if !q.works {
 		return nil
 	}
-	if (q.runs > 0 && h.Runs == nil) || (q.chats > 0 && h.Chat == nil) || (q.reaper && h.Reap == nil) {
+	if (q.runs > 0 && h.Runs == nil) || (q.chats > 0 && (h.Chat == nil || h.Resume == nil)) || (q.reaper && h.Reap == nil) {
 		return ErrNoHandler
 	}
 	q.h = h

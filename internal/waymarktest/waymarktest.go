@@ -59,6 +59,9 @@ type Options struct {
 	// PollInterval is how often idle workers look for jobs (default 20 ms);
 	// on PostgreSQL they also wake on every insert.
 	PollInterval time.Duration
+	// ResumeWait bounds how long a decision's request waits for its worker
+	// (0: the default).
+	ResumeWait time.Duration
 	// MaxOpenRuns caps each user's queued or waiting runs (0: the default).
 	MaxOpenRuns int
 	// SecureCookies marks the session cookie Secure (as behind a TLS proxy).
@@ -90,6 +93,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		Provider:      openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }},
 		PollInterval:  cmp.Or(opts.PollInterval, 20*time.Millisecond),
 		MaxOpenRuns:   opts.MaxOpenRuns,
+		ResumeWait:    opts.ResumeWait,
 		Clock:         opts.Clock,
 		Lease:         opts.Lease,
 		Heartbeat:     opts.Heartbeat,

@@ -79,8 +79,10 @@ func (u *UI) handleInboxView(w http.ResponseWriter, r *http.Request, me *user) {
 	u.render(w, r, "inbox", "inbox-list", p, http.StatusOK)
 }
 
-// handleInboxDecide releases or denies a waiting run (agent.Runtime.Approve)
-// with the answer the card offered, then shows the list as it is now.
+// handleInboxDecide releases or denies a waiting run with the answer the
+// card offered — carried out by a worker, as the runs API's approval
+// (agent.Runtime.ApproveOnWorker, issue 15 item 1) — then shows the list
+// as it is now.
 func (u *UI) handleInboxDecide(w http.ResponseWriter, r *http.Request, me *user) {
 	ctx := r.Context()
 	d := agent.Decision{TurnDigest: r.PostFormValue("turnDigest")}
@@ -98,7 +100,7 @@ func (u *UI) handleInboxDecide(w http.ResponseWriter, r *http.Request, me *user)
 	if answer == "invalid" {
 		actErr = fmt.Errorf("answer %q", r.PostFormValue("answer"))
 	} else {
-		_, actErr = u.Runtime.Approve(ctx, me.A.UID, r.PathValue("uuid"), d)
+		_, actErr = u.Runtime.ApproveOnWorker(ctx, me.A.UID, r.PathValue("uuid"), d)
 	}
 	data, err := u.inboxData(ctx, me)
 	if err != nil {

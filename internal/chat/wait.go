@@ -74,3 +74,12 @@ func (s *Service) changedSince(ctx context.Context, actor, id, want int64) (bool
 	}
 	return r.UpdatedAt.UnixMicro() != want, nil
 }
+
+// Waiters reports how many reads of this process wait for a change of
+// conversation id (WaitChange): tests use it to know a waiter is in place.
+func (s *Service) Waiters(id int64) int { return s.db.Watchers(changeKey(id)) }
+
+// WatchChange returns a channel closed at the next change this process
+// commits to conversation id, and the function that ends the watch (the
+// conversation stream's wake-up, sse.Config.Watch).
+func (s *Service) WatchChange(id int64) (<-chan struct{}, func()) { return s.db.Watch(changeKey(id)) }

@@ -182,9 +182,11 @@ func (s *Server) handleConversationStream(w http.ResponseWriter, r *http.Request
 	if _, err := s.chat.Get(ctx, uid, id); err != nil {
 		return err
 	}
-	return s.stream(w, r, screenPoll, sse.LastEventID(r), sse.Snapshot("conversation", func(ctx context.Context) (any, error) {
+	// A change this process commits sends the next event at once; the poll
+	// brings live progress and another process's changes (issue 15).
+	return s.streamWatching(w, r, screenPoll, sse.LastEventID(r), sse.Snapshot("conversation", func(ctx context.Context) (any, error) {
 		return s.chat.Get(ctx, uid, id)
-	}))
+	}), func() (<-chan struct{}, func()) { return s.chat.WatchChange(id) })
 }
 
 // The bodies of the conversation routes.

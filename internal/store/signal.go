@@ -89,3 +89,15 @@ func SignalAfter(q Querier, key string) {
 		q.Signal(key)
 	}
 }
+
+// Watchers reports how many watches of key are open in this process (tests
+// and metrics: a waiter is in place).
+func (db *DB) Watchers(key string) int {
+	s := &db.signals
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w := s.m[key]; w != nil {
+		return w.watchers
+	}
+	return 0
+}

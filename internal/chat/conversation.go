@@ -306,7 +306,10 @@ func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c chan
 	}
 	n, err := res.RowsAffected()
 	if n == 1 && err == nil {
-		store.SignalAfter(q, changeKey(id)) // wakes the conversation's waiters once committed (WaitChange)
+		// Wakes the conversation's waiters once committed (WaitChange).
+		if err := store.SignalAfter(ctx, q, changeKey(id)); err != nil {
+			return false, fmt.Errorf("conversation %d: %w", id, err)
+		}
 	}
 	return n == 1, err
 }

@@ -19,8 +19,9 @@ const changeCheck = 150 * time.Millisecond
 // updatedAt differs from after, or once d has passed or done is closed (the
 // server drains) — then as it is, unchanged (issue 15: a client waits for
 // the next card instead of polling). It wakes on the signal this process
-// sends whenever it commits a change to the conversation (casTx, store.Watch),
-// and otherwise reads it every changeCheck, handing over a decision taken
+// sends whenever it commits a change to the conversation (casTx, store.Watch;
+// on PostgreSQL every process's, through NOTIFY), and otherwise reads it
+// every changeCheck, handing over a decision taken
 // elsewhere as Get does; a waiter costs no goroutine of its own. d must be
 // positive and at most MaxWait (ErrInvalid otherwise, nothing read).
 func (s *Service) WaitChange(ctx context.Context, actor, id int64, after time.Time, d time.Duration, done <-chan struct{}) (View, error) {

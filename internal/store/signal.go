@@ -1,14 +1,27 @@
 package store
 
-import "sync"
+import (
+	"context"
+	"sync"
+	"time"
+)
 
 // signals is the in-process broadcast of changes by key (Watch, Signal):
 // one channel per watched key, closed and replaced when the key changes.
-// Keys nobody watches cost nothing: Signal drops them.
+// Keys nobody watches cost nothing: Signal drops them. On PostgreSQL a
+// signal also goes to the other processes on the database (NOTIFY at the
+// commit, one LISTEN connection per process: listen).
 type signals struct {
 	mu sync.Mutex
 	m  map[string]*watch
+
+	listenOnce sync.Once
+	stop       context.CancelFunc // ends the listener (DB.Close); nil before it started
+	stopped    chan struct{}      // closed when the listener has ended
 }
+
+// signalChannel is the PostgreSQL notification channel of signals.
+const signalChannel = "waymark_signal"
 
 type watch struct {
 	ch       chan struct{}
@@ -25,6 +38,9 @@ type watch struct {
 // and then (or listens on PostgreSQL).
 func (db *DB) Watch(key string) (<-chan struct{}, func()) {
 	s := &db.signals
+	if db.dialect == Postgres {
+		s.listenOnce.Do(db.startListener)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
@@ -79,14 +95,86 @@ func (tx *Tx) committed() {
 
 // SignalAfter signals key (DB.Signal) once what q wrote is committed: at
 // the commit of a transaction, at once for a statement of the DB handle
-// (its own transaction).
-func SignalAfter(q Querier, key string) {
+// (its own transaction). On PostgreSQL it also notifies the other processes
+// (pg_notify, delivered at the commit); inside a transaction an error of
+// that is returned.
+func SignalAfter(ctx context.Context, q Querier, key string) error {
+	notify := "SELECT pg_notify('" + signalChannel + "', ?)"
 	switch q := q.(type) {
 	case *Tx:
+		if q.dialect == Postgres {
+			if _, err := q.Exec(ctx, notify, key); err != nil {
+				return err // the transaction is spoilt on PostgreSQL anyway
+			}
+		}
 		db := q.db
 		q.AfterCommit(func() { db.Signal(key) })
 	case *DB:
+		if q.dialect == Postgres {
+			_, _ = q.Exec(ctx, notify, key) // the change is committed: a lost notification is what the waiters' checks are for
+		}
 		q.Signal(key)
+	}
+	return nil
+}
+
+// startListener starts the one goroutine of this process that LISTENs for
+// the signals of the other processes on PostgreSQL (on a connection of
+// ListenPool, through pgx) and signals them here; it reconnects after an
+// error. A signal lost while it reconnects is what a waiter's own periodic
+// check is for.
+func (db *DB) startListener() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &db.signals
+	s.mu.Lock()
+	s.stop, s.stopped = cancel, make(chan struct{})
+	s.mu.Unlock()
+	go func() {
+		defer close(s.stopped)
+		for ctx.Err() == nil {
+			db.listenOnce(ctx)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+}
+
+// listenOnce listens until an error or ctx ends.
+func (db *DB) listenOnce(ctx context.Context) {
+	pool, err := db.ListenPool(ctx)
+	if err != nil {
+		return
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+signalChannel); err != nil {
+		conn.Release()
+		return
+	}
+	for {
+		n, err := conn.Conn().WaitForNotification(ctx)
+		if err != nil {
+			// The connection may be mid-wait or broken: never hand it back.
+			_ = conn.Hijack().Close(context.Background())
+			return
+		}
+		db.Signal(n.Payload)
+	}
+}
+
+// stopListener ends the listener, if it started (DB.Close).
+func (db *DB) stopListener() {
+	s := &db.signals
+	s.mu.Lock()
+	stop, stopped := s.stop, s.stopped
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-stopped
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
@@ -30,7 +31,7 @@ func TestSignalAfterWakesWatchersOnlyOnCommit(t *testing.T) {
 		defer releaseOther()
 		boom := errors.New("boom")
 		err := db.InTx(ctx, func(tx *store.Tx) error {
-			store.SignalAfter(tx, "k")
+			_ = store.SignalAfter(ctx, tx, "k")
 			return boom
 		})
 		if !errors.Is(err, boom) {
@@ -40,7 +41,7 @@ func TestSignalAfterWakesWatchersOnlyOnCommit(t *testing.T) {
 			t.Fatal("a rolled-back transaction woke the watcher")
 		}
 		if err := db.InTx(ctx, func(tx *store.Tx) error {
-			store.SignalAfter(tx, "k")
+			_ = store.SignalAfter(ctx, tx, "k")
 			if closed(ch) {
 				t.Error("the watcher woke before the commit")
 			}
@@ -63,9 +64,39 @@ func TestSignalAfterWakesWatchersOnlyOnCommit(t *testing.T) {
 		if closed(ch2) {
 			t.Fatal("a new watch starts closed")
 		}
-		store.SignalAfter(db, "k")
+		_ = store.SignalAfter(ctx, db, "k")
 		if !closed(ch2) {
 			t.Error("a signal through the handle did not wake the watcher")
+		}
+	})
+}
+
+// On PostgreSQL a signal reaches the watchers of another process on the
+// same database (NOTIFY at the commit, the other handle's LISTEN); on
+// SQLite it stays in its process.
+func TestASignalReachesAnotherProcessOnPostgreSQL(t *testing.T) {
+	storetest.EachShared(t, func(t *testing.T, db *store.DB, another func() *store.DB) {
+		ctx := context.Background()
+		other := another()
+		ch, release := other.Watch("k")
+		defer release()
+		// The listener connects on the first watch: signal until it hears one.
+		deadline := time.Now().Add(10 * time.Second)
+		for !closed(ch) {
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return store.SignalAfter(ctx, tx, "k") }); err != nil {
+				t.Fatal(err)
+			}
+			if db.Dialect() == store.SQLite {
+				time.Sleep(100 * time.Millisecond)
+				if closed(ch) {
+					t.Fatal("a SQLite signal reached another handle")
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no signal reached the other process within 10s")
+			}
+			time.Sleep(20 * time.Millisecond) // polling a condition: the listener is up
 		}
 	})
 }

@@ -357,6 +357,7 @@ func (db *DB) QueuePool() *sql.DB {
 // Close closes the prepared statements and the pools.
 func (db *DB) Close() error {
 	db.ckpt.close()
+	db.stopListener()
 	db.stmtMu.Lock()
 	for _, st := range db.stmts {
 		st.Close()

@@ -105,6 +105,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	fs := newFlags("worker", e.stderr)
 	dbURL := dbFlag(fs)
 	workers := fs.Int("workers", 2, "concurrent runs")
+	chatFlag := chatWorkersFlag(fs)
 	dir := fs.String("data-dir", "", "folder of the secret key")
 	skillsRoot := skillsRootFlag(fs)
 	lease := leaseFlag(fs)
@@ -114,6 +115,10 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	}
 	if *workers < 1 {
 		return fmt.Errorf("%w: --workers must be 1 or more", errUsage)
+	}
+	chats, err := chatWorkers(*chatFlag, *workers)
+	if err != nil {
+		return err
 	}
 	if err := checkLease(*lease); err != nil {
 		return err
@@ -128,8 +133,8 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Lease: *lease,
-		Logger: e.log, Version: version, Tracer: traces.Tracer()})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, ChatWorkers: chats,
+		Lease: *lease, Logger: e.log, Version: version, Tracer: traces.Tracer()})
 	if err != nil {
 		return err
 	}

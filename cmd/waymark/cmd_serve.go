@@ -22,6 +22,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	dbURL := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	workers := fs.Int("workers", 2, "in-process queue workers (0: none; run `waymark worker` elsewhere)")
+	chatFlag := chatWorkersFlag(fs)
 	dir := fs.String("data-dir", "", "folder of the secret key (default: WAYMARK_DATA_DIR, else the SQLite file's folder; required on PostgreSQL without WAYMARK_SECRET_KEY)")
 	skillsRoot := skillsRootFlag(fs)
 	maxOpen := maxOpenRunsFlag(fs)
@@ -48,6 +49,10 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	if *workers < 0 {
 		return fmt.Errorf("%w: --workers must be 0 or more", errUsage)
 	}
+	chats, err := chatWorkers(*chatFlag, *workers)
+	if err != nil {
+		return err
+	}
 	traces, stopObserving, err := startObserving(ctx, e, *profile)
 	if err != nil {
 		return err
@@ -58,8 +63,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, Lease: *lease,
-		Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure, MetricsToken: *metricsToken,
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, ChatWorkers: chats,
+		Lease: *lease, Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure, MetricsToken: *metricsToken,
 		Tracer: traces.Tracer()})
 	if err != nil {
 		return err

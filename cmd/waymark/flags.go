@@ -143,3 +143,28 @@ func checkLease(d time.Duration) error {
 	}
 	return nil
 }
+
+// chatWorkersPerWorker is the default of --chat-workers per --workers: a
+// chat job (a turn, a decision) waits on the model most of its time, so a
+// process works more of them at once than runs. With 2 (the chat's old
+// default) the 8 conversations of `waymark bench` queued behind two jobs:
+// 106 card answers/s, and 187 with 8 (issue 15).
+const chatWorkersPerWorker = 4
+
+// chatWorkersFlag defines --chat-workers; resolve it with chatWorkers.
+func chatWorkersFlag(fs *flag.FlagSet) *int {
+	return fs.Int("chat-workers", 0, fmt.Sprintf("chat jobs (turns, decisions) worked at once; they wait on the model most of the time (0: %d × --workers)", chatWorkersPerWorker))
+}
+
+// chatWorkers resolves --chat-workers against --workers.
+func chatWorkers(flagValue, workers int) (int, error) {
+	switch {
+	case flagValue < 0:
+		return 0, fmt.Errorf("%w: --chat-workers must be 0 or more", errUsage)
+	case flagValue == 0:
+		return chatWorkersPerWorker * workers, nil
+	case workers == 0:
+		return 0, fmt.Errorf("%w: --chat-workers needs --workers above 0", errUsage)
+	}
+	return flagValue, nil
+}

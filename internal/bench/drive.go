@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -84,7 +85,7 @@ func drive(ctx context.Context, client *http.Client, base string, n int, d time.
 		wg.Go(func() {
 			u := &user{client: client, base: base, token: token(i), page: firstPage + i, mix: mix,
 				settleLimit: max(time.Minute, time.Duration(n)*200*time.Millisecond),
-				rng:         rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano()))), maxPoll: maxPoll(n)}
+				rng:         rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano())))}
 			for time.Now().Before(deadline) && ctx.Err() == nil && !mix.stopped() {
 				t, err := u.tour(ctx)
 				mu.Lock()
@@ -122,13 +123,12 @@ func drive(ctx context.Context, client *http.Client, base string, n int, d time.
 
 // user is one editor's client.
 type user struct {
-	client  *http.Client
-	base    string
-	token   string
-	page    int
-	rng     *rand.Rand
-	maxPoll time.Duration
-	mix     Mix
+	client *http.Client
+	base   string
+	token  string
+	page   int
+	rng    *rand.Rand
+	mix    Mix
 	// settleLimit is the default of Mix.Settle: a minute, or 200 ms per
 	// conversation beyond 300 — with 500 at once on the loaded 2-core
 	// machine an answer waited behind all the others' turns for minutes.
@@ -137,10 +137,11 @@ type user struct {
 
 // conversation is the part of a Conversation the driver reads.
 type conversation struct {
-	ID     int64  `json:"id"`
-	Status string `json:"status"`
-	Error  string `json:"error"`
-	Card   *struct {
+	ID        int64  `json:"id"`
+	Status    string `json:"status"`
+	Error     string `json:"error"`
+	UpdatedAt string `json:"updatedAt"` // as sent: the after of a wait
+	Card      *struct {
 		TurnDigest string   `json:"turnDigest"`
 		Answers    []string `json:"answers"`
 	} `json:"card"`
@@ -163,14 +164,16 @@ func (u *user) tour(ctx context.Context) (tourResult, error) {
 		return t, err
 	}
 	path := "/api/conversations/" + strconv.FormatInt(c.ID, 10)
-	message := func(text string) error {
-		return u.do(ctx, "POST", path+"/messages", map[string]any{"content": text}, http.StatusAccepted, nil)
+	message := func(text string) (conversation, error) {
+		var c conversation
+		err := u.do(ctx, "POST", path+"/messages", map[string]any{"content": text}, http.StatusAccepted, &c)
+		return c, err
 	}
-	if err := message(fmt.Sprintf("Please improve page %d.", u.page)); err != nil {
+	c, err := message(fmt.Sprintf("Please improve page %d.", u.page))
+	if err != nil {
 		return t, err
 	}
-	c, err := u.settled(ctx, path)
-	if err != nil {
+	if c, err = u.settled(ctx, path, c); err != nil {
 		return t, err
 	}
 	for c.Card != nil && len(t.latencies)+t.withdrawn < maxCards {
@@ -189,24 +192,24 @@ func (u *user) tour(ctx context.Context) (tourResult, error) {
 			t.early = true
 			return t, u.do(ctx, "POST", path+"/end-tour", nil, http.StatusOK, nil)
 		case p < u.mix.End+u.mix.Withdraw:
-			if err := message(fmt.Sprintf("Rather something else on page %d.", u.page)); err != nil {
+			if c, err = message(fmt.Sprintf("Rather something else on page %d.", u.page)); err != nil {
 				return t, err
 			}
 			t.withdrawn++
-			if c, err = u.settled(ctx, path); err != nil {
+			if c, err = u.settled(ctx, path, c); err != nil {
 				return t, err
 			}
 			continue
 		}
 		t0 := time.Now()
 		answer := offered[u.rng.IntN(len(offered))]
-		if err := u.do(ctx, "POST", path+"/answer", map[string]any{"turnDigest": c.Card.TurnDigest, "answer": answer}, http.StatusAccepted, nil); err != nil {
+		if err := u.do(ctx, "POST", path+"/answer", map[string]any{"turnDigest": c.Card.TurnDigest, "answer": answer}, http.StatusAccepted, &c); err != nil {
 			return t, err
 		}
 		if u.mix.OnAnswer != nil {
 			u.mix.OnAnswer(answer)
 		}
-		if c, err = u.settled(ctx, path); err != nil {
+		if c, err = u.settled(ctx, path, c); err != nil {
 			return t, err
 		}
 		t.latencies = append(t.latencies, time.Since(t0))
@@ -221,47 +224,29 @@ func (u *user) tour(ctx context.Context) (tourResult, error) {
 	return t, u.do(ctx, "POST", path+"/end-tour", nil, http.StatusOK, nil)
 }
 
-// maxPoll caps the wait between two reads of a conversation whose turn is
-// under way: a latency reads up to this much high, and the reads cost the
-// server CPU (at 16 ms the cap, not the server, was most of a 40 ms answer).
-// With many conversations the cap grows so that all of them together read
-// at most about 2,000 times a second, and beyond 64 conversations about 250
-// times: at 500 conversations reading 2,000 times a second, the reads alone
-// took what the server got of the loaded 2-core machine (a quarter of a
-// core), every query of a turn waited behind hundreds of them for one of
-// SQLite's four connections, and no turn finished within the run (issue 15).
-func maxPoll(conversations int) time.Duration {
-	if conversations > 64 {
-		return time.Duration(conversations) * time.Second / 250
-	}
-	return max(4*time.Millisecond, time.Duration(conversations)*time.Second/2000)
-}
+// waitStep is the longest single wait of settled (the server's bound is
+// chat.MaxWait): a wait answers at the conversation's next change anyway.
+const waitStep = 10 * time.Second
 
-// settled polls the conversation until no turn is under way, backing off
-// from 1 ms (or a 64th of u.maxPoll) to u.maxPoll, for at most Mix.Settle
-// (default u.settleLimit).
-func (u *user) settled(ctx context.Context, path string) (conversation, error) {
-	wait := max(time.Millisecond, u.maxPoll/64)
+// settled waits until no turn is under way on the conversation, c as the
+// last request answered it: while it is processing, it asks the server to
+// answer at its next change (GET …?wait=&after=updatedAt) — no polling —
+// for at most Mix.Settle (default u.settleLimit).
+func (u *user) settled(ctx context.Context, path string, c conversation) (conversation, error) {
 	limit := cmp.Or(u.mix.Settle, u.settleLimit)
 	deadline := time.Now().Add(limit)
-	for {
-		var c conversation
-		if err := u.do(ctx, "GET", path, nil, http.StatusOK, &c); err != nil {
-			return c, err
-		}
-		if c.Status != "processing" {
-			return c, nil
-		}
-		if time.Now().After(deadline) {
+	for c.Status == "processing" {
+		left := time.Until(deadline)
+		if left <= 0 {
 			return c, fmt.Errorf("%s still processing after %v", path, limit)
 		}
-		select {
-		case <-ctx.Done():
-			return c, ctx.Err()
-		case <-time.After(wait):
+		wait := min(waitStep, max(left, time.Millisecond)).Round(time.Millisecond)
+		q := url.Values{"wait": {wait.String()}, "after": {c.UpdatedAt}}
+		if err := u.do(ctx, "GET", path+"?"+q.Encode(), nil, http.StatusOK, &c); err != nil {
+			return c, err
 		}
-		wait = min(2*wait, u.maxPoll)
 	}
+	return c, nil
 }
 
 // do sends one API request as the user and decodes the answer into out.

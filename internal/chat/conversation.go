@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"waymark/internal/fault"
@@ -304,8 +305,17 @@ func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c chan
 		return false, fmt.Errorf("conversation %d: %w", id, err)
 	}
 	n, err := res.RowsAffected()
+	if n == 1 && err == nil {
+		// Wakes the conversation's waiters once committed (WaitChange).
+		if err := store.SignalAfter(ctx, q, changeKey(id)); err != nil {
+			return false, fmt.Errorf("conversation %d: %w", id, err)
+		}
+	}
 	return n == 1, err
 }
+
+// changeKey is the key of a conversation's change signal (store.Watch).
+func changeKey(id int64) string { return "conversation:" + strconv.FormatInt(id, 10) }
 
 func addMessageTx(ctx context.Context, q store.Querier, id int64, m Message, now int64) error {
 	_, err := q.Exec(ctx, `INSERT INTO conversation_messages (conversation_id, role, content, notice, created_at) VALUES (?, ?, ?, ?, ?)`,

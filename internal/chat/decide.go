@@ -107,20 +107,24 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 	// whose state cannot be read (fail closed). Approve returns once the
 	// continuation paused or ended, so a later cancel concerns a later card.
 	mayRecord := res.Status != nil && res.Status.Status != run.StatusFailed && res.Status.Status != run.StatusCancelled
-	if err := s.persist(ctx, "settle card", func() error {
-		return s.settleCard(ctx, r, card, answer, res.Calls, mayRecord)
-	}); err != nil {
-		s.log.Error("open points", "conversation", r.ID, "err", err)
-	}
-	s.apply(ctx, r.ID, card.RunUUID, res.Answer)
+	// The card's outcome and open points commit in the transaction that
+	// gives the conversation the run's state (issue 15: one commit fewer per
+	// answer). They are recorded whether or not that compare-and-set wins,
+	// as when they were a transaction of their own before it.
+	s.applyWith(ctx, r.ID, card.RunUUID, res.Answer, s.settleCard(r, card, answer, res.Calls, mayRecord))
 }
 
-// settleCard records the outcome of a decided card and what it does to open
-// points (P.R2, P.C1, P.K1), from how the runtime answered the decided calls.
-// Only a card with exactly one call and a target touches open points: an
-// applied write closes them in any conversation, whatever its skill (P.C1);
-// a skip records them only in a process conversation with a skill and a page.
-func (s *Service) settleCard(ctx context.Context, r row, card Card, answer string, calls []agent.CallResult, mayRecord bool) error {
+// settleCard returns what records the outcome of a decided card and what it
+// does to open points (P.R2, P.C1, P.K1), from how the runtime answered the
+// decided calls, inside the transaction it is given: the open points and the
+// outcome are one transaction, so a failure between them cannot leave a skip
+// recorded without its open point. Only a card with exactly one call and a
+// target touches open points: an applied write closes them in any
+// conversation, whatever its skill (P.C1); a skip records them only in a
+// process conversation with a skill and a page. A key the open points refuse
+// (openpoint.ErrInvalidKey, checked before any statement) records nothing
+// and is logged; the conversation still takes the run's state.
+func (s *Service) settleCard(r row, card Card, answer string, calls []agent.CallResult, mayRecord bool) func(ctx context.Context, tx *store.Tx) error {
 	var target *tool.Target
 	if len(card.Calls) == 1 {
 		target = card.Calls[0].Target
@@ -131,11 +135,14 @@ func (s *Service) settleCard(ctx context.Context, r row, card Card, answer strin
 	}
 	touches := target != nil && len(card.Calls) == 1 && s.points != nil
 	eligible := touches && r.Process && r.Skill != 0 && r.Page != 0
-	// The open points and the outcome are one transaction: a failure
-	// between them cannot leave a skip recorded without its open point.
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		return s.settleCardTx(ctx, tx, r, target, o, answer, card, calls, touches, eligible, mayRecord)
-	})
+	return func(ctx context.Context, tx *store.Tx) error {
+		err := s.settleCardTx(ctx, tx, r, target, o, answer, card, calls, touches, eligible, mayRecord)
+		if errors.Is(err, openpoint.ErrInvalidKey) {
+			s.log.Error("open points", "conversation", r.ID, "err", err)
+			return nil
+		}
+		return err
+	}
 }
 
 func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, r row, target *tool.Target, o Outcome, answer string, card Card,

@@ -214,6 +214,12 @@ func (s *Service) QueuedResult(ctx context.Context, res agent.Result) {
 // processing), retrying after a store error (persist); a state it cannot
 // read even so fails the conversation rather than leave it processing.
 func (s *Service) apply(ctx context.Context, id int64, runUUID, answer string) {
+	s.applyWith(ctx, id, runUUID, answer, nil)
+}
+
+// applyWith is apply that also runs record, when set, in the transaction of
+// the compare-and-set, before it (a decided card's outcome, decide).
+func (s *Service) applyWith(ctx context.Context, id int64, runUUID, answer string, record func(ctx context.Context, tx *store.Tx) error) {
 	var r row
 	err := s.persist(ctx, "apply run", func() error {
 		var err error
@@ -224,7 +230,7 @@ func (s *Service) apply(ctx context.Context, id int64, runUUID, answer string) {
 		if err != nil {
 			return err
 		}
-		return s.settleRun(ctx, r, Processing, st, answer, nil)
+		return s.settleRunWith(ctx, r, Processing, st, answer, nil, record)
 	})
 	if err != nil {
 		s.log.Error("apply run", "conversation", id, "run", runUUID, "err", err)
@@ -241,6 +247,13 @@ func (s *Service) apply(ctx context.Context, id int64, runUUID, answer string) {
 // (a decision taken elsewhere); it then stands for a cancel and for an
 // answer the privacy level did not keep.
 func (s *Service) settleRun(ctx context.Context, r row, from Status, st agent.Status, answer string, notice *Message) error {
+	return s.settleRunWith(ctx, r, from, st, answer, notice, nil)
+}
+
+// settleRunWith is settleRun that also runs record, when set, in its
+// transaction before the compare-and-set (applyWith).
+func (s *Service) settleRunWith(ctx context.Context, r row, from Status, st agent.Status, answer string, notice *Message,
+	record func(ctx context.Context, tx *store.Tx) error) error {
 	runUUID, empty := st.UUID, ""
 	c := change{progress: jsonOf(st.Progress), highlight: jsonOf(st.Highlight), err: &empty, seenRun: &runUUID}
 	var msgs []Message
@@ -274,6 +287,11 @@ func (s *Service) settleRun(ctx context.Context, r row, from Status, st agent.St
 	}
 	now := s.now()
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
+		if record != nil {
+			if err := record(ctx, tx); err != nil {
+				return err
+			}
+		}
 		won, err := casTx(ctx, tx, r.ID, []Status{from}, c.guarded(r, from), now)
 		if err != nil || !won {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"waymark/internal/chat"
 	"waymark/internal/httpapi/sse"
@@ -39,17 +40,51 @@ func (s *Server) handleConversationList(w http.ResponseWriter, r *http.Request) 
 	return WriteJSON(w, http.StatusOK, map[string]any{"conversations": list})
 }
 
-// handleConversationGet answers GET /api/conversations/{id}.
+// handleConversationGet answers GET /api/conversations/{id}, and
+// GET /api/conversations/{id}?wait=DURATION&after=UPDATED_AT: the
+// conversation as soon as its updatedAt is no longer after, at the latest
+// once wait (at most chat.MaxWait) has passed (issue 15: a client waits for
+// the next card instead of polling).
 func (s *Server) handleConversationGet(w http.ResponseWriter, r *http.Request) error {
 	id, err := conversationID(r)
 	if err != nil {
 		return err
 	}
-	v, err := s.chat.Get(r.Context(), ActorFrom(r.Context()).UID, id)
+	wait, after, err := waitParams(r)
+	if err != nil {
+		return err
+	}
+	uid := ActorFrom(r.Context()).UID
+	var v chat.View
+	if wait == 0 {
+		v, err = s.chat.Get(r.Context(), uid, id)
+	} else {
+		v, err = s.chat.WaitChange(r.Context(), uid, id, after, wait, Draining(r.Context()))
+	}
 	if err != nil {
 		return err
 	}
 	return WriteJSON(w, http.StatusOK, v)
+}
+
+// waitParams reads ?wait=&after= of a conversation read: both or neither;
+// wait a Go duration above 0 and at most chat.MaxWait ("10s", "500ms"),
+// after an RFC 3339 time (a conversation's updatedAt).
+func waitParams(r *http.Request) (time.Duration, time.Time, error) {
+	q := r.URL.Query()
+	rawWait, rawAfter := q.Get("wait"), q.Get("after")
+	if rawWait == "" && rawAfter == "" && !q.Has("wait") && !q.Has("after") {
+		return 0, time.Time{}, nil
+	}
+	wait, err := time.ParseDuration(rawWait)
+	if err != nil || wait <= 0 || wait > chat.MaxWait {
+		return 0, time.Time{}, errBadRequest.With("wait: want a duration above 0 and at most %v (like 10s), got %q", chat.MaxWait, rawWait)
+	}
+	after, err := time.Parse(time.RFC3339Nano, rawAfter)
+	if err != nil {
+		return 0, time.Time{}, errBadRequest.With("after: want the conversation's updatedAt (RFC 3339), got %q", rawAfter)
+	}
+	return wait, after, nil
 }
 
 // handleConversationMessage answers POST /api/conversations/{id}/messages {content} → 202.
@@ -147,9 +182,11 @@ func (s *Server) handleConversationStream(w http.ResponseWriter, r *http.Request
 	if _, err := s.chat.Get(ctx, uid, id); err != nil {
 		return err
 	}
-	return s.stream(w, r, screenPoll, sse.LastEventID(r), sse.Snapshot("conversation", func(ctx context.Context) (any, error) {
+	// A change this process commits sends the next event at once; the poll
+	// brings live progress and another process's changes (issue 15).
+	return s.streamWatching(w, r, screenPoll, sse.LastEventID(r), sse.Snapshot("conversation", func(ctx context.Context) (any, error) {
 		return s.chat.Get(ctx, uid, id)
-	}))
+	}), func() (<-chan struct{}, func()) { return s.chat.WatchChange(id) })
 }
 
 // The bodies of the conversation routes.

@@ -27,10 +27,18 @@ func (s *Server) stillAuthenticated(r *http.Request) bool {
 // every poll, resuming after lastID; it ends when src does, the client goes
 // away, the server drains or the caller's credential or account is gone.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, poll time.Duration, lastID string, src sse.Source) error {
+	return s.streamWatching(w, r, poll, lastID, src, nil)
+}
+
+// streamWatching is stream that also asks src again as soon as watch's
+// channel is closed (sse.Config.Watch), not only every poll.
+func (s *Server) streamWatching(w http.ResponseWriter, r *http.Request, poll time.Duration, lastID string, src sse.Source,
+	watch func() (<-chan struct{}, func())) error {
 	st, err := sse.Open(w, sse.Config{
 		Poll:  poll,
 		Done:  Draining(r.Context()),
 		Alive: func() bool { return s.stillAuthenticated(r) },
+		Watch: watch,
 	})
 	if errors.Is(err, sse.ErrNotSupported) {
 		return errNotAcceptable

@@ -28,7 +28,7 @@ func (db *DB) ListenPool(ctx context.Context) (*pgxpool.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listener pool: %w", err)
 	}
-	cfg.MinConns, cfg.MaxConns = 0, 2
+	cfg.MinConns, cfg.MaxConns = 0, 3 // River's listener, the signals' (Watch) and one to spare
 	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("listener pool for %s: %w", db.Addr, err)

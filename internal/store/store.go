@@ -76,6 +76,8 @@ type DB struct {
 
 	caches sync.Map // *GenCache → its slot for this database (see GenCache)
 
+	signals signals // Watch and Signal: in-process wake-ups by key
+
 	stmtMu sync.Mutex           // guards stmts and wanted
 	stmts  map[string]*sql.Stmt // prepared statements by (rebound) query text
 	wanted map[string]bool      // queries a transaction ran unprepared, to prepare later
@@ -355,6 +357,7 @@ func (db *DB) QueuePool() *sql.DB {
 // Close closes the prepared statements and the pools.
 func (db *DB) Close() error {
 	db.ckpt.close()
+	db.stopListener()
 	db.stmtMu.Lock()
 	for _, st := range db.stmts {
 		st.Close()
@@ -606,6 +609,8 @@ type Tx struct {
 	// gen is the settings generation read in this transaction since its last
 	// statement that was not a SELECT (which may have moved it); 0 unknown.
 	gen int64
+	// after runs once the transaction committed (AfterCommit).
+	after []func()
 }
 
 // wrote forgets the transaction's generation when q may have written.
@@ -757,7 +762,8 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 			rollback(ctx, conn)
 		}
 	}()
-	if err := fn(&Tx{conn: conn, dialect: db.dialect, db: db}); err != nil {
+	tx := &Tx{conn: conn, dialect: db.dialect, db: db}
+	if err := fn(tx); err != nil {
 		return err
 	}
 	if err := db.fault.hit("commit", ""); err != nil {
@@ -769,6 +775,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	committed = true
 	db.commits.Add(1)
 	db.ckpt.committed()
+	tx.committed()
 	return nil
 }
 
@@ -832,6 +839,7 @@ func (db *DB) inSQLTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	db.commits.Add(1)
 	db.ckpt.committed()
+	tx.committed()
 	return nil
 }
 

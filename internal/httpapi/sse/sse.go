@@ -69,6 +69,12 @@ type Config struct {
 	Retry     time.Duration   // the reconnection delay sent first; 0: DefaultRetry
 	Done      <-chan struct{} // closed when the server shuts down; nil: never
 	Alive     func() bool     // asked before every source call but the first; false ends the stream; nil: always alive
+	// Watch, when set, is called before every source call: the channel it
+	// returns is closed when the source may have something new (a change
+	// committed in this process, store.Watch), and the stream asks the
+	// source again at once instead of at the next poll; the function ends
+	// the watch. The poll stays the fallback (another process's change).
+	Watch func() (<-chan struct{}, func())
 }
 
 // Stream is an open event stream on one response.
@@ -125,9 +131,16 @@ func Open(w http.ResponseWriter, cfg Config) (*Stream, error) {
 func (s *Stream) Run(ctx context.Context, lastID string, src Source) {
 	tick := time.NewTicker(s.cfg.Poll)
 	defer tick.Stop()
+	var changed <-chan struct{} // nil without Watch: never ready
+	release := func() {}
+	defer func() { release() }()
 	for first := true; ; first = false {
 		if !first && s.cfg.Alive != nil && !s.cfg.Alive() {
 			return
+		}
+		if s.cfg.Watch != nil {
+			release()
+			changed, release = s.cfg.Watch() // before the read: a change after it wakes the wait
 		}
 		evs, step, err := src(ctx, lastID)
 		if err != nil {
@@ -153,6 +166,7 @@ func (s *Stream) Run(ctx context.Context, lastID string, src Source) {
 		case <-s.cfg.Done:
 			return
 		case <-tick.C:
+		case <-changed:
 		}
 		if time.Since(s.last) >= s.cfg.Heartbeat {
 			if _, err := fmt.Fprint(s.w, ": heartbeat\n\n"); err != nil {

@@ -344,3 +344,29 @@ func (w *noFlush) Header() http.Header {
 }
 func (w *noFlush) Write(p []byte) (int, error) { w.wrote = true; return len(p), nil }
 func (w *noFlush) WriteHeader(int)             { w.wrote = true }
+
+// With Config.Watch, a closed watch channel makes the stream ask its source
+// again at once: the event comes although the poll is an hour.
+func TestAWatchWakesTheStreamBeforeItsPoll(t *testing.T) {
+	l := &evlog{}
+	l.add(`{"a":1}`)
+	var mu sync.Mutex // guards wake
+	wake := make(chan struct{})
+	watch := func() (<-chan struct{}, func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		return wake, func() {}
+	}
+	signal := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		close(wake)
+		wake = make(chan struct{})
+	}
+	srv := serve(t, sse.Config{Poll: time.Hour, Watch: watch}, l.source)
+	c := connect(t, srv.URL, "")
+	c.until(t, "the first event", is(`data: {"a":1}`))
+	l.add(`{"a":2}`)
+	signal()
+	c.until(t, "the event after the signal", is(`data: {"a":2}`))
+}

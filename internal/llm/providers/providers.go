@@ -8,7 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sync"
+	"time"
 
 	"waymark/internal/llm"
 	"waymark/internal/llm/demo"
@@ -25,6 +27,9 @@ import (
 // of openai providers (timeouts, retries, backoff); the configuration fills
 // in server, key and model.
 func New(configs *llmconfig.Store, base openai.Config) func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error) {
+	if base.HTTPClient == nil {
+		base.HTTPClient = sharedClient()
+	}
 	var mu sync.Mutex // guards scripts
 	scripts := map[int64]*script.Provider{}
 	return func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error) {
@@ -60,4 +65,25 @@ func New(configs *llmconfig.Store, base openai.Config) func(ctx context.Context,
 		}
 		return nil, fmt.Errorf("configuration %d: unknown provider type %q", cfg.UID, cfg.ProviderType)
 	}
+}
+
+// maxIdlePerHost is how many kept-alive connections to one model server the
+// shared client keeps: about as many as calls run at once (chat workers).
+const maxIdlePerHost = 64
+
+// sharedClient is the one HTTP client of every openai provider New builds
+// (issue 15): a provider is built for every segment of a run, and without
+// a client of its own openai-go cloned a transport each time — a new
+// connection per model call, each left idle for 90 s with its buffers and
+// goroutines; with 500 conversations that was most of the server's memory.
+// Like openai-go's own default it bounds the wait for response headers.
+func sharedClient() *http.Client {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return &http.Client{Transport: http.DefaultTransport}
+	}
+	t = t.Clone()
+	t.ResponseHeaderTimeout = 10 * time.Minute
+	t.MaxIdleConnsPerHost = maxIdlePerHost
+	return &http.Client{Transport: t}
 }

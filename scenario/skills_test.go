@@ -42,7 +42,7 @@ func newSkillAPI(t *testing.T, db *store.DB) *skillAPI {
 	if err := access.PutUserTx(ctx, db, access.User{UID: 6, Username: "sven", Groups: []int64{1}, Grants: []string{access.GrantSkillApprove}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	sven, err := auth.IssueToken(ctx, db, 6, "test", time.Now())
+	sven, err := auth.IssueToken(ctx, db, 6, "test", time.Now(), auth.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
+	"waymark/internal/auth"
 	"waymark/internal/catalog"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
@@ -86,6 +87,11 @@ type Config struct {
 	// Tracer, when set, traces HTTP requests, queue jobs, model calls and
 	// tool calls (issue 15 item 4; tracing.FromEnv); nil is tracing off.
 	Tracer trace.Tracer
+	// HashCost is the bcrypt work factor of new password and token hashes:
+	// of imports (FixtureOptions), of the administration, and of the check
+	// a login of an unknown username pays (0: auth.DefaultCost, 10; tests
+	// pass auth.MinCost). A stored hash verifies whatever its cost.
+	HashCost int
 }
 
 // App is the wired application.
@@ -103,12 +109,16 @@ type App struct {
 	log     *slog.Logger
 
 	skillsRoot string // Config.SkillsRoot, for imports
+	hashCost   int    // Config.HashCost, for imports
 }
 
 // New wires the application on a migrated db and applies the queue's migrations.
 func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if db == nil {
 		return nil, errors.New("app.New: db is required")
+	}
+	if err := auth.CheckCost(cfg.HashCost); err != nil {
+		return nil, fmt.Errorf("app.New: HashCost: %w", err)
 	}
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	clk := cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
@@ -195,7 +205,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 			return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
 		}})
 	rt.SetQueuedResult(conversations.QueuedResult)
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Tracer: cfg.Tracer, Runtime: rt, Skills: skills,
+	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {
 		return nil, err
@@ -225,7 +235,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err := srv.Registry().Register(refusals); err != nil {
 		return nil, err
 	}
-	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, log: log, skillsRoot: cfg.SkillsRoot}, nil
+	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, log: log, skillsRoot: cfg.SkillsRoot, hashCost: cfg.HashCost}, nil
 }
 
 // Close waits for the chat's running turns and decisions.
@@ -234,13 +244,14 @@ func (a *App) Close() { a.Chat.Close() }
 // Handler is the HTTP API.
 func (a *App) Handler() http.Handler { return a.Server.Handler() }
 
-// FixtureOptions are the options imports run with: the secret box and the registered tools.
+// FixtureOptions are the options imports run with: the secret box, the registered tools, the
+// skills root and the hash cost.
 func (a *App) FixtureOptions() *fixture.Options {
 	var names []string
 	for _, d := range a.Tools.List() {
 		names = append(names, d.Name)
 	}
-	return &fixture.Options{Secrets: a.Box, ToolNames: names, SkillsRoot: a.skillsRoot}
+	return &fixture.Options{Secrets: a.Box, ToolNames: names, SkillsRoot: a.skillsRoot, HashCost: a.hashCost}
 }
 
 // reapEvery is how often the installation's reaper runs: a quarter of the

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"waymark/internal/app"
+	"waymark/internal/auth"
 	"waymark/internal/clock"
 	"waymark/internal/fixture"
 	"waymark/internal/llm/llmtest"
@@ -100,6 +101,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		SecureCookies: opts.SecureCookies,
 		SkillsRoot:    opts.SkillsRoot,
 		Tracer:        opts.Tracer,
+		HashCost:      auth.MinCost, // passwords and tokens of tests are not secrets; bcrypt's minimum keeps them fast
 	})
 	if err != nil {
 		t.Fatalf("app: %v", err)

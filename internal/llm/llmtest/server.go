@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"testing"
 	"time"
 
 	"waymark/internal/llm"
@@ -63,10 +62,19 @@ type RecordedRequest struct {
 	Body          []byte // the raw JSON body
 }
 
+// TB is the part of testing.TB a Server uses (a *testing.T passes): the
+// package does not import testing, so that `waymark bench`, which serves
+// Handler, does not link it into the binary (issue 16 item 5).
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Cleanup(func())
+}
+
 // Server is a scripted OpenAI-compatible server. Its methods are safe for
 // concurrent use.
 type Server struct {
-	t   testing.TB
+	t   TB
 	srv *httptest.Server
 
 	mu       sync.Mutex // guards replies, next and requests
@@ -78,7 +86,7 @@ type Server struct {
 // NewServer starts a server answering with replies in order; it is closed
 // when the test ends. A request beyond the script fails the test and gets a
 // 400 answer.
-func NewServer(t testing.TB, replies ...Reply) *Server {
+func NewServer(t TB, replies ...Reply) *Server {
 	t.Helper()
 	s := &Server{t: t, replies: append([]Reply(nil), replies...)}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))

@@ -103,7 +103,7 @@ func setup(t *testing.T, db *store.DB, stream bool, replies ...llmtest.Reply) *e
 		}
 	}
 	checker := access.NewChecker(db)
-	reg := tool.NewRegistry(db)
+	reg := tool.NewRegistry(db, nil)
 	if err := tool.RegisterBuiltins(reg, db, content.NewWriter(db, checker, clk), checker); err != nil {
 		t.Fatal(err)
 	}

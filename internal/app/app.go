@@ -92,6 +92,9 @@ type Config struct {
 	// a login of an unknown username pays (0: auth.DefaultCost, 10; tests
 	// pass auth.MinCost). A stored hash verifies whatever its cost.
 	HashCost int
+	// BeforeClaim, for tests, is chat.Deps.BeforeClaim: it runs in a
+	// conversation request right before its claim.
+	BeforeClaim func(op string)
 }
 
 // App is the wired application.
@@ -142,8 +145,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	checker := access.NewChecker(db)
-	reg := tool.NewRegistry(db)
-	reg.SetTracer(cfg.Tracer)
+	reg := tool.NewRegistry(db, cfg.Tracer)
 	if err := tool.RegisterBuiltins(reg, db, content.NewWriter(db, checker, clk), checker); err != nil {
 		return nil, err
 	}
@@ -175,6 +177,10 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"configuration", "outcome"})
 	refusals := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "waymark_process_refusals_total", Help: "Refused process invocations and continuations, by case."}, []string{"refusal"})
+	// The chat is built on the runtime and takes the results of its queued
+	// turns; the runtime gets a function that calls it, set below before any
+	// worker starts (StartWorkers runs after New).
+	var conversations *chat.Service
 	rt, err := agent.New(db, runs, configs, reg, tracedProviders(providers.New(configs, cfg.Provider), cfg.Tracer),
 		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
 			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q, ResumeWait: cfg.ResumeWait,
@@ -186,7 +192,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 				}
 				providerSeconds.WithLabelValues(strconv.FormatInt(cfg, 10), outcome).Observe(d.Seconds())
 			},
-			ObserveRefusal: func(c string) { refusals.WithLabelValues(c).Inc() }})
+			ObserveRefusal: func(c string) { refusals.WithLabelValues(c).Inc() },
+			QueuedResult:   func(ctx context.Context, res agent.Result) { conversations.QueuedResult(ctx, res) }})
 	if err != nil {
 		return nil, err
 	}
@@ -194,8 +201,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	points := openpoint.New(db, clk)
 	catalogue := process.NewCatalogue(db, configs, skills)
 	pages := site.New(db, checker)
-	conversations := chat.New(chat.Deps{DB: db, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
-		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(),
+	conversations = chat.New(chat.Deps{DB: db, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
+		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(), BeforeClaim: cfg.BeforeClaim,
 		Labeler: func(ctx context.Context, reader int64, table string, uid int64, fields []string) (chat.TargetLabels, error) {
 			a, err := access.LoadActor(ctx, db, reader)
 			if err != nil {
@@ -204,7 +211,6 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 			t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
 			return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
 		}})
-	rt.SetQueuedResult(conversations.QueuedResult)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {

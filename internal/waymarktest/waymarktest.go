@@ -71,6 +71,9 @@ type Options struct {
 	SkillsRoot string
 	// Tracer traces the application as app.Config.Tracer (nil: off).
 	Tracer trace.Tracer
+	// BeforeClaim runs in a conversation request right before its claim
+	// (chat.Deps.BeforeClaim): where a test lands a concurrent request.
+	BeforeClaim func(op string)
 }
 
 // New starts the application on db with the fixture (YAML or JSON; the text
@@ -101,6 +104,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		SecureCookies: opts.SecureCookies,
 		SkillsRoot:    opts.SkillsRoot,
 		Tracer:        opts.Tracer,
+		BeforeClaim:   opts.BeforeClaim,
 		HashCost:      auth.MinCost, // passwords and tokens of tests are not secrets; bcrypt's minimum keeps them fast
 	})
 	if err != nil {

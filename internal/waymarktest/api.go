@@ -204,6 +204,29 @@ func (c *Client) Events(uuid string, after int64) ([]Event, Response) {
 	return v.Events, r
 }
 
+// CancelIfWaiting is the answer of POST /api/runs/{uuid}/cancel-if-waiting.
+type CancelIfWaiting struct {
+	Won    bool   `json:"won"`
+	Status string `json:"status"`
+}
+
+// Input is the body of POST /api/runs/{uuid}/input.
+type Input struct {
+	TurnDigest string         `json:"turnDigest"`
+	Values     map[string]any `json:"values"`
+}
+
+// Events is the answer of GET /api/runs/{uuid}/events (JSON).
+type Events struct {
+	Events []Event `json:"events"`
+}
+
+// OpenPoints is the answer of GET /api/pages/{uid}/open-points and GET
+// /api/open-points; the points are kept raw.
+type OpenPoints struct {
+	OpenPoints []json.RawMessage `json:"openPoints"`
+}
+
 // Ended is the answer of POST /api/runs/{uuid}/end-process.
 type Ended struct {
 	Ended  bool   `json:"ended"`

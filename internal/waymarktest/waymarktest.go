@@ -158,6 +158,15 @@ func (r Response) JSON(t testing.TB, v any) {
 	}
 }
 
+// Decode decodes the body of r into a T of the typed client (api.go),
+// failing the test when it is not JSON: Decode[RunStatus](t, c.Must(…)).
+func Decode[T any](t testing.TB, r Response) T {
+	t.Helper()
+	var v T
+	r.JSON(t, &v)
+	return v
+}
+
 // Map decodes the body as a JSON object.
 func (r Response) Map(t testing.TB) map[string]any {
 	t.Helper()

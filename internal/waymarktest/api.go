@@ -494,6 +494,41 @@ type SkillDetail struct {
 	Audit          []SkillAudit    `json:"audit"`
 }
 
+// SkillSources is the answer of GET /api/skill-sources.
+type SkillSources struct {
+	Sources []SkillSource `json:"sources"`
+}
+
+// SkillList is the answer of GET /api/skills.
+type SkillList struct {
+	Skills []SkillItem `json:"skills"`
+}
+
+// Attachment is the answer of POST /api/configurations/{uid}/skills.
+type Attachment struct {
+	Configuration int64  `json:"configuration"`
+	Skill         int64  `json:"skill"`
+	Mode          string `json:"mode"`
+}
+
+// CatalogueEntry is one skill of GET /api/configurations/{uid}/skills.
+type CatalogueEntry struct {
+	UID         int64  `json:"uid"`
+	Source      int64  `json:"source"`
+	Identifier  string `json:"identifier"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Mode        string `json:"mode"`
+	Instructs   bool   `json:"instructs"`
+	Process     bool   `json:"process"`
+	Digest      string `json:"digest"`
+}
+
+// Catalogue is the answer of GET /api/configurations/{uid}/skills.
+type Catalogue struct {
+	Skills []CatalogueEntry `json:"skills"`
+}
+
 // CreateSkill is the body of POST /api/skills.
 type CreateSkill struct {
 	Source     int64  `json:"source"`

@@ -578,3 +578,47 @@ func (c *Client) SetSkillEnabled(uid int64, enabled bool) (SkillItem, Response) 
 	}
 	return decode[SkillItem](c, c.Do("POST", fmt.Sprintf("/api/skills/%d/%s", uid, op), nil))
 }
+
+// Me is the answer of GET /api/me.
+type Me struct {
+	UID             int64    `json:"uid"`
+	Username        string   `json:"username"`
+	Admin           bool     `json:"admin"`
+	ServiceAccount  bool     `json:"serviceAccount"`
+	Groups          []int64  `json:"groups"`
+	Languages       []int64  `json:"languages"`
+	AllLanguages    bool     `json:"allLanguages"`
+	Mounts          []int64  `json:"mounts"`
+	Grants          []string `json:"grants"`
+	BackendLanguage string   `json:"backendLanguage"`
+}
+
+// Account is a user of the administration (GET /api/admin/users/{uid}).
+type Account struct {
+	UID             int64    `json:"uid"`
+	Username        string   `json:"username"`
+	Active          bool     `json:"active"`
+	Admin           bool     `json:"admin"`
+	ServiceAccount  bool     `json:"serviceAccount"`
+	BackendLanguage string   `json:"backendLanguage"`
+	Groups          []int64  `json:"groups"`
+	Languages       []int64  `json:"languages"`
+	Mounts          []int64  `json:"mounts"`
+	Grants          []string `json:"grants"`
+	HasPassword     bool     `json:"hasPassword"`
+	Tokens          int      `json:"tokens"`
+}
+
+// Accounts is the answer of GET /api/admin/users.
+type Accounts struct {
+	Users []Account `json:"users"`
+}
+
+// IssuedToken is the answer of POST /api/admin/users/{uid}/tokens: the
+// token, shown this once.
+type IssuedToken struct {
+	Token     string    `json:"token"`
+	User      int64     `json:"user"`
+	Label     string    `json:"label"`
+	CreatedAt time.Time `json:"createdAt"`
+}

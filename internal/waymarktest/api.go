@@ -622,3 +622,49 @@ type IssuedToken struct {
 	Label     string    `json:"label"`
 	CreatedAt time.Time `json:"createdAt"`
 }
+
+// AdminConfiguration is a configuration of the administration (GET
+// /api/admin/configurations/{uid}): never its key, only whether one is stored.
+type AdminConfiguration struct {
+	UID                   int64           `json:"uid"`
+	Identifier            string          `json:"identifier"`
+	Name                  string          `json:"name"`
+	Active                bool            `json:"active"`
+	ProviderType          string          `json:"providerType"`
+	BaseURL               string          `json:"baseUrl"`
+	HasAPIKey             bool            `json:"hasApiKey"`
+	Model                 string          `json:"model"`
+	Script                json.RawMessage `json:"script,omitempty"`
+	ContextWindow         int64           `json:"contextWindow"`
+	MaxOutputTokens       int64           `json:"maxOutputTokens"`
+	RequireSecondApprover bool            `json:"requireSecondApprover"`
+	Privacy               string          `json:"privacy"`
+	SystemPrompt          string          `json:"systemPrompt"`
+	AllowedGroups         []int64         `json:"allowedGroups"`
+	ToolGroups            []string        `json:"toolGroups"`
+	MaxIterations         int             `json:"maxIterations"`
+	TokenBudget           int64           `json:"tokenBudget"`
+	UpdatedAt             time.Time       `json:"updatedAt"`
+}
+
+// AdminConfigurations is the answer of GET /api/admin/configurations.
+type AdminConfigurations struct {
+	Configurations []AdminConfiguration `json:"configurations"`
+}
+
+// ProbeError is the classified failure of a connection test.
+type ProbeError struct {
+	Kind    string `json:"kind"`
+	Status  int    `json:"status,omitempty"`
+	Message string `json:"message"`
+}
+
+// ConnectionTest is the answer of POST /api/admin/configurations/{uid}/test.
+type ConnectionTest struct {
+	OK         bool        `json:"ok"`
+	Model      string      `json:"model"`
+	Reply      string      `json:"reply,omitempty"`
+	Usage      Usage       `json:"usage"`
+	DurationMS int64       `json:"durationMs"`
+	Error      *ProbeError `json:"error,omitempty"`
+}

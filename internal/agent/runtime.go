@@ -112,10 +112,20 @@ type Runtime struct {
 	resumes resumeWaits
 }
 
-// New returns a runtime on its dependencies; cfg carries the optional ones
-// (the queue, the skills, the preparer, the observers). Nothing is wired
-// after New (issue 16 item 5).
-func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Registry, providers ProviderFunc, cfg *Config) (*Runtime, error) {
+// Deps are the dependencies every runtime needs, all required.
+type Deps struct {
+	DB        *store.DB
+	Runs      *run.Store
+	Configs   *llmconfig.Store
+	Tools     *tool.Registry
+	Providers ProviderFunc
+}
+
+// New returns a runtime on its dependencies d; cfg carries the optional
+// ones (the queue, the skills, the preparer, the observers). Nothing is
+// wired after New (issue 16 item 5).
+func New(d Deps, cfg *Config) (*Runtime, error) {
+	db, runs, configs, tools, providers := d.DB, d.Runs, d.Configs, d.Tools, d.Providers
 	if db == nil || runs == nil || configs == nil || tools == nil || providers == nil {
 		return nil, errors.New("agent.New: db, runs, configs, tools and providers are required")
 	}

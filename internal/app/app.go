@@ -181,7 +181,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	// turns; the runtime gets a function that calls it, set below before any
 	// worker starts (StartWorkers runs after New).
 	var conversations *chat.Service
-	rt, err := agent.New(db, runs, configs, reg, tracedProviders(providers.New(configs, cfg.Provider), cfg.Tracer),
+	rt, err := agent.New(agent.Deps{DB: db, Runs: runs, Configs: configs, Tools: reg,
+		Providers: tracedProviders(providers.New(configs, cfg.Provider), cfg.Tracer)},
 		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
 			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q, ResumeWait: cfg.ResumeWait,
 			Preparer: process.NewPreparer(db, runs, skills, checker),

@@ -118,36 +118,51 @@ func (s *Server) Remaining() int {
 	return len(s.replies) - s.next
 }
 
-func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+// readRequest reads a chat completion request. Anything else it answers
+// (404 for another route, 400 for a bad body) and returns false; bad, when
+// set, is told of a body that is no chat completion request (a Server fails
+// its test with it).
+func readRequest(w http.ResponseWriter, r *http.Request, bad func(format string, args ...any)) (wireRequest, RecordedRequest, bool) {
+	var req wireRequest
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		writeError(w, http.StatusNotFound, "llmtest: no route "+r.Method+" "+r.URL.Path)
-		return
+		return req, RecordedRequest{}, false
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "llmtest: read body: "+err.Error())
-		return
+		return req, RecordedRequest{}, false
 	}
-	var req wireRequest
+	if bad == nil {
+		bad = func(string, ...any) {}
+	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		s.t.Errorf("llmtest: request body is not a chat completion request: %v", err)
+		bad("llmtest: request body is not a chat completion request: %v", err)
 		writeError(w, http.StatusBadRequest, "llmtest: bad request body: "+err.Error())
-		return
+		return req, RecordedRequest{}, false
 	}
 	rec, err := req.decode()
 	if err != nil {
-		s.t.Errorf("llmtest: %v", err)
+		bad("llmtest: %v", err)
 		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error())
-		return
+		return req, RecordedRequest{}, false
 	}
 	rec.Authorization = r.Header.Get("Authorization")
 	rec.Body = body
+	return req, rec, true
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	req, rec, ok := readRequest(w, r, s.t.Errorf)
+	if !ok {
+		return
+	}
 
 	s.mu.Lock()
 	s.requests = append(s.requests, rec)
 	n := s.next
 	var reply Reply
-	ok := n < len(s.replies)
+	ok = n < len(s.replies)
 	if ok {
 		reply = s.replies[n]
 		s.next++

@@ -108,7 +108,7 @@ func TestDemoChatTourWithTheProcessSkill(t *testing.T) {
 	conv = next("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card.TurnDigest, "answer": "skip"})
 	points := wt.Decode[wt.OpenPoints](t, erika.Must("GET", "/api/pages/2/open-points", nil, 200)).OpenPoints
 	if len(points) != 1 {
-		t.Fatalf("open points after skip: %s", points)
+		t.Fatalf("open points after skip: %+v", points)
 	}
 	card = conv.Card
 	conv = next("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card.TurnDigest, "answer": "apply"})

@@ -221,10 +221,30 @@ type Events struct {
 	Events []Event `json:"events"`
 }
 
+// OpenPoint is an open point as a reader sees it.
+type OpenPoint struct {
+	Page            int64     `json:"page"`
+	Language        int64     `json:"language"`
+	Skill           int64     `json:"skill"`
+	SkillIdentifier string    `json:"skillIdentifier"`
+	Table           string    `json:"table"`
+	UID             int64     `json:"uid"`
+	Field           string    `json:"field"`
+	CreatedAt       time.Time `json:"createdAt"`
+	Summary         string    `json:"summary"`
+}
+
 // OpenPoints is the answer of GET /api/pages/{uid}/open-points and GET
-// /api/open-points; the points are kept raw.
+// /api/open-points.
 type OpenPoints struct {
-	OpenPoints []json.RawMessage `json:"openPoints"`
+	OpenPoints []OpenPoint `json:"openPoints"`
+}
+
+// RunPage is the answer of GET /api/admin/runs: a page of runs, newest
+// first, and the cursor of the next ("" at the end).
+type RunPage struct {
+	Runs []RunStatus `json:"runs"`
+	Next string      `json:"next"`
 }
 
 // Ended is the answer of POST /api/runs/{uuid}/end-process.

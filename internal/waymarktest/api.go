@@ -267,6 +267,15 @@ type ProcessSkill struct {
 	Description string `json:"description"`
 }
 
+// ProcessCatalogue is the answer of GET /api/configurations/{cfg}/process-skills
+// and, with the user it is for, of GET /api/admin/configurations/{cfg}/process-skills?user=.
+type ProcessCatalogue struct {
+	Configuration int64          `json:"configuration"`
+	User          int64          `json:"user"`
+	Usable        bool           `json:"usable"`
+	Skills        []ProcessSkill `json:"skills"`
+}
+
 // ProcessSkills sends GET /api/configurations/{cfg}/process-skills.
 func (c *Client) ProcessSkills(cfg int64) ([]ProcessSkill, Response) {
 	c.env.T.Helper()

@@ -47,16 +47,16 @@ func postAndHangUp(t *testing.T, e *wt.Env, path string, body any, nth int) {
 }
 
 // waitEnded polls the run until it is no longer running and returns it.
-func waitEnded(t *testing.T, c *wt.Client, id string) map[string]any {
+func waitEnded(t *testing.T, c *wt.Client, id string) wt.RunStatus {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		st := c.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		if st["status"] != "running" {
+		st := wt.Decode[wt.RunStatus](t, c.Must("GET", "/api/runs/"+id, nil, 200))
+		if st.Status != "running" {
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the run is still running after its client hung up: %v", st)
+			t.Fatalf("the run is still running after its client hung up: %+v", st)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -74,10 +74,10 @@ func TestApprovalOutlivesItsHTTPRequest(t *testing.T) {
 		e.LLM.Add(toolCall("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "`+description+`"}}`), slow)
 		erika := e.As(wt.Erika)
 		st := startRun(t, erika, 1, false)
-		id := st["uuid"].(string)
+		id := st.UUID
 		postAndHangUp(t, e, "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)}, 2)
-		if got := waitEnded(t, erika, id); got["status"] != "completed" || got["terminationReason"] != "completed" {
-			t.Fatalf("the approved run = status %v, reason %v", got["status"], got["terminationReason"])
+		if got := waitEnded(t, erika, id); got.Status != "completed" || got.TerminationReason != "completed" {
+			t.Fatalf("the approved run = status %v, reason %v", got.Status, got.TerminationReason)
 		}
 	})
 }
@@ -91,10 +91,10 @@ func TestInputOutlivesItsHTTPRequest(t *testing.T) {
 		e.LLM.Add(toolCall("c1", "choose", `{"question": "Which tone?", "options": ["formal", "casual"]}`), slow)
 		erika := e.As(wt.Erika)
 		st := startRun(t, erika, 1, false)
-		id := st["uuid"].(string)
+		id := st.UUID
 		postAndHangUp(t, e, "/api/runs/"+id+"/input", map[string]any{"turnDigest": pendingDigest(t, st), "values": map[string]any{"choice": "formal"}}, 2)
-		if got := waitEnded(t, erika, id); got["status"] != "completed" || got["terminationReason"] != "completed" {
-			t.Fatalf("the answered run = status %v, reason %v", got["status"], got["terminationReason"])
+		if got := waitEnded(t, erika, id); got.Status != "completed" || got.TerminationReason != "completed" {
+			t.Fatalf("the answered run = status %v, reason %v", got.Status, got.TerminationReason)
 		}
 	})
 }

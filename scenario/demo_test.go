@@ -22,27 +22,27 @@ func TestDemoModelRunsAnSEOTourEndToEnd(t *testing.T) {
 	db := storetest.SQLite(t)
 	e := wt.New(t, db, string(demo.Fixture), nil)
 	erika := e.As("demo-token-erika")
-	st := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1,
+	created := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1,
 		"messages":   []map[string]string{{"role": "user", "content": "SEO optimieren für Seite 2"}},
 		"invocation": map[string]any{"skill": 1, "subject": map[string]any{"table": "pages", "uid": 2, "language": 0}}},
-		http.StatusCreated).Map(t)
-	id := st["uuid"].(string)
-	proposal := func(st map[string]any) (field, proposed string) {
+		http.StatusCreated)
+	st := wt.Decode[wt.RunStatus](t, created)
+	id := st.UUID
+	proposal := func(st wt.RunStatus) (field, proposed string) {
 		t.Helper()
-		p, ok := st["pending"].(map[string]any)
-		if !ok {
-			t.Fatalf("no proposal: %v", st)
+		if st.Pending == nil {
+			t.Fatalf("no proposal: %+v", st)
 		}
-		pv := p["calls"].([]any)[0].(map[string]any)["preview"].([]any)[0].(map[string]any)
-		return pv["field"].(string), pv["proposed"].(string)
+		pv := st.Pending.Calls[0].Preview[0]
+		return pv.Field, pv.Proposed
 	}
-	decide := func(st map[string]any, approve bool, reason string) map[string]any {
+	decide := func(st wt.RunStatus, approve bool, reason string) wt.RunStatus {
 		t.Helper()
 		body := map[string]any{"approve": approve, "turnDigest": pendingDigest(t, st)}
 		if reason != "" {
 			body["reason"] = reason
 		}
-		return erika.Must("POST", "/api/runs/"+id+"/approval", body, http.StatusOK).Map(t)
+		return wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+id+"/approval", body, http.StatusOK))
 	}
 	// 1. The missing description comes first; it is applied.
 	field, text := proposal(st)
@@ -70,8 +70,8 @@ func TestDemoModelRunsAnSEOTourEndToEnd(t *testing.T) {
 		t.Fatalf("after keep the proposal is %s", field)
 	}
 	st = decide(st, true, "")
-	if st["status"] != "completed" || !strings.Contains(st["answer"].(string), "is done: 4 points") {
-		t.Fatalf("tour end: %v", st)
+	if st.Status != "completed" || !strings.Contains(st.Answer, "is done: 4 points") {
+		t.Fatalf("tour end: %+v", st)
 	}
 	var fields string
 	_ = db.QueryRow(context.Background(), "SELECT fields FROM records WHERE tbl = 'pages' AND uid = 2").Scan(&fields)
@@ -89,31 +89,31 @@ func TestDemoChatTourWithTheProcessSkill(t *testing.T) {
 	db := storetest.SQLite(t)
 	e := wt.New(t, db, string(demo.Fixture), nil)
 	erika := e.As("demo-token-erika")
-	conv := erika.Must("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 1}, http.StatusCreated).Map(t)
-	id := fmt.Sprint(conv["id"])
-	next := func(method, path string, body any) map[string]any {
+	conv := wt.Decode[wt.Conversation](t, erika.Must("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 1}, http.StatusCreated))
+	id := fmt.Sprint(conv.ID)
+	next := func(method, path string, body any) wt.Conversation {
 		t.Helper()
 		erika.Must(method, path, body, http.StatusAccepted)
 		e.App.Chat.Wait()
-		return erika.Must("GET", "/api/conversations/"+id, nil, 200).Map(t)
+		return wt.Decode[wt.Conversation](t, erika.Must("GET", "/api/conversations/"+id, nil, 200))
 	}
 	conv = next("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Bitte SEO optimieren"})
-	card, ok := conv["card"].(map[string]any)
-	if !ok || fmt.Sprint(card["answers"]) != "[apply variant skip keep]" {
-		t.Fatalf("first card: %v", conv)
+	card := conv.Card
+	if card == nil || fmt.Sprint(card.Answers) != "[apply variant skip keep]" {
+		t.Fatalf("first card: %+v", conv)
 	}
-	if tour := conv["tour"].(map[string]any); tour["pageTitle"] != "About" {
-		t.Errorf("tour = %v", tour)
+	if tour := conv.Tour; tour.PageTitle != "About" {
+		t.Errorf("tour = %+v", tour)
 	}
-	conv = next("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "skip"})
-	points := erika.Must("GET", "/api/pages/2/open-points", nil, 200).Map(t)["openPoints"].([]any)
+	conv = next("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card.TurnDigest, "answer": "skip"})
+	points := wt.Decode[wt.OpenPoints](t, erika.Must("GET", "/api/pages/2/open-points", nil, 200)).OpenPoints
 	if len(points) != 1 {
-		t.Fatalf("open points after skip: %v", points)
+		t.Fatalf("open points after skip: %+v", points)
 	}
-	card = conv["card"].(map[string]any)
-	conv = next("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"})
-	if out := conv["outcomes"].([]any); len(out) != 2 || out[1].(map[string]any)["outcome"] != "applied" {
-		t.Fatalf("outcomes = %v", out)
+	card = conv.Card
+	conv = next("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card.TurnDigest, "answer": "apply"})
+	if out := conv.Outcomes; len(out) != 2 || out[1].Outcome != "applied" {
+		t.Fatalf("outcomes = %+v", out)
 	}
 }
 
@@ -124,28 +124,28 @@ func TestDemoChatTourWithTheProcessSkill(t *testing.T) {
 func TestDemoLoginsDescribeEachEditorsRights(t *testing.T) {
 	db := storetest.SQLite(t)
 	e := wt.New(t, db, string(demo.Fixture), nil)
-	tour := func(token string, page, language int) map[string]any {
+	tour := func(token string, page, language int) wt.Conversation {
 		t.Helper()
 		c := e.As(token)
-		conv := c.Must("POST", "/api/conversations", map[string]any{"page": page, "language": language, "skill": 1}, http.StatusCreated).Map(t)
-		id := fmt.Sprint(conv["id"])
+		conv := wt.Decode[wt.Conversation](t, c.Must("POST", "/api/conversations", map[string]any{"page": page, "language": language, "skill": 1}, http.StatusCreated))
+		id := fmt.Sprint(conv.ID)
 		c.Must("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Bitte SEO optimieren"}, http.StatusAccepted)
 		e.App.Chat.Wait()
-		return c.Must("GET", "/api/conversations/"+id, nil, 200).Map(t)
+		return wt.Decode[wt.Conversation](t, c.Must("GET", "/api/conversations/"+id, nil, 200))
 	}
-	if conv := tour("demo-token-erika", 5, 0); conv["status"] != "idle" || conv["card"] != nil {
-		t.Errorf("erika on Consulting (Services branch, read only): %v", conv)
+	if conv := tour("demo-token-erika", 5, 0); conv.Status != "idle" || conv.Card != nil {
+		t.Errorf("erika on Consulting (Services branch, read only): %+v", conv)
 	}
 	var n int
 	_ = db.QueryRow(context.Background(), "SELECT COUNT(*) FROM record_history").Scan(&n)
 	if n != 0 {
 		t.Errorf("%d history rows after erika's tour on a page she may only read", n)
 	}
-	if conv := tour("demo-token-max", 14, 1); conv["card"] == nil {
-		t.Errorf("max on Webentwicklung (German, Services branch) got no card: %v", conv)
+	if conv := tour("demo-token-max", 14, 1); conv.Card == nil {
+		t.Errorf("max on Webentwicklung (German, Services branch) got no card: %+v", conv)
 	}
-	if conv := tour("demo-token-erika", 2, 0); conv["card"] == nil {
-		t.Errorf("erika on About got no card: %v", conv)
+	if conv := tour("demo-token-erika", 2, 0); conv.Card == nil {
+		t.Errorf("erika on About got no card: %+v", conv)
 	}
 	for _, l := range demo.Logins() {
 		if l.Username == "erika" && !strings.Contains(l.Role, "Services") {
@@ -162,21 +162,20 @@ func TestDemoFourEyesConfigurationIsReachableFromTheChat(t *testing.T) {
 	db := storetest.SQLite(t)
 	e := wt.New(t, db, string(demo.Fixture), nil)
 	erika, paula := e.As("demo-token-erika"), e.As("demo-token-paula")
-	conv := erika.Must("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "configuration": 2}, http.StatusCreated).Map(t)
-	id := fmt.Sprint(conv["id"])
+	conv := wt.Decode[wt.Conversation](t, erika.Must("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "configuration": 2}, http.StatusCreated))
+	id := fmt.Sprint(conv.ID)
 	erika.Must("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "SEO optimieren für Seite 2"}, http.StatusAccepted)
 	e.App.Chat.Wait()
-	conv = erika.Must("GET", "/api/conversations/"+id, nil, 200).Map(t)
-	card, _ := conv["card"].(map[string]any)
-	if card == nil || card["approveBlocked"] != "second_approver" {
-		t.Fatalf("the four-eyes card = %v", conv)
+	conv = wt.Decode[wt.Conversation](t, erika.Must("GET", "/api/conversations/"+id, nil, 200))
+	card := conv.Card
+	if card == nil || card.ApproveBlocked != "second_approver" {
+		t.Fatalf("the four-eyes card = %+v", conv)
 	}
-	inbox := paula.Must("GET", "/api/inbox", nil, 200).Map(t)
-	runs, _ := inbox["runs"].([]any)
-	if len(runs) != 1 {
-		t.Fatalf("paula's inbox = %v", inbox)
+	inbox := wt.Decode[wt.Inbox](t, paula.Must("GET", "/api/inbox", nil, 200))
+	if len(inbox.Runs) != 1 {
+		t.Fatalf("paula's inbox = %+v", inbox)
 	}
-	if r := erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "approve"}); r.Status != http.StatusConflict {
+	if r := erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": card.TurnDigest, "answer": "approve"}); r.Status != http.StatusConflict {
 		t.Errorf("erika releasing her own four-eyes card = %d %s, want 409", r.Status, r.Body)
 	}
 }

@@ -27,8 +27,8 @@ type demoTour struct {
 func startDemoTour(t *testing.T, e *wt.Env, page, language int64, skill int) *demoTour {
 	t.Helper()
 	d := &demoTour{t: t, e: e, erika: e.As("demo-token-erika")}
-	conv := d.erika.Must("POST", "/api/conversations", map[string]any{"page": page, "language": language, "skill": skill}, http.StatusCreated).Map(t)
-	d.id = fmt.Sprint(conv["id"])
+	conv := wt.Decode[wt.Conversation](t, d.erika.Must("POST", "/api/conversations", map[string]any{"page": page, "language": language, "skill": skill}, http.StatusCreated))
+	d.id = fmt.Sprint(conv.ID)
 	d.step("POST", "/messages", map[string]any{"content": "Los geht's"})
 	return d
 }
@@ -221,13 +221,13 @@ func TestDemoTourStartsAgainFromTheSkippedPoint(t *testing.T) {
 		d.expect("pages", 2, "seoTitle", 2, 4, "pages:2")
 		d.answer("skip")
 		d.expect("tt_content", 110, "header", 3, 4, "tt_content:110")
-		ended := d.erika.Must("POST", "/api/conversations/"+d.id+"/end-tour", nil, http.StatusOK).Map(t)
-		if ended["status"] != "idle" || ended["card"] != nil || ended["skill"] != nil {
-			t.Fatalf("after end-tour: %v", ended)
+		ended := wt.Decode[wt.Conversation](t, d.erika.Must("POST", "/api/conversations/"+d.id+"/end-tour", nil, http.StatusOK))
+		if ended.Status != "idle" || ended.Card != nil || ended.Skill != nil {
+			t.Fatalf("after end-tour: %+v", ended)
 		}
-		points := d.erika.Must("GET", "/api/pages/2/open-points", nil, http.StatusOK).Map(t)["openPoints"].([]any)
-		if len(points) != 1 || points[0].(map[string]any)["field"] != "seoTitle" {
-			t.Fatalf("open points = %v", points)
+		points := wt.Decode[wt.OpenPoints](t, d.erika.Must("GET", "/api/pages/2/open-points", nil, http.StatusOK)).OpenPoints
+		if len(points) != 1 || points[0].Field != "seoTitle" {
+			t.Fatalf("open points = %+v", points)
 		}
 		again := startDemoTour(t, e, 2, 0, 1)
 		again.expect("pages", 2, "seoTitle", 1, 4, "pages:2")

@@ -19,14 +19,14 @@ func TestInboxWithAnUnreadableRunAnswersInternalNotEmpty(t *testing.T) {
 		e.LLM.Add(standard()...)
 		erika := e.As(wt.Erika)
 		st := startRun(t, erika, 1, false)
-		if st["status"] != "waiting_for_approval" {
-			t.Fatalf("run = %v, want waiting_for_approval", st["status"])
+		if st.Status != "waiting_for_approval" {
+			t.Fatalf("run = %v, want waiting_for_approval", st.Status)
 		}
-		list := erika.Must("GET", "/api/inbox", nil, http.StatusOK).Map(t)
-		if runs, _ := list["runs"].([]any); len(runs) != 1 {
-			t.Fatalf("inbox before = %v, want the one waiting run", list)
+		list := wt.Decode[wt.Inbox](t, erika.Must("GET", "/api/inbox", nil, http.StatusOK))
+		if len(list.Runs) != 1 {
+			t.Fatalf("inbox before = %+v, want the one waiting run", list)
 		}
-		if _, err := db.Exec(context.Background(), `UPDATE runs SET allowed_tools = 'not json' WHERE uuid = ?`, st["uuid"]); err != nil {
+		if _, err := db.Exec(context.Background(), `UPDATE runs SET allowed_tools = 'not json' WHERE uuid = ?`, st.UUID); err != nil {
 			t.Fatal(err)
 		}
 		r := erika.Do("GET", "/api/inbox", nil)

@@ -32,19 +32,18 @@ func standard() []llmtest.Reply {
 	}
 }
 
-func startRun(t *testing.T, c *wt.Client, cfg int, queued bool) map[string]any {
+func startRun(t *testing.T, c *wt.Client, cfg int, queued bool) wt.RunStatus {
 	t.Helper()
-	return c.Must("POST", "/api/runs", map[string]any{"configuration": cfg, "queued": queued,
-		"messages": []map[string]string{{"role": "user", "content": "Improve the description of page 1"}}}, http.StatusCreated).Map(t)
+	return wt.Decode[wt.RunStatus](t, c.Must("POST", "/api/runs", map[string]any{"configuration": cfg, "queued": queued,
+		"messages": []map[string]string{{"role": "user", "content": "Improve the description of page 1"}}}, http.StatusCreated))
 }
 
-func pendingDigest(t *testing.T, st map[string]any) string {
+func pendingDigest(t *testing.T, st wt.RunStatus) string {
 	t.Helper()
-	p, ok := st["pending"].(map[string]any)
-	if !ok {
-		t.Fatalf("no pending decision: %v", st)
+	if st.Pending == nil {
+		t.Fatalf("no pending decision: %+v", st)
 	}
-	return p["turnDigest"].(string)
+	return st.Pending.TurnDigest
 }
 
 func description1(t *testing.T, e *wt.Env) string {
@@ -62,24 +61,24 @@ func TestRunReadsSuspendsIsApprovedWritesOnceAndCompletes(t *testing.T) {
 		e.LLM.Add(standard()...)
 		erika := e.As(wt.Erika)
 		st := startRun(t, erika, 1, false)
-		if st["status"] != "waiting_for_approval" {
-			t.Fatalf("status = %v", st)
+		if st.Status != "waiting_for_approval" {
+			t.Fatalf("status = %+v", st)
 		}
-		call := st["pending"].(map[string]any)["calls"].([]any)[0].(map[string]any)
-		preview := call["preview"].([]any)[0].(map[string]any)
-		if call["tool"] != "update_page_metadata" || preview["label"] != "Beschreibung" || preview["proposed"] != description {
-			t.Fatalf("card = %v", call)
+		call := st.Pending.Calls[0]
+		preview := call.Preview[0]
+		if call.Tool != "update_page_metadata" || preview.Label != "Beschreibung" || preview.Proposed != description {
+			t.Fatalf("card = %+v", call)
 		}
-		if m := preview["measure"].(map[string]any); m["min"] != 140.0 || m["max"] != 160.0 || m["count"] != float64(len([]rune(description))) {
-			t.Errorf("measure = %v", m)
+		if m := preview.Measure; m.Min != 140 || m.Max != 160 || m.Count != len([]rune(description)) {
+			t.Errorf("measure = %+v", m)
 		}
 		if strings.Contains(description1(t, e), "Nordlicht") {
 			t.Fatal("written before the approval")
 		}
-		id := st["uuid"].(string)
-		done := erika.Must("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)}, http.StatusOK).Map(t)
-		if done["status"] != "completed" || done["terminationReason"] != "completed" || done["answer"] != "Done." {
-			t.Fatalf("after approval: %v", done)
+		id := st.UUID
+		done := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)}, http.StatusOK))
+		if done.Status != "completed" || done.TerminationReason != "completed" || done.Answer != "Done." {
+			t.Fatalf("after approval: %+v", done)
 		}
 		if !strings.Contains(description1(t, e), "Nordlicht") {
 			t.Fatal("the approved write did not happen")
@@ -90,13 +89,14 @@ func TestRunReadsSuspendsIsApprovedWritesOnceAndCompletes(t *testing.T) {
 			t.Fatalf("history rows = %d, want exactly one write", n)
 		}
 		// The answer is not stored at privacy metadata: a later read does not show it.
-		if got := erika.Must("GET", "/api/runs/"+id, nil, http.StatusOK).Map(t); got["answer"] != nil {
-			t.Errorf("stored answer visible: %v", got["answer"])
+		// (answer is omitempty on the wire: absent and empty are one.)
+		if got := wt.Decode[wt.RunStatus](t, erika.Must("GET", "/api/runs/"+id, nil, http.StatusOK)); got.Answer != "" {
+			t.Errorf("stored answer visible: %v", got.Answer)
 		}
-		evs := erika.Must("GET", "/api/runs/"+id+"/events?after=0", nil, http.StatusOK).Map(t)["events"].([]any)
+		evs := wt.Decode[wt.Events](t, erika.Must("GET", "/api/runs/"+id+"/events?after=0", nil, http.StatusOK)).Events
 		kinds := map[string]int{}
 		for _, ev := range evs {
-			kinds[ev.(map[string]any)["kind"].(string)]++
+			kinds[ev.Kind]++
 		}
 		if kinds["tool_write"] != 1 || kinds["request"] != 1 || kinds["llm"] != 3 {
 			t.Errorf("events = %v", kinds)
@@ -123,9 +123,9 @@ func TestDenialOfAPlainRunReachesTheModelAsTheFixedToken(t *testing.T) {
 				if reason != "" {
 					body["reason"] = reason
 				}
-				done := erika.Must("POST", "/api/runs/"+st["uuid"].(string)+"/approval", body, http.StatusOK).Map(t)
-				if done["status"] != "completed" {
-					t.Fatalf("after denial: %v", done)
+				done := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+st.UUID+"/approval", body, http.StatusOK))
+				if done.Status != "completed" {
+					t.Fatalf("after denial: %+v", done)
 				}
 				reqs := e.LLM.Requests()
 				last := reqs[len(reqs)-1].Messages
@@ -147,7 +147,7 @@ func TestApprovalRefusals(t *testing.T) {
 		e.LLM.Add(standard()...)
 		erika, otto := e.As(wt.Erika), e.As(wt.Otto)
 		st := startRun(t, erika, 1, false)
-		id, digest := st["uuid"].(string), pendingDigest(t, st)
+		id, digest := st.UUID, pendingDigest(t, st)
 		cases := []struct {
 			name   string
 			client *wt.Client
@@ -175,8 +175,8 @@ func TestApprovalRefusals(t *testing.T) {
 		if a.Status != 404 || b.Status != 404 || string(a.Body) != string(b.Body) {
 			t.Errorf("invisible %d %s vs unknown %d %s", a.Status, a.Body, b.Status, b.Body)
 		}
-		if st := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t); st["status"] != "waiting_for_approval" {
-			t.Fatalf("refusals changed the run: %v", st)
+		if st := wt.Decode[wt.RunStatus](t, erika.Must("GET", "/api/runs/"+id, nil, 200)); st.Status != "waiting_for_approval" {
+			t.Fatalf("refusals changed the run: %+v", st)
 		}
 		if strings.Contains(description1(t, e), "Nordlicht") {
 			t.Fatal("a refused approval wrote")
@@ -190,7 +190,7 @@ func TestChangedPreviewIsRefusedAndShownAgain(t *testing.T) {
 		e.LLM.Add(standard()...)
 		erika := e.As(wt.Erika)
 		st := startRun(t, erika, 1, false)
-		id, digest := st["uuid"].(string), pendingDigest(t, st)
+		id, digest := st.UUID, pendingDigest(t, st)
 		if _, err := db.Exec(context.Background(), `UPDATE records SET fields = ? WHERE tbl = 'pages' AND uid = 1`, `{"title":"Home","description":"Edited meanwhile"}`); err != nil {
 			t.Fatal(err)
 		}
@@ -198,8 +198,8 @@ func TestChangedPreviewIsRefusedAndShownAgain(t *testing.T) {
 		if r.Status != 409 || r.ErrorCode() != "preview_changed" {
 			t.Fatalf("approval = %d %s", r.Status, r.Body)
 		}
-		st = erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		cur := st["pending"].(map[string]any)["calls"].([]any)[0].(map[string]any)["preview"].([]any)[0].(map[string]any)["current"]
+		st = wt.Decode[wt.RunStatus](t, erika.Must("GET", "/api/runs/"+id, nil, 200))
+		cur := st.Pending.Calls[0].Preview[0].Current
 		if cur != "Edited meanwhile" {
 			t.Fatalf("the card does not show the current value: %v", cur)
 		}
@@ -213,9 +213,9 @@ func TestFourEyesSelfApprovalRefusedSecondApproverReleases(t *testing.T) {
 		e.LLM.Add(standard()...)
 		erika, paula, otto := e.As(wt.Erika), e.As(wt.Paula), e.As(wt.Otto)
 		st := startRun(t, erika, 2, false)
-		id, digest := st["uuid"].(string), pendingDigest(t, st)
-		if st["pending"].(map[string]any)["approveBlocked"] != "second_approver" {
-			t.Errorf("the initiator's card does not say a second person must release: %v", st["pending"])
+		id, digest := st.UUID, pendingDigest(t, st)
+		if st.Pending.ApproveBlocked != "second_approver" {
+			t.Errorf("the initiator's card does not say a second person must release: %+v", st.Pending)
 		}
 		if r := erika.Do("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest}); r.Status != 403 || r.ErrorCode() != "self_approval" {
 			t.Fatalf("self approval = %d %s", r.Status, r.Body)
@@ -223,16 +223,16 @@ func TestFourEyesSelfApprovalRefusedSecondApproverReleases(t *testing.T) {
 		if r := otto.Do("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest}); r.Status != 404 {
 			t.Fatalf("approval by a user without the grant = %d %s", r.Status, r.Body)
 		}
-		inbox := paula.Must("GET", "/api/inbox", nil, 200).Map(t)["runs"].([]any)
-		if len(inbox) != 1 || inbox[0].(map[string]any)["uuid"] != id {
-			t.Fatalf("paula's inbox = %v", inbox)
+		inbox := wt.Decode[wt.Inbox](t, paula.Must("GET", "/api/inbox", nil, 200)).Runs
+		if len(inbox) != 1 || inbox[0].UUID != id {
+			t.Fatalf("paula's inbox = %+v", inbox)
 		}
-		if got := erika.Must("GET", "/api/inbox", nil, 200).Map(t)["runs"].([]any); len(got) != 0 {
-			t.Errorf("erika's inbox lists her own four-eyes run: %v", got)
+		if got := wt.Decode[wt.Inbox](t, erika.Must("GET", "/api/inbox", nil, 200)).Runs; len(got) != 0 {
+			t.Errorf("erika's inbox lists her own four-eyes run: %+v", got)
 		}
-		done := paula.Must("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest}, 200).Map(t)
-		if done["status"] != "completed" {
-			t.Fatalf("after release: %v", done)
+		done := wt.Decode[wt.RunStatus](t, paula.Must("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest}, 200))
+		if done.Status != "completed" {
+			t.Fatalf("after release: %+v", done)
 		}
 		var user int
 		_ = db.QueryRow(context.Background(), "SELECT user_uid FROM record_history WHERE tbl = 'pages' AND uid = 1").Scan(&user)
@@ -248,7 +248,7 @@ func TestSecondApprovalRacingTheFirstLoses(t *testing.T) {
 		e.LLM.Add(standard()...)
 		erika := e.As(wt.Erika)
 		st := startRun(t, erika, 1, false)
-		id, digest := st["uuid"].(string), pendingDigest(t, st)
+		id, digest := st.UUID, pendingDigest(t, st)
 		var wg sync.WaitGroup
 		codes := make([]int, 2)
 		for i := range codes {
@@ -311,8 +311,8 @@ func TestBadToolArgumentsAreAnErrorResultForTheModel(t *testing.T) {
 		e := wt.New(t, db, wt.Site, nil)
 		e.LLM.Add(toolCall("c1", "read_page", `{"pgae": 1}`), toolCall("c2", "no_such_tool", `{}`), answer("sorry"))
 		st := startRun(t, e.As(wt.Erika), 1, false)
-		if st["status"] != "completed" {
-			t.Fatalf("status = %v", st)
+		if st.Status != "completed" {
+			t.Fatalf("status = %+v", st)
 		}
 		reqs := e.LLM.Requests()
 		first := reqs[1].Messages[len(reqs[1].Messages)-1].Content
@@ -342,8 +342,8 @@ func TestProviderFailuresEndTheRunWithAReason(t *testing.T) {
 					e.LLM.Add(c.reply)
 				}
 				st := startRun(t, e.As(wt.Erika), 1, false)
-				if st["status"] != "failed" || st["terminationReason"] != c.reason || st["errorClass"] != c.class {
-					t.Fatalf("run = %v", st)
+				if st.Status != "failed" || st.TerminationReason != c.reason || st.ErrorClass != c.class {
+					t.Fatalf("run = %+v", st)
 				}
 				var running int
 				_ = db.QueryRow(context.Background(), "SELECT COUNT(*) FROM runs WHERE status = 'running' OR lease_owner <> ''").Scan(&running)
@@ -361,10 +361,10 @@ func TestQueuedRunIsWorkedAndEventsStreamLive(t *testing.T) {
 		e.LLM.Add(standard()...)
 		erika := e.As(wt.Erika)
 		st := startRun(t, erika, 1, true)
-		if st["status"] != "queued" && st["status"] != "running" {
-			t.Fatalf("queued run answered %v", st["status"])
+		if st.Status != "queued" && st.Status != "running" {
+			t.Fatalf("queued run answered %v", st.Status)
 		}
-		id := st["uuid"].(string)
+		id := st.UUID
 		// Follow the stream until the run waits for approval.
 		req, _ := http.NewRequest("GET", e.URL+"/api/runs/"+id+"/events", nil)
 		req.Header.Set("Authorization", "Bearer "+wt.Erika)
@@ -391,10 +391,10 @@ func TestQueuedRunIsWorkedAndEventsStreamLive(t *testing.T) {
 		if len(kinds) == 0 || kinds[0] != "request" || kinds[len(kinds)-1] != "approval" {
 			t.Fatalf("streamed kinds %v", kinds)
 		}
-		st = erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		done := erika.Must("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)}, 200).Map(t)
-		if done["status"] != "completed" {
-			t.Fatalf("queued run after approval: %v", done)
+		st = wt.Decode[wt.RunStatus](t, erika.Must("GET", "/api/runs/"+id, nil, 200))
+		done := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)}, 200))
+		if done.Status != "completed" {
+			t.Fatalf("queued run after approval: %+v", done)
 		}
 	})
 }
@@ -405,17 +405,17 @@ func TestCancelIfWaitingWinsOnlyFromWaiting(t *testing.T) {
 		e.LLM.Add(standard()...)
 		erika, paula := e.As(wt.Erika), e.As(wt.Paula)
 		st := startRun(t, erika, 1, false)
-		id := st["uuid"].(string)
+		id := st.UUID
 		if r := paula.Do("POST", "/api/runs/"+id+"/cancel-if-waiting", nil); r.Status != 404 {
 			t.Errorf("approve-grant holder may not cancel: %d %s", r.Status, r.Body)
 		}
-		got := erika.Must("POST", "/api/runs/"+id+"/cancel-if-waiting", nil, 200).Map(t)
-		if got["won"] != true || got["status"] != "cancelled" {
-			t.Fatalf("first cancel-if-waiting = %v", got)
+		got := wt.Decode[wt.CancelIfWaiting](t, erika.Must("POST", "/api/runs/"+id+"/cancel-if-waiting", nil, 200))
+		if !got.Won || got.Status != "cancelled" {
+			t.Fatalf("first cancel-if-waiting = %+v", got)
 		}
-		got = erika.Must("POST", "/api/runs/"+id+"/cancel-if-waiting", nil, 200).Map(t)
-		if got["won"] != false || got["status"] != "cancelled" {
-			t.Fatalf("second cancel-if-waiting = %v", got)
+		got = wt.Decode[wt.CancelIfWaiting](t, erika.Must("POST", "/api/runs/"+id+"/cancel-if-waiting", nil, 200))
+		if got.Won || got.Status != "cancelled" {
+			t.Fatalf("second cancel-if-waiting = %+v", got)
 		}
 		if r := erika.Do("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)}); r.Status != 409 {
 			t.Errorf("approval of a cancelled run = %d", r.Status)
@@ -429,23 +429,23 @@ func TestChooseWaitsForInputAndResumesWithTheAnswer(t *testing.T) {
 		e.LLM.Add(toolCall("c1", "choose", `{"question": "Which tone?", "options": ["formal", "casual"]}`), answer("Formal it is."))
 		erika := e.As(wt.Erika)
 		st := startRun(t, erika, 1, false)
-		if st["status"] != "waiting_for_input" {
-			t.Fatalf("status = %v", st)
+		if st.Status != "waiting_for_input" {
+			t.Fatalf("status = %+v", st)
 		}
-		p := st["pending"].(map[string]any)
-		if p["kind"] != "input" || p["question"] != "Which tone?" {
-			t.Fatalf("pending = %v", p)
+		p := st.Pending
+		if p == nil || p.Kind != "input" || p.Question != "Which tone?" {
+			t.Fatalf("pending = %+v", p)
 		}
-		id := st["uuid"].(string)
-		if r := erika.Do("POST", "/api/runs/"+id+"/input", map[string]any{"turnDigest": p["turnDigest"], "values": map[string]any{"choice": "loud"}}); r.Status != 400 || r.ErrorCode() != "bad_input" {
+		id := st.UUID
+		if r := erika.Do("POST", "/api/runs/"+id+"/input", wt.Input{TurnDigest: p.TurnDigest, Values: map[string]any{"choice": "loud"}}); r.Status != 400 || r.ErrorCode() != "bad_input" {
 			t.Fatalf("an answer outside the options = %d %s", r.Status, r.Body)
 		}
-		if r := e.As(wt.Otto).Do("POST", "/api/runs/"+id+"/input", map[string]any{"turnDigest": p["turnDigest"], "values": map[string]any{"choice": "formal"}}); r.Status != 404 {
+		if r := e.As(wt.Otto).Do("POST", "/api/runs/"+id+"/input", wt.Input{TurnDigest: p.TurnDigest, Values: map[string]any{"choice": "formal"}}); r.Status != 404 {
 			t.Fatalf("another user's answer = %d", r.Status)
 		}
-		done := erika.Must("POST", "/api/runs/"+id+"/input", map[string]any{"turnDigest": p["turnDigest"], "values": map[string]any{"choice": "formal"}}, 200).Map(t)
-		if done["status"] != "completed" || done["answer"] != "Formal it is." {
-			t.Fatalf("after the answer: %v", done)
+		done := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+id+"/input", wt.Input{TurnDigest: p.TurnDigest, Values: map[string]any{"choice": "formal"}}, 200))
+		if done.Status != "completed" || done.Answer != "Formal it is." {
+			t.Fatalf("after the answer: %+v", done)
 		}
 		reqs := e.LLM.Requests()
 		if got := reqs[1].Messages[len(reqs[1].Messages)-1].Content; !strings.Contains(got, `"choice":"formal"`) {

@@ -153,9 +153,9 @@ func TestPinnedRunKeepsItsSnapshotAndStopsWhenTrustIsDowngraded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		done := erika.Must("POST", "/api/runs/"+st["uuid"].(string)+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)}, 200).Map(t)
-		if done["status"] != "completed" {
-			t.Fatalf("after approval: %v", done)
+		done := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+st.UUID+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)}, 200))
+		if done.Status != "completed" {
+			t.Fatalf("after approval: %+v", done)
 		}
 		reqs := se.LLM.Requests()
 		if sys := systemOf(reqs[len(reqs)-1].Messages); !strings.Contains(sys, "HOUSE-STYLE-V1") || strings.Contains(sys, "EDITED") {
@@ -171,16 +171,16 @@ func TestPinnedRunKeepsItsSnapshotAndStopsWhenTrustIsDowngraded(t *testing.T) {
 		if err := se.App.Skills.SourcePut(ctx, skill.Source{UID: 1, Type: skill.Backend, Title: "Site", Trust: skill.Community, Enabled: true}); err != nil {
 			t.Fatal(err)
 		}
-		r := erika.Do("POST", "/api/runs/"+st["uuid"].(string)+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)})
+		r := erika.Do("POST", "/api/runs/"+st.UUID+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)})
 		if r.Status != http.StatusConflict || r.ErrorCode() != "skill_withdrawn" {
 			t.Fatalf("approval after a downgrade = %d %s", r.Status, r.Body)
 		}
-		got := erika.Must("GET", "/api/runs/"+st["uuid"].(string), nil, 200).Map(t)
-		if got["status"] != "failed" || got["errorClass"] != "skill_withdrawn" {
-			t.Fatalf("run after the downgrade: %v", got)
+		got := wt.Decode[wt.RunStatus](t, erika.Must("GET", "/api/runs/"+st.UUID, nil, 200))
+		if got.Status != "failed" || got.ErrorClass != "skill_withdrawn" {
+			t.Fatalf("run after the downgrade: %+v", got)
 		}
 		var writes int
-		_ = db.QueryRow(ctx, "SELECT COUNT(*) FROM record_history WHERE run_uuid = ?", st["uuid"]).Scan(&writes)
+		_ = db.QueryRow(ctx, "SELECT COUNT(*) FROM record_history WHERE run_uuid = ?", st.UUID).Scan(&writes)
 		if writes != 0 {
 			t.Fatal("the withdrawn run wrote")
 		}
@@ -207,7 +207,7 @@ func TestAResumeNeverGainsATool(t *testing.T) {
 		if err := se.App.Skills.Attach(ctx, 1, k.UID, skill.Always); err != nil {
 			t.Fatal(err)
 		}
-		erika.Must("POST", "/api/runs/"+st["uuid"].(string)+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)}, 200)
+		erika.Must("POST", "/api/runs/"+st.UUID+"/approval", map[string]any{"approve": true, "turnDigest": pendingDigest(t, st)}, 200)
 		reqs := se.LLM.Requests()
 		for _, tl := range reqs[len(reqs)-1].Tools {
 			if tl.Name == "read_record" {

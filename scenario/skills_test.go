@@ -42,7 +42,7 @@ func newSkillAPI(t *testing.T, db *store.DB) *skillAPI {
 	if err := access.PutUserTx(ctx, db, access.User{UID: 6, Username: "sven", Groups: []int64{1}, Grants: []string{access.GrantSkillApprove}}, ""); err != nil {
 		t.Fatal(err)
 	}
-	sven, err := auth.IssueToken(ctx, db, 6, "test", time.Now())
+	sven, err := auth.IssueToken(ctx, db, 6, "test", time.Now(), auth.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,22 +54,21 @@ func newSkillAPI(t *testing.T, db *store.DB) *skillAPI {
 // create stores a backend skill and returns its uid and digest.
 func (a *skillAPI) create(t *testing.T, identifier, markdown string) (string, string) {
 	t.Helper()
-	k := a.admin.Must("POST", "/api/skills", map[string]any{"source": 2, "identifier": identifier, "markdown": markdown}, http.StatusCreated).Map(t)
-	return fmt.Sprint(k["uid"]), k["digest"].(string)
+	k := wt.Decode[wt.SkillDetail](t, a.admin.Must("POST", "/api/skills", map[string]any{"source": 2, "identifier": identifier, "markdown": markdown}, http.StatusCreated))
+	return fmt.Sprint(k.UID), k.Digest
 }
 
-func (a *skillAPI) show(t *testing.T, uid string) map[string]any {
+func (a *skillAPI) show(t *testing.T, uid string) wt.SkillDetail {
 	t.Helper()
-	return a.admin.Must("GET", "/api/skills/"+uid, nil, http.StatusOK).Map(t)
+	return wt.Decode[wt.SkillDetail](t, a.admin.Must("GET", "/api/skills/"+uid, nil, http.StatusOK))
 }
 
 // diffOf renders a shown diff as "op text" lines.
-func diffOf(t *testing.T, k map[string]any) []string {
+func diffOf(t *testing.T, k wt.SkillDetail) []string {
 	t.Helper()
 	var out []string
-	for _, l := range k["diff"].([]any) {
-		m := l.(map[string]any)
-		out = append(out, m["op"].(string)+m["text"].(string))
+	for _, l := range k.Diff {
+		out = append(out, l.Op+l.Text)
 	}
 	return out
 }
@@ -104,33 +103,33 @@ func TestSkillShowDiffsAgainstTheLastApprovedSnapshot(t *testing.T) {
 		uid, d1 := a.create(t, "meta", skillMD("Meta", "Read the page.", "Write 150 characters.", "Keep the brand."))
 
 		k := a.show(t, uid)
-		if k["lastApproved"] != nil || k["instructs"] != false || k["enabled"] != false {
-			t.Fatalf("a new skill: lastApproved %v, instructs %v, enabled %v", k["lastApproved"], k["instructs"], k["enabled"])
+		if k.LastApproved != nil || k.Instructs || k.Enabled {
+			t.Fatalf("a new skill: lastApproved %+v, instructs %v, enabled %v", k.LastApproved, k.Instructs, k.Enabled)
 		}
 		diff := diffOf(t, k)
 		if len(diff) == 0 || strings.Trim(ops(diff), "+") != "" || !strings.Contains(strings.Join(diff, "\n"), "+Write 150 characters.") {
 			t.Fatalf("diff of an unapproved skill is not all added lines: %q", diff)
 		}
-		if h := k["history"].([]any); len(h) != 1 || k["source"].(map[string]any)["trust"] != "first_party" {
-			t.Errorf("history %v, source %v", h, k["source"])
+		if h := k.History; len(h) != 1 || k.Source.Trust != "first_party" {
+			t.Errorf("history %+v, source %+v", h, k.Source)
 		}
 
-		ap := a.admin.Must("POST", "/api/skills/"+uid+"/approve", map[string]any{"digest": d1}, http.StatusOK).Map(t)
-		if ap["digest"] != d1 || ap["approvedBy"] != float64(1) || ap["trust"] != "first_party" {
-			t.Fatalf("approval = %v", ap)
+		ap := wt.Decode[wt.SkillApproval](t, a.admin.Must("POST", "/api/skills/"+uid+"/approve", map[string]any{"digest": d1}, http.StatusOK))
+		if ap.Digest != d1 || ap.ApprovedBy != 1 || ap.Trust != "first_party" {
+			t.Fatalf("approval = %+v", ap)
 		}
 		k = a.show(t, uid)
-		if la := k["lastApproved"].(map[string]any); la["digest"] != d1 || k["instructs"] != true {
-			t.Fatalf("after approval: lastApproved %v, instructs %v", la, k["instructs"])
+		if la := k.LastApproved; la.Digest != d1 || !k.Instructs {
+			t.Fatalf("after approval: lastApproved %+v, instructs %v", la, k.Instructs)
 		}
 		if got := ops(diffOf(t, k)); strings.Trim(got, "=") != "" {
 			t.Errorf("diff of the approved version = %q, want only unchanged lines", got)
 		}
 
-		k = a.admin.Must("PUT", "/api/skills/"+uid, map[string]any{"markdown": skillMD("Meta", "Read the page.", "Write 155 characters.", "Keep the brand.")}, http.StatusOK).Map(t)
-		d2 := k["digest"].(string)
-		if d2 == d1 || k["instructs"] != false || k["lastApproved"].(map[string]any)["digest"] != d1 {
-			t.Fatalf("after the edit: digest %s (was %s), instructs %v, lastApproved %v", d2, d1, k["instructs"], k["lastApproved"])
+		k = wt.Decode[wt.SkillDetail](t, a.admin.Must("PUT", "/api/skills/"+uid, map[string]any{"markdown": skillMD("Meta", "Read the page.", "Write 155 characters.", "Keep the brand.")}, http.StatusOK))
+		d2 := k.Digest
+		if d2 == d1 || k.Instructs || k.LastApproved.Digest != d1 {
+			t.Fatalf("after the edit: digest %s (was %s), instructs %v, lastApproved %+v", d2, d1, k.Instructs, k.LastApproved)
 		}
 		var changed []string
 		for _, l := range diffOf(t, k) {
@@ -141,7 +140,7 @@ func TestSkillShowDiffsAgainstTheLastApprovedSnapshot(t *testing.T) {
 		if strings.Join(changed, "|") != "-Write 150 characters.|+Write 155 characters." {
 			t.Errorf("changed lines = %q", changed)
 		}
-		if h := k["history"].([]any); len(h) != 2 {
+		if h := k.History; len(h) != 2 {
 			t.Errorf("history has %d versions, want 2", len(h))
 		}
 
@@ -152,8 +151,8 @@ func TestSkillShowDiffsAgainstTheLastApprovedSnapshot(t *testing.T) {
 			t.Fatalf("refused approvals stored something: %d approvals", n)
 		}
 		events := map[string]bool{}
-		for _, e := range a.show(t, uid)["audit"].([]any) {
-			events[e.(map[string]any)["event"].(string)] = true
+		for _, e := range a.show(t, uid).Audit {
+			events[e.Event] = true
 		}
 		for _, ev := range []string{"created", "approved", "edited", "approval_refused_stale"} {
 			if !events[ev] {
@@ -166,17 +165,17 @@ func TestSkillShowDiffsAgainstTheLastApprovedSnapshot(t *testing.T) {
 		}
 
 		a.sven.Must("POST", "/api/skills/"+uid+"/approve", map[string]any{"digest": d2}, http.StatusOK)
-		if k = a.show(t, uid); k["instructs"] != true || k["lastApproved"].(map[string]any)["approvedBy"] != float64(6) {
-			t.Fatalf("after sven's approval: instructs %v, lastApproved %v", k["instructs"], k["lastApproved"])
+		if k = a.show(t, uid); !k.Instructs || k.LastApproved.ApprovedBy != 6 {
+			t.Fatalf("after sven's approval: instructs %v, lastApproved %+v", k.Instructs, k.LastApproved)
 		}
 
-		rv := a.admin.Must("POST", "/api/skills/"+uid+"/revoke", map[string]any{"digest": d2}, http.StatusOK).Map(t)
-		if aps := rv["approvals"].([]any); len(aps) != 2 || aps[1].(map[string]any)["revokedBy"] != float64(1) {
-			t.Fatalf("revoke answered %v", rv)
+		rv := wt.Decode[wt.SkillDetail](t, a.admin.Must("POST", "/api/skills/"+uid+"/revoke", map[string]any{"digest": d2}, http.StatusOK))
+		if aps := rv.Approvals; len(aps) != 2 || aps[1].RevokedBy != 1 {
+			t.Fatalf("revoke answered %+v", rv)
 		}
 		k = a.show(t, uid)
-		if k["instructs"] != false || k["lastApproved"].(map[string]any)["digest"] != d1 {
-			t.Fatalf("after revoking %s: instructs %v, lastApproved %v (want the older %s)", d2, k["instructs"], k["lastApproved"], d1)
+		if k.Instructs || k.LastApproved.Digest != d1 {
+			t.Fatalf("after revoking %s: instructs %v, lastApproved %+v (want the older %s)", d2, k.Instructs, k.LastApproved, d1)
 		}
 		unknown := "v1:" + strings.Repeat("0", 64)
 		wantError(t, "revoke of an unknown digest", a.admin.Do("POST", "/api/skills/"+uid+"/revoke", map[string]any{"digest": unknown}), 404, "unknown_digest")
@@ -184,8 +183,8 @@ func TestSkillShowDiffsAgainstTheLastApprovedSnapshot(t *testing.T) {
 		wantError(t, "revoke by paula", a.paula.Do("POST", "/api/skills/"+uid+"/revoke", map[string]any{"digest": d1}), 403, "forbidden")
 		wantError(t, "approve without a digest", a.admin.Do("POST", "/api/skills/"+uid+"/approve", map[string]any{}), 400, "bad_request")
 		wantError(t, "approve of an unknown skill", a.admin.Do("POST", "/api/skills/999/approve", map[string]any{"digest": d1}), 404, "not_found")
-		if rows := a.show(t, uid)["approvals"].([]any); len(rows) != 2 || rows[0].(map[string]any)["revokedAt"] != nil {
-			t.Errorf("refused revocations changed the approvals: %v", rows)
+		if rows := a.show(t, uid).Approvals; len(rows) != 2 || rows[0].RevokedAt != nil {
+			t.Errorf("refused revocations changed the approvals: %+v", rows)
 		}
 	})
 }
@@ -195,14 +194,14 @@ func TestSkillListAndShowAreForAdminsAndSkillApprovers(t *testing.T) {
 		a := newSkillAPI(t, db)
 		uid, digest := a.create(t, "meta", skillMD("Meta", "Body."))
 		for _, c := range []*wt.Client{a.admin, a.sven} {
-			list := c.Must("GET", "/api/skills", nil, http.StatusOK).Map(t)["skills"].([]any)
+			list := wt.Decode[wt.SkillList](t, c.Must("GET", "/api/skills", nil, http.StatusOK)).Skills
 			if len(list) != 1 {
-				t.Fatalf("list = %v", list)
+				t.Fatalf("list = %+v", list)
 			}
-			it := list[0].(map[string]any)
-			if it["identifier"] != "meta" || it["digest"] != digest || it["source"] != float64(2) || it["enabled"] != false ||
-				it["instructs"] != false || fmt.Sprint(it["allowedTools"]) != "[read_page]" {
-				t.Errorf("list item = %v", it)
+			it := list[0]
+			if it.Identifier != "meta" || it.Digest != digest || it.Source != 2 || it.Enabled ||
+				it.Instructs || fmt.Sprint(it.AllowedTools) != "[read_page]" {
+				t.Errorf("list item = %+v", it)
 			}
 			c.Must("GET", "/api/skills/"+uid, nil, http.StatusOK)
 		}
@@ -259,13 +258,13 @@ func TestBadSkillInputIsRefusedAndStoresNothing(t *testing.T) {
 				t.Errorf("%s: message %s does not say %q", c.name, r.Body, c.says)
 			}
 		}
-		list := a.admin.Must("GET", "/api/skills", nil, http.StatusOK).Map(t)["skills"].([]any)
-		if len(list) != 1 || list[0].(map[string]any)["name"] != "Meta" {
-			t.Errorf("bad input changed the skills: %v", list)
+		list := wt.Decode[wt.SkillList](t, a.admin.Must("GET", "/api/skills", nil, http.StatusOK)).Skills
+		if len(list) != 1 || list[0].Name != "Meta" {
+			t.Errorf("bad input changed the skills: %+v", list)
 		}
-		srcs := a.admin.Must("GET", "/api/skill-sources", nil, http.StatusOK).Map(t)["sources"].([]any)
-		if len(srcs) != 2 || srcs[0].(map[string]any)["type"] != "backend" {
-			t.Errorf("bad input changed the sources: %v", srcs)
+		srcs := wt.Decode[wt.SkillSources](t, a.admin.Must("GET", "/api/skill-sources", nil, http.StatusOK)).Sources
+		if len(srcs) != 2 || srcs[0].Type != "backend" {
+			t.Errorf("bad input changed the sources: %+v", srcs)
 		}
 		wantError(t, "sources listed by an approver", a.sven.Do("GET", "/api/skill-sources", nil), 403, "forbidden")
 	})
@@ -276,39 +275,39 @@ func TestSkillAttachEnableAndTheCatalogue(t *testing.T) {
 		a := newSkillAPI(t, db)
 		uid, digest := a.create(t, "meta", skillMD("Meta", "Body."))
 		a.admin.Must("POST", "/api/skills/"+uid+"/approve", map[string]any{"digest": digest}, http.StatusOK)
-		catalogue := func() []any {
+		catalogue := func() []wt.CatalogueEntry {
 			t.Helper()
-			return a.erika.Must("GET", "/api/configurations/1/skills", nil, http.StatusOK).Map(t)["skills"].([]any)
+			return wt.Decode[wt.Catalogue](t, a.erika.Must("GET", "/api/configurations/1/skills", nil, http.StatusOK)).Skills
 		}
-		attach := map[string]any{"skill": a.show(t, uid)["uid"], "loadMode": "on_demand"}
+		attach := map[string]any{"skill": a.show(t, uid).UID, "loadMode": "on_demand"}
 		wantError(t, "attach by an editor", a.erika.Do("POST", "/api/configurations/1/skills", attach), 403, "forbidden")
 		wantError(t, "attach with an unknown mode", a.admin.Do("POST", "/api/configurations/1/skills", map[string]any{"skill": attach["skill"], "loadMode": "sometimes"}), 400, "invalid_skill")
 		wantError(t, "attach to an unknown configuration", a.admin.Do("POST", "/api/configurations/99/skills", attach), 404, "not_found")
 		wantError(t, "attach of an unknown skill", a.admin.Do("POST", "/api/configurations/1/skills", map[string]any{"skill": 999, "loadMode": "always"}), 404, "not_found")
-		got := a.admin.Must("POST", "/api/configurations/1/skills", attach, http.StatusOK).Map(t)
-		if got["mode"] != "on_demand" || got["configuration"] != float64(1) {
-			t.Fatalf("attach answered %v", got)
+		got := wt.Decode[wt.Attachment](t, a.admin.Must("POST", "/api/configurations/1/skills", attach, http.StatusOK))
+		if got.Mode != "on_demand" || got.Configuration != 1 {
+			t.Fatalf("attach answered %+v", got)
 		}
 		if c := catalogue(); len(c) != 0 {
 			t.Fatalf("a disabled skill is in the catalogue: %v", c)
 		}
 
 		wantError(t, "enable by an approver", a.sven.Do("POST", "/api/skills/"+uid+"/enable", nil), 403, "forbidden")
-		if k := a.admin.Must("POST", "/api/skills/"+uid+"/enable", nil, http.StatusOK).Map(t); k["enabled"] != true || k["instructs"] != true {
-			t.Fatalf("enable answered %v", k)
+		if k := wt.Decode[wt.SkillItem](t, a.admin.Must("POST", "/api/skills/"+uid+"/enable", nil, http.StatusOK)); !k.Enabled || !k.Instructs {
+			t.Fatalf("enable answered %+v", k)
 		}
 		c := catalogue()
 		if len(c) != 1 {
 			t.Fatalf("catalogue = %v", c)
 		}
-		if e := c[0].(map[string]any); e["identifier"] != "meta" || e["mode"] != "on_demand" || e["instructs"] != true || e["digest"] != digest {
-			t.Errorf("catalogue entry = %v", e)
+		if e := c[0]; e.Identifier != "meta" || e.Mode != "on_demand" || !e.Instructs || e.Digest != digest {
+			t.Errorf("catalogue entry = %+v", e)
 		}
 		// Unknown configurations answer 404 like forbidden ones.
 		wantError(t, "catalogue of an unknown configuration", a.erika.Do("GET", "/api/configurations/99/skills", nil), 404, "not_found")
 
-		if k := a.admin.Must("POST", "/api/skills/"+uid+"/disable", nil, http.StatusOK).Map(t); k["enabled"] != false {
-			t.Fatalf("disable answered %v", k)
+		if k := wt.Decode[wt.SkillItem](t, a.admin.Must("POST", "/api/skills/"+uid+"/disable", nil, http.StatusOK)); k.Enabled {
+			t.Fatalf("disable answered %+v", k)
 		}
 		if c := catalogue(); len(c) != 0 {
 			t.Fatalf("a disabled skill is in the catalogue: %v", c)
@@ -340,10 +339,11 @@ func TestSkillSyncAddsOrphansAndRefusesAVanishedFolder(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "skills")
 		writeSkill(t, dir, "alpha", "Alpha")
 		writeSkill(t, dir, "beta", "Beta")
-		src := a.admin.Must("POST", "/api/skill-sources", map[string]any{"uid": 3, "type": "directory", "title": "Repo", "path": dir, "trustLevel": "verified"}, http.StatusCreated).Map(t)
-		if src["trust"] != "verified" || src["enabled"] != true || src["path"] != dir {
-			t.Fatalf("source = %v", src)
+		src := wt.Decode[wt.SkillSource](t, a.admin.Must("POST", "/api/skill-sources", map[string]any{"uid": 3, "type": "directory", "title": "Repo", "path": dir, "trustLevel": "verified"}, http.StatusCreated))
+		if src.Trust != "verified" || !src.Enabled || src.Path != dir {
+			t.Fatalf("source = %+v", src)
 		}
+		// The report stays a map: the test tells an empty list from a missing one.
 		sync := func() map[string]any {
 			t.Helper()
 			return a.admin.Must("POST", "/api/skill-sources/3/sync", nil, http.StatusOK).Map(t)
@@ -352,20 +352,19 @@ func TestSkillSyncAddsOrphansAndRefusesAVanishedFolder(t *testing.T) {
 		if fmt.Sprint(rep["added"]) != "[alpha beta]" || fmt.Sprint(rep["orphaned"]) != "[]" {
 			t.Fatalf("first sync = %v", rep)
 		}
-		skills := func() map[string]map[string]any {
+		skills := func() map[string]wt.SkillItem {
 			t.Helper()
-			out := map[string]map[string]any{}
-			for _, it := range a.admin.Must("GET", "/api/skills", nil, http.StatusOK).Map(t)["skills"].([]any) {
-				m := it.(map[string]any)
-				out[m["identifier"].(string)] = m
+			out := map[string]wt.SkillItem{}
+			for _, it := range wt.Decode[wt.SkillList](t, a.admin.Must("GET", "/api/skills", nil, http.StatusOK)).Skills {
+				out[it.Identifier] = it
 			}
 			return out
 		}
 		ks := skills()
-		if ks["alpha"]["enabled"] != false || ks["alpha"]["name"] != "Alpha" || ks["beta"]["source"] != float64(3) {
-			t.Fatalf("synced skills = %v", ks)
+		if ks["alpha"].Enabled || ks["alpha"].Name != "Alpha" || ks["beta"].Source != 3 {
+			t.Fatalf("synced skills = %+v", ks)
 		}
-		alpha := fmt.Sprint(ks["alpha"]["uid"])
+		alpha := fmt.Sprint(ks["alpha"].UID)
 		wantError(t, "edit of a directory skill", a.admin.Do("PUT", "/api/skills/"+alpha, map[string]any{"markdown": skillMD("A", "B")}), 400, "invalid_skill")
 
 		if err := os.RemoveAll(filepath.Join(dir, "beta")); err != nil {
@@ -376,20 +375,20 @@ func TestSkillSyncAddsOrphansAndRefusesAVanishedFolder(t *testing.T) {
 			t.Fatalf("sync after removing beta = %v", rep)
 		}
 		ks = skills()
-		if ks["beta"]["orphaned"] != true || ks["alpha"]["orphaned"] != false {
-			t.Fatalf("after the second sync: %v", ks)
+		if !ks["beta"].Orphaned || ks["alpha"].Orphaned {
+			t.Fatalf("after the second sync: %+v", ks)
 		}
-		beta := fmt.Sprint(ks["beta"]["uid"])
+		beta := fmt.Sprint(ks["beta"].UID)
 		wantError(t, "enable of an orphaned skill", a.admin.Do("POST", "/api/skills/"+beta+"/enable", nil), 400, "invalid_skill")
-		wantError(t, "approval of an orphaned skill", a.admin.Do("POST", "/api/skills/"+beta+"/approve", map[string]any{"digest": ks["beta"]["digest"]}), 409, "orphaned")
+		wantError(t, "approval of an orphaned skill", a.admin.Do("POST", "/api/skills/"+beta+"/approve", map[string]any{"digest": ks["beta"].Digest}), 409, "orphaned")
 
 		// The folder vanishes: a clear error, and nothing changes.
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)
 		}
 		wantError(t, "sync of a vanished folder", a.admin.Do("POST", "/api/skill-sources/3/sync", nil), 422, "source_unreadable")
-		if after := skills(); after["alpha"]["orphaned"] != false || len(after) != 2 {
-			t.Errorf("a failed sync changed the skills: %v", after)
+		if after := skills(); after["alpha"].Orphaned || len(after) != 2 {
+			t.Errorf("a failed sync changed the skills: %+v", after)
 		}
 		wantError(t, "sync of an unknown source", a.admin.Do("POST", "/api/skill-sources/9/sync", nil), 404, "not_found")
 		wantError(t, "sync of a backend source", a.admin.Do("POST", "/api/skill-sources/2/sync", nil), 400, "invalid_skill")

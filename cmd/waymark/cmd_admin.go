@@ -93,7 +93,7 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 	if u.Disabled {
 		return fmt.Errorf("user %q is disabled", u.Username)
 	}
-	tok, err := auth.IssueToken(ctx, db, u.UID, *label, time.Now())
+	tok, err := auth.IssueToken(ctx, db, u.UID, *label, time.Now(), auth.DefaultCost)
 	if err != nil {
 		return err
 	}

@@ -15,13 +15,14 @@ const MaxTokenLabel = 200
 // it: the one time it is shown (the store keeps its hash) — "create a
 // user's API token" of issue 14, for the admin JSON API and the users
 // screen alike. A label over MaxTokenLabel is a *FieldError, an unknown
-// user ErrNoUser; both write nothing.
-func IssueToken(ctx context.Context, db *store.DB, uid int64, label string, now time.Time) (string, error) {
+// user ErrNoUser; both write nothing. The token is hashed at bcrypt work
+// factor hashCost (0: auth.DefaultCost).
+func IssueToken(ctx context.Context, db *store.DB, uid int64, label string, now time.Time, hashCost int) (string, error) {
 	if len(label) > MaxTokenLabel {
 		return "", invalid("label", "at most %d bytes, got %d", MaxTokenLabel, len(label))
 	}
 	if _, err := LoadUser(ctx, db, uid); err != nil {
 		return "", err
 	}
-	return auth.IssueToken(ctx, db, uid, label, now)
+	return auth.IssueToken(ctx, db, uid, label, now, hashCost)
 }

@@ -100,10 +100,11 @@ func GetAccount(ctx context.Context, q store.Querier, uid int64) (Account, error
 	return a, nil
 }
 
-// CreateAccount stores a new user (a zero UID takes the next free one). It
+// CreateAccount stores a new user (a zero UID takes the next free one),
+// hashing a password at bcrypt work factor hashCost (0: auth.DefaultCost). It
 // refuses bad input with a *FieldError and a taken username with
 // ErrUsernameTaken, writing nothing.
-func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account, error) {
+func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost int) (Account, error) {
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
@@ -117,7 +118,7 @@ func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account
 		} else if !errors.Is(err, ErrNoUser) {
 			return err
 		}
-		return writeAccount(ctx, tx, ch, "", true)
+		return writeAccount(ctx, tx, ch, "", true, hashCost)
 	})
 	if err != nil {
 		return Account{}, err
@@ -130,8 +131,9 @@ func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account
 // refused while they are disabled (the authenticator loads the user on
 // every request). It returns ErrNoUser for an unknown uid, ErrLastAdmin
 // when no active administrator would remain, and refuses what
-// CreateAccount refuses, writing nothing.
-func UpdateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account, error) {
+// CreateAccount refuses, writing nothing. A new password is hashed at
+// hashCost (0: auth.DefaultCost).
+func UpdateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost int) (Account, error) {
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
@@ -144,7 +146,7 @@ func UpdateAccount(ctx context.Context, db *store.DB, ch AccountChange) (Account
 		if err != nil {
 			return err
 		}
-		return writeAccount(ctx, tx, ch, hash, !old.Disabled)
+		return writeAccount(ctx, tx, ch, hash, !old.Disabled, hashCost)
 	})
 	if err != nil {
 		return Account{}, err
@@ -174,7 +176,7 @@ func SetActive(ctx context.Context, db *store.DB, uid int64, active bool) (Accou
 		ch := AccountChange{UID: u.UID, Username: u.Username, Active: &active, Admin: u.Admin,
 			ServiceAccount: u.ServiceAccount, BackendLanguage: u.BackendLanguage, Groups: u.Groups,
 			Languages: u.Languages, Mounts: u.Mounts, Grants: u.Grants}
-		return writeAccount(ctx, tx, ch, hash, !u.Disabled)
+		return writeAccount(ctx, tx, ch, hash, !u.Disabled, 0) // ch sets no password
 	})
 	if err != nil {
 		return Account{}, err
@@ -183,13 +185,14 @@ func SetActive(ctx context.Context, db *store.DB, uid int64, active bool) (Accou
 }
 
 // writeAccount validates ch and writes it; hash is the stored password hash
-// kept when ch sets none, active the state kept when ch sets none.
-func writeAccount(ctx context.Context, tx *store.Tx, ch AccountChange, hash string, active bool) error {
+// kept when ch sets none, active the state kept when ch sets none, hashCost
+// the work factor of a password ch sets.
+func writeAccount(ctx context.Context, tx *store.Tx, ch AccountChange, hash string, active bool, hashCost int) error {
 	if err := checkAccount(ctx, tx, ch); err != nil {
 		return err
 	}
 	if ch.Password != nil {
-		h, err := auth.HashPassword(*ch.Password)
+		h, err := auth.HashPassword(*ch.Password, hashCost)
 		if err != nil {
 			return invalid("password", "%s", err.Error())
 		}

@@ -175,9 +175,9 @@ func BenchmarkRound(b *testing.B) {
 		last = time.Now()
 		return resp, err
 	})
-	rt, err := agent.New(e.db, e.runs, e.configs, e.tools, func(context.Context, llmconfig.Configuration) (llm.Provider, error) {
-		return timed, nil
-	}, &agent.Config{Clock: e.clk})
+	rt, err := agent.New(agent.Deps{DB: e.db, Runs: e.runs, Configs: e.configs, Tools: e.tools,
+		Providers: func(context.Context, llmconfig.Configuration) (llm.Provider, error) { return timed, nil }},
+		&agent.Config{Clock: e.clk})
 	if err != nil {
 		b.Fatal(err)
 	}

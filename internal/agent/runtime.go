@@ -84,6 +84,15 @@ type Config struct {
 	// AfterBeat, for tests, is called with the run after each won heartbeat
 	// renewal.
 	AfterBeat func(run string)
+	// QueuedResult, when set, is called on the worker with the result of
+	// each segment of a queued run that did not resume a decision, once it
+	// suspended or ended — its answer included, which the run stores only at
+	// privacy full. The chat's QueuedResult goes here: a turn the reaper
+	// requeued (Request.Requeueable) ends on a worker that did not start it,
+	// and its conversation takes the answer from there. The chat is built on
+	// the runtime, so the wiring passes a function that calls the service it
+	// builds next (issue 16 item 5: no setter after New).
+	QueuedResult func(ctx context.Context, res Result)
 }
 
 // Runtime runs requests as runs. It is safe for concurrent use.
@@ -99,17 +108,24 @@ type Runtime struct {
 	cfg       Config
 	skills    Skills   // may be nil
 	preparer  Preparer // may be nil
-	// queuedResult, when set, is called after each segment of a queued run
-	// that did not resume a decision (SetQueuedResult).
-	queuedResult func(ctx context.Context, res Result)
 	// resumes are this process's requests waiting for their resume jobs.
 	resumes resumeWaits
 }
 
-// New returns a runtime on its dependencies; cfg carries the optional ones
-// (the queue, the skills, the preparer, the observers). Nothing is wired
-// after New (issue 16 item 5).
-func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Registry, providers ProviderFunc, cfg *Config) (*Runtime, error) {
+// Deps are the dependencies every runtime needs, all required.
+type Deps struct {
+	DB        *store.DB
+	Runs      *run.Store
+	Configs   *llmconfig.Store
+	Tools     *tool.Registry
+	Providers ProviderFunc
+}
+
+// New returns a runtime on its dependencies d; cfg carries the optional
+// ones (the queue, the skills, the preparer, the observers). Nothing is
+// wired after New (issue 16 item 5).
+func New(d Deps, cfg *Config) (*Runtime, error) {
+	db, runs, configs, tools, providers := d.DB, d.Runs, d.Configs, d.Tools, d.Providers
 	if db == nil || runs == nil || configs == nil || tools == nil || providers == nil {
 		return nil, errors.New("agent.New: db, runs, configs, tools and providers are required")
 	}
@@ -154,15 +170,6 @@ func New(db *store.DB, runs *run.Store, configs *llmconfig.Store, tools *tool.Re
 
 // Lease is how long a segment holds a run between renewals.
 func (rt *Runtime) Lease() time.Duration { return rt.cfg.Lease }
-
-// SetQueuedResult sets f to be called, on the worker, with the result of
-// each segment of a queued run once it suspended or ended — its answer
-// included, which the run stores only at privacy full. The chat sets it: a
-// turn the reaper requeued (Request.Requeueable) ends on a worker that did
-// not start it, and its conversation takes the answer from there. It is the
-// one setter left (the chat is built on the runtime); call it before the
-// runtime is used.
-func (rt *Runtime) SetQueuedResult(f func(ctx context.Context, res Result)) { rt.queuedResult = f }
 
 // owner returns a fresh lease owner id naming the kind of segment.
 func (rt *Runtime) owner(kind string) string {
@@ -435,8 +442,8 @@ func (rt *Runtime) RunQueued(ctx context.Context, id string) error {
 		return nil
 	}
 	res := rt.drive(ctx, seg, st)
-	if rt.queuedResult != nil {
-		rt.queuedResult(ctx, res)
+	if rt.cfg.QueuedResult != nil {
+		rt.cfg.QueuedResult(ctx, res)
 	}
 	return nil
 }

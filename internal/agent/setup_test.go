@@ -48,7 +48,7 @@ type env struct {
 // runtime builds a runtime on e's stores with e.providers and cfg.
 func (e *env) runtime(t testing.TB, cfg agent.Config) *agent.Runtime {
 	t.Helper()
-	rt, err := agent.New(e.db, e.runs, e.configs, e.tools, e.providers, &cfg)
+	rt, err := agent.New(agent.Deps{DB: e.db, Runs: e.runs, Configs: e.configs, Tools: e.tools, Providers: e.providers}, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func setup(t *testing.T, db *store.DB, stream bool, replies ...llmtest.Reply) *e
 		}
 	}
 	checker := access.NewChecker(db)
-	reg := tool.NewRegistry(db)
+	reg := tool.NewRegistry(db, nil)
 	if err := tool.RegisterBuiltins(reg, db, content.NewWriter(db, checker, clk), checker); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
+	"waymark/internal/auth"
 	"waymark/internal/catalog"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
@@ -86,6 +87,14 @@ type Config struct {
 	// Tracer, when set, traces HTTP requests, queue jobs, model calls and
 	// tool calls (issue 15 item 4; tracing.FromEnv); nil is tracing off.
 	Tracer trace.Tracer
+	// HashCost is the bcrypt work factor of new password and token hashes:
+	// of imports (FixtureOptions), of the administration, and of the check
+	// a login of an unknown username pays (0: auth.DefaultCost, 10; tests
+	// pass auth.MinCost). A stored hash verifies whatever its cost.
+	HashCost int
+	// BeforeClaim, for tests, is chat.Deps.BeforeClaim: it runs in a
+	// conversation request right before its claim.
+	BeforeClaim func(op string)
 }
 
 // App is the wired application.
@@ -103,12 +112,16 @@ type App struct {
 	log     *slog.Logger
 
 	skillsRoot string // Config.SkillsRoot, for imports
+	hashCost   int    // Config.HashCost, for imports
 }
 
 // New wires the application on a migrated db and applies the queue's migrations.
 func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if db == nil {
 		return nil, errors.New("app.New: db is required")
+	}
+	if err := auth.CheckCost(cfg.HashCost); err != nil {
+		return nil, fmt.Errorf("app.New: HashCost: %w", err)
 	}
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	clk := cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
@@ -132,8 +145,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	checker := access.NewChecker(db)
-	reg := tool.NewRegistry(db)
-	reg.SetTracer(cfg.Tracer)
+	reg := tool.NewRegistry(db, cfg.Tracer)
 	if err := tool.RegisterBuiltins(reg, db, content.NewWriter(db, checker, clk), checker); err != nil {
 		return nil, err
 	}
@@ -165,7 +177,12 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"configuration", "outcome"})
 	refusals := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "waymark_process_refusals_total", Help: "Refused process invocations and continuations, by case."}, []string{"refusal"})
-	rt, err := agent.New(db, runs, configs, reg, tracedProviders(providers.New(configs, cfg.Provider), cfg.Tracer),
+	// The chat is built on the runtime and takes the results of its queued
+	// turns; the runtime gets a function that calls it, set below before any
+	// worker starts (StartWorkers runs after New).
+	var conversations *chat.Service
+	rt, err := agent.New(agent.Deps{DB: db, Runs: runs, Configs: configs, Tools: reg,
+		Providers: tracedProviders(providers.New(configs, cfg.Provider), cfg.Tracer)},
 		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
 			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q, ResumeWait: cfg.ResumeWait,
 			Preparer: process.NewPreparer(db, runs, skills, checker),
@@ -176,7 +193,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 				}
 				providerSeconds.WithLabelValues(strconv.FormatInt(cfg, 10), outcome).Observe(d.Seconds())
 			},
-			ObserveRefusal: func(c string) { refusals.WithLabelValues(c).Inc() }})
+			ObserveRefusal: func(c string) { refusals.WithLabelValues(c).Inc() },
+			QueuedResult:   func(ctx context.Context, res agent.Result) { conversations.QueuedResult(ctx, res) }})
 	if err != nil {
 		return nil, err
 	}
@@ -184,8 +202,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	points := openpoint.New(db, clk)
 	catalogue := process.NewCatalogue(db, configs, skills)
 	pages := site.New(db, checker)
-	conversations := chat.New(chat.Deps{DB: db, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
-		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(),
+	conversations = chat.New(chat.Deps{DB: db, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
+		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(), BeforeClaim: cfg.BeforeClaim,
 		Labeler: func(ctx context.Context, reader int64, table string, uid int64, fields []string) (chat.TargetLabels, error) {
 			a, err := access.LoadActor(ctx, db, reader)
 			if err != nil {
@@ -194,8 +212,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 			t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
 			return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
 		}})
-	rt.SetQueuedResult(conversations.QueuedResult)
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Tracer: cfg.Tracer, Runtime: rt, Skills: skills,
+	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {
 		return nil, err
@@ -225,7 +242,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err := srv.Registry().Register(refusals); err != nil {
 		return nil, err
 	}
-	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, log: log, skillsRoot: cfg.SkillsRoot}, nil
+	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, log: log, skillsRoot: cfg.SkillsRoot, hashCost: cfg.HashCost}, nil
 }
 
 // Close waits for the chat's running turns and decisions.
@@ -234,13 +251,14 @@ func (a *App) Close() { a.Chat.Close() }
 // Handler is the HTTP API.
 func (a *App) Handler() http.Handler { return a.Server.Handler() }
 
-// FixtureOptions are the options imports run with: the secret box and the registered tools.
+// FixtureOptions are the options imports run with: the secret box, the registered tools, the
+// skills root and the hash cost.
 func (a *App) FixtureOptions() *fixture.Options {
 	var names []string
 	for _, d := range a.Tools.List() {
 		names = append(names, d.Name)
 	}
-	return &fixture.Options{Secrets: a.Box, ToolNames: names, SkillsRoot: a.skillsRoot}
+	return &fixture.Options{Secrets: a.Box, ToolNames: names, SkillsRoot: a.skillsRoot, HashCost: a.hashCost}
 }
 
 // reapEvery is how often the installation's reaper runs: a quarter of the

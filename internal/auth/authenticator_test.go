@@ -39,7 +39,7 @@ func setup(t *testing.T, db *store.DB) bundle {
 		{9, "max", "max-pw", false, true},
 	}
 	for _, u := range users {
-		h, err := auth.HashPassword(u.pw)
+		h, err := auth.HashPassword(u.pw, auth.MinCost)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,13 +48,13 @@ func setup(t *testing.T, db *store.DB) bundle {
 			t.Fatalf("insert user %s: %v", u.name, err)
 		}
 	}
-	if err := auth.PutTokenTx(ctx, db, 7, erikaToken, "test", clk.Now()); err != nil {
+	if err := auth.PutTokenTx(ctx, db, 7, erikaToken, "test", clk.Now(), auth.MinCost); err != nil {
 		t.Fatal(err)
 	}
-	if err := auth.PutTokenTx(ctx, db, 8, robotToken, "test", clk.Now()); err != nil {
+	if err := auth.PutTokenTx(ctx, db, 8, robotToken, "test", clk.Now(), auth.MinCost); err != nil {
 		t.Fatal(err)
 	}
-	return bundle{db: db, clk: clk, auth: auth.New(db, clk)}
+	return bundle{db: db, clk: clk, auth: auth.NewLimited(db, clk, auth.Limits{HashCost: auth.MinCost})}
 }
 
 func countSessions(t *testing.T, db *store.DB) int {

@@ -1,6 +1,9 @@
 // Package auth turns credentials into a backend user uid: API tokens (bearer),
 // UI sessions (cookie + CSRF token), passwords. Secrets are stored only as
 // hashes: passwords and tokens with bcrypt, session ids and CSRF tokens with sha256.
+// The bcrypt work factor of new hashes is the caller's (DefaultCost in
+// production, MinCost in tests; the wiring passes app.Config.HashCost): the
+// package does not look at its surroundings to choose it (issue 16 item 5).
 //
 // The Authenticator answers "which uid do these credentials name?" and
 // nothing more. Every failure of a credential is ErrUnauthenticated, whatever

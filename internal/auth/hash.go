@@ -5,30 +5,56 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"testing"
 
 	"golang.org/x/crypto/bcrypt"
 )
 
-// cost is the bcrypt work factor for new hashes: 10 in production, the
-// minimum inside test binaries (a check reads the cost from the stored hash,
-// so hashes made either way verify alike).
-func cost() int {
-	if testing.Testing() {
-		return bcrypt.MinCost
+// DefaultCost is the bcrypt work factor of new password and token hashes in
+// production; a cost of 0 anywhere in this package means it.
+const DefaultCost = 10
+
+// MinCost is bcrypt's minimum work factor, for the hashes of tests and of
+// throwaway credentials (`waymark bench`'s generated editors). The wiring
+// chooses the cost (app.Config.HashCost); the package never guesses it from
+// its surroundings (issue 16 item 5: production code does not import testing).
+const MinCost = bcrypt.MinCost
+
+// CheckCost returns an error for a work factor that is neither 0 (DefaultCost)
+// nor within bcrypt's range: bcrypt itself would take one below its minimum
+// silently as its default.
+func CheckCost(cost int) error {
+	if cost != 0 && (cost < bcrypt.MinCost || cost > bcrypt.MaxCost) {
+		return fmt.Errorf("bcrypt cost %d: want 0 (default %d) or %d-%d", cost, DefaultCost, bcrypt.MinCost, bcrypt.MaxCost)
 	}
-	return 10
+	return nil
 }
 
-// HashPassword returns the bcrypt hash of a password.
-func HashPassword(password string) (string, error) {
+// costOr is cost, or DefaultCost for 0.
+func costOr(cost int) (int, error) {
+	if err := CheckCost(cost); err != nil {
+		return 0, err
+	}
+	if cost == 0 {
+		return DefaultCost, nil
+	}
+	return cost, nil
+}
+
+// HashPassword returns the bcrypt hash of a password at work factor cost (0:
+// DefaultCost). A check reads the cost from the stored hash, so a hash of any
+// cost verifies.
+func HashPassword(password string, cost int) (string, error) {
 	if password == "" {
 		return "", errors.New("empty password")
 	}
 	if len(password) > 72 {
 		return "", errors.New("password longer than 72 bytes")
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(password), cost())
+	c, err := costOr(cost)
+	if err != nil {
+		return "", err
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(password), c)
 	if err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
 	}
@@ -47,20 +73,17 @@ func TokenLookup(token string) string {
 	return hex.EncodeToString(sum[:4])
 }
 
-// HashToken returns the lookup key and the bcrypt hash to store for a token.
-// Tokens of up to 72 bytes are accepted; a longer one is pre-hashed with sha256.
-func HashToken(token string) (lookup, hash string, err error) {
-	return HashTokenCost(token, 0)
-}
-
-// HashTokenCost is HashToken at bcrypt work factor c (0: the default). A
-// check reads the cost from the stored hash, so any cost verifies.
-func HashTokenCost(token string, c int) (lookup, hash string, err error) {
+// HashToken returns the lookup key and the bcrypt hash to store for a token,
+// at work factor cost (0: DefaultCost; a check reads the cost from the stored
+// hash, so any cost verifies). Tokens of up to 72 bytes are accepted; a
+// longer one is pre-hashed with sha256.
+func HashToken(token string, cost int) (lookup, hash string, err error) {
 	if len(token) < 8 {
 		return "", "", errors.New("token shorter than 8 characters")
 	}
-	if c == 0 {
-		c = cost()
+	c, err := costOr(cost)
+	if err != nil {
+		return "", "", err
 	}
 	h, err := bcrypt.GenerateFromPassword(tokenKey(token), c)
 	if err != nil {

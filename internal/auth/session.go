@@ -146,7 +146,11 @@ func (a *Authenticator) PurgeSessions(ctx context.Context) (int64, error) {
 
 func (a *Authenticator) dummy() string {
 	a.dummyOnce.Do(func() {
-		a.dummyHash, _ = HashPassword("waymark-no-such-user")
+		cost := a.throttle.limits.HashCost
+		if CheckCost(cost) != nil {
+			cost = DefaultCost
+		}
+		a.dummyHash, _ = HashPassword("waymark-no-such-user", cost)
 	})
 	return a.dummyHash
 }

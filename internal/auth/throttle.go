@@ -18,6 +18,12 @@ type Limits struct {
 	// flood of logins cannot starve other requests of CPU (default: half the
 	// CPUs, at least one). Logins beyond it wait their turn.
 	MaxChecks int
+	// HashCost is the bcrypt work factor of the hash a login of an unknown
+	// username is checked against, so that it takes as long as a wrong
+	// password (0: DefaultCost). The wiring passes the cost it hashes new
+	// passwords at (app.Config.HashCost); a cost CheckCost refuses is
+	// taken as DefaultCost.
+	HashCost int
 }
 
 // DefaultLimits are the limits New uses.

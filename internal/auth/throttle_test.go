@@ -18,7 +18,7 @@ func TestConcurrentFailedLoginsStopAtTheLimit(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		b := setup(t, db)
-		a := auth.NewLimited(db, b.clk, auth.Limits{PerUsername: 5, MaxChecks: 2})
+		a := auth.NewLimited(db, b.clk, auth.Limits{PerUsername: 5, MaxChecks: 2, HashCost: auth.MinCost})
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		got := map[string]int{}
@@ -60,7 +60,7 @@ func TestPasswordChecksBeyondTheBoundWait(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		b := setup(t, db)
-		a := auth.NewLimited(db, b.clk, auth.Limits{PerUsername: 1, MaxChecks: 1})
+		a := auth.NewLimited(db, b.clk, auth.Limits{PerUsername: 1, MaxChecks: 1, HashCost: auth.MinCost})
 		release := a.HoldChecks()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()

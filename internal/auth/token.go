@@ -10,15 +10,10 @@ import (
 	"waymark/internal/store"
 )
 
-// PutTokenTx stores token for user (hashed) unless the user already has it.
-// Importing the same fixture twice therefore stores one row.
-func PutTokenTx(ctx context.Context, q store.Querier, user int64, token, label string, now time.Time) error {
-	return PutTokenCostTx(ctx, q, user, token, label, now, 0)
-}
-
-// PutTokenCostTx is PutTokenTx hashing at bcrypt work factor cost (0: the
-// default; see HashTokenCost).
-func PutTokenCostTx(ctx context.Context, q store.Querier, user int64, token, label string, now time.Time, cost int) error {
+// PutTokenTx stores token for user, hashed at bcrypt work factor cost (0:
+// DefaultCost; see HashToken), unless the user already has it. Importing the
+// same fixture twice therefore stores one row.
+func PutTokenTx(ctx context.Context, q store.Querier, user int64, token, label string, now time.Time, cost int) error {
 	lookup := TokenLookup(token)
 	hashes, err := store.Collect(ctx, q, store.Column[string], "SELECT hash FROM api_tokens WHERE lookup = ? AND user_uid = ?", lookup, user)
 	if err != nil {
@@ -29,7 +24,7 @@ func PutTokenCostTx(ctx context.Context, q store.Querier, user int64, token, lab
 			return nil
 		}
 	}
-	_, hash, err := HashTokenCost(token, cost)
+	_, hash, err := HashToken(token, cost)
 	if err != nil {
 		return err
 	}
@@ -47,10 +42,11 @@ func NewToken() string {
 	return "wm_" + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// IssueToken creates, stores and returns a new token for user.
-func IssueToken(ctx context.Context, q store.Querier, user int64, label string, now time.Time) (string, error) {
+// IssueToken creates, stores and returns a new token for user, hashed at
+// work factor cost (0: DefaultCost).
+func IssueToken(ctx context.Context, q store.Querier, user int64, label string, now time.Time, cost int) (string, error) {
 	t := NewToken()
-	if err := PutTokenTx(ctx, q, user, t, label, now); err != nil {
+	if err := PutTokenTx(ctx, q, user, t, label, now, cost); err != nil {
 		return "", err
 	}
 	return t, nil

@@ -16,9 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"waymark/internal/app"
+	"waymark/internal/auth"
 	"waymark/internal/fixture"
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/secret"
@@ -106,7 +105,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	opts := a.FixtureOptions()
-	opts.TokenCost = bcrypt.MinCost // the editors' tokens are the run's own; their checks are not what it measures
+	opts.HashCost = auth.MinCost // the editors' tokens are the run's own; their checks are not what it measures
 	text := site(cfg.Conversations, "http://"+ln.Addr().String()+"/v1")
 	_, err = fixture.Import(ctx, c.DB, []byte(text), "bench.yaml", opts)
 	a.Close()

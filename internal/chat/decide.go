@@ -136,7 +136,8 @@ func (s *Service) settleCard(r row, card Card, answer string, calls []agent.Call
 	touches := target != nil && len(card.Calls) == 1 && s.points != nil
 	eligible := touches && r.Process && r.Skill != 0 && r.Page != 0
 	return func(ctx context.Context, tx *store.Tx) error {
-		err := s.settleCardTx(ctx, tx, r, target, o, answer, card, calls, touches, eligible, mayRecord)
+		err := s.settleCardTx(ctx, tx, settlement{row: r, target: target, outcome: o, answer: answer, card: card,
+			calls: calls, touches: touches, eligible: eligible, mayRecord: mayRecord})
 		if errors.Is(err, openpoint.ErrInvalidKey) {
 			s.log.Error("open points", "conversation", r.ID, "err", err)
 			return nil
@@ -145,8 +146,24 @@ func (s *Service) settleCard(r row, card Card, answer string, calls []agent.Call
 	}
 }
 
-func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, r row, target *tool.Target, o Outcome, answer string, card Card,
-	calls []agent.CallResult, touches, eligible, mayRecord bool) error {
+// settlement is what settleCardTx records for one decided card (issue 16
+// item 6: a params struct instead of nine positional arguments).
+type settlement struct {
+	row     row
+	target  *tool.Target // the card's one target; nil: none
+	outcome Outcome      // the outcome so far: run and target
+	answer  string
+	card    Card
+	calls   []agent.CallResult // how the runtime answered the decided calls
+	// touches: the card touches open points; eligible: it may also record
+	// and keep them (a process conversation with a skill and a page);
+	// mayRecord: the continuation neither failed nor was cancelled (P.R4).
+	touches, eligible, mayRecord bool
+}
+
+func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, st settlement) error {
+	r, target, o, answer, card, calls := st.row, st.target, st.outcome, st.answer, st.card, st.calls
+	touches, eligible, mayRecord := st.touches, st.eligible, st.mayRecord
 	switch answer {
 	case AnswerApply, AnswerApprove:
 		step, firstOK := appliedWrite(card, calls)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"waymark/internal/access"
@@ -88,24 +87,12 @@ type Service struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // guards nothing; counts running turns
 
-	hookBeforeClaim atomic.Pointer[func(op string)] // tests only; see SetTestHookBeforeClaim
-}
-
-// SetTestHookBeforeClaim makes f run after a request read the conversation
-// and before its compare-and-set claim — op is "message", "answer" or
-// "end-tour" — so that a test can land a concurrent request exactly there.
-// Tests only; nil removes it.
-func (s *Service) SetTestHookBeforeClaim(f func(op string)) {
-	if f == nil {
-		s.hookBeforeClaim.Store(nil)
-		return
-	}
-	s.hookBeforeClaim.Store(&f)
+	hookBeforeClaim func(op string) // Deps.BeforeClaim; may be nil
 }
 
 func (s *Service) beforeClaim(op string) {
-	if f := s.hookBeforeClaim.Load(); f != nil {
-		(*f)(op)
+	if s.hookBeforeClaim != nil {
+		s.hookBeforeClaim(op)
 	}
 }
 
@@ -131,6 +118,11 @@ type Deps struct {
 	// Lease is the runtime's lease, after which a turn whose job was taken
 	// by a process that stopped counts as lost (default agent.DefaultLease).
 	Lease time.Duration
+	// BeforeClaim, for tests, runs after a request read the conversation and
+	// before its compare-and-set claim — op is "message", "answer" or
+	// "end-tour" — so that a test can land a concurrent request exactly
+	// there; nil in production (issue 16 item 5: a dependency, not a setter).
+	BeforeClaim func(op string)
 }
 
 // New returns a chat service on d.
@@ -142,7 +134,8 @@ func New(d Deps) *Service {
 	}
 	return &Service{db: d.DB, rt: d.Runtime, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
 		ender: d.Ender, labeler: d.Labeler, queue: d.Queue, clk: d.Clock, log: log,
-		ctx: ctx, cancel: cancel, lease: cmp.Or(d.Lease, agent.DefaultLease), wake: make(chan struct{}, 1)}
+		ctx: ctx, cancel: cancel, lease: cmp.Or(d.Lease, agent.DefaultLease), wake: make(chan struct{}, 1),
+		hookBeforeClaim: d.BeforeClaim}
 }
 
 // Close stops accepting work and waits for running turns.

@@ -194,7 +194,7 @@ func transcript(msgs []Message) []llm.Message {
 }
 
 // QueuedResult takes the result of a queued run's segment (the runtime's
-// SetQueuedResult hook, on the worker that ran it): when it is the turn of
+// Config.QueuedResult, on the worker that ran it): when it is the turn of
 // a conversation still processing it — a turn the reaper requeued after its
 // worker stopped (issue 15 item 7) — the conversation takes its state and
 // answer at once. Any other run changes nothing.

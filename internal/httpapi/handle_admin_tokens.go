@@ -33,7 +33,7 @@ func (s *Server) handleAdminTokenCreate(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	now := s.clock.Now()
-	token, err := access.IssueToken(r.Context(), s.db, uid, body.Label, now)
+	token, err := access.IssueToken(r.Context(), s.db, uid, body.Label, now, s.hashCost)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func (s *Server) handleAdminUserCreate(w http.ResponseWriter, r *http.Request) e
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	a, err := access.CreateAccount(r.Context(), s.db, body.change())
+	a, err := access.CreateAccount(r.Context(), s.db, body.change(), s.hashCost)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (s *Server) handleAdminUserUpdate(w http.ResponseWriter, r *http.Request) e
 		return errInvalid.With("uid: the body names %d, the path %d", body.UID, uid)
 	}
 	body.UID = uid
-	a, err := access.UpdateAccount(r.Context(), s.db, body.change())
+	a, err := access.UpdateAccount(r.Context(), s.db, body.change(), s.hashCost)
 	if err != nil {
 		return err
 	}

@@ -47,3 +47,7 @@ func (s *Server) CookieSecure(r *http.Request) bool { return s.secure || r.TLS !
 // Now is the server's clock, for mounted handlers that stamp what they
 // store (an API token's creation time).
 func (s *Server) Now() time.Time { return s.clock.Now() }
+
+// HashCost is the bcrypt work factor (Config.HashCost) mounted handlers hash
+// the passwords and tokens they store at.
+func (s *Server) HashCost() int { return s.hashCost }

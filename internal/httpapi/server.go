@@ -56,6 +56,11 @@ type Config struct {
 	// Tracer, when set, gives every request a server span (issue 15 item
 	// 4); nil is tracing off and costs nothing.
 	Tracer trace.Tracer
+	// HashCost is the bcrypt work factor of the passwords and tokens the
+	// administration stores and of the unknown-username check of a login (0:
+	// auth.DefaultCost; tests pass auth.MinCost). A cost auth.CheckCost
+	// refuses fails New.
+	HashCost int
 }
 
 // HandlerFunc is a route handler. It returns an error instead of writing
@@ -85,6 +90,7 @@ type Server struct {
 	site         *site.Site
 	configs      *llmconfig.Store
 	metricsToken string // GET /metrics needs it as a bearer token when set
+	hashCost     int    // Config.HashCost
 }
 
 type metrics struct {
@@ -96,6 +102,9 @@ type metrics struct {
 func New(cfg Config) (*Server, error) {
 	if cfg.DB == nil {
 		return nil, errors.New("httpapi: Config.DB is required")
+	}
+	if err := auth.CheckCost(cfg.HashCost); err != nil {
+		return nil, fmt.Errorf("httpapi: Config.HashCost: %w", err)
 	}
 	s := &Server{
 		db:           cfg.DB,
@@ -114,6 +123,7 @@ func New(cfg Config) (*Server, error) {
 		site:         cfg.Site,
 		configs:      cfg.Configs,
 		mux:          http.NewServeMux(),
+		hashCost:     cfg.HashCost,
 	}
 	s.registry = cfg.Registry
 	if s.registry == nil {
@@ -122,7 +132,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.registerMetrics(); err != nil {
 		return nil, err
 	}
-	s.auth = auth.New(s.db, s.clock)
+	s.auth = auth.NewLimited(s.db, s.clock, auth.Limits{HashCost: cfg.HashCost})
 	// The screens' reads first: the authorization matrix calls the routes in
 	// this order, and its administration rows change the fixture's groups.
 	s.screenRoutes()

@@ -58,10 +58,11 @@ func newServer(t *testing.T, db *store.DB) bundle {
 	logs := &syncBuffer{}
 	clk := clock.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	srv, err := httpapi.New(httpapi.Config{
-		DB:      db,
-		Logger:  slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Clock:   clk,
-		Version: "test",
+		DB:       db,
+		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Clock:    clk,
+		Version:  "test",
+		HashCost: auth.MinCost,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -103,7 +104,7 @@ func setup(t *testing.T, db *store.DB) bundle {
 		h := hashes[u.pw]
 		exec(`INSERT INTO be_users (uid, username, password_hash, admin, service_account, disabled, group_uids, backend_language)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, u.uid, u.name, h, u.admin, u.robot, u.disabled, u.groups, u.lang)
-		if err := auth.PutTokenTx(ctx, db, u.uid, u.token, "test", b.clk.Now()); err != nil {
+		if err := auth.PutTokenTx(ctx, db, u.uid, u.token, "test", b.clk.Now(), auth.MinCost); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -120,7 +121,7 @@ var passwordHashes = func() func(t *testing.T) map[string]string {
 		t.Helper()
 		once.Do(func() {
 			for _, pw := range []string{"erika-pw", "robot-pw", "max-pw", "admin-pw"} {
-				if hashes[pw], err = auth.HashPassword(pw); err != nil {
+				if hashes[pw], err = auth.HashPassword(pw, auth.MinCost); err != nil {
 					return
 				}
 			}

@@ -81,7 +81,7 @@ func checkOpenPoints(s *snapshot) []Violation {
 			continue
 		}
 		for _, f := range fieldKeys(o.fields) {
-			if s.points[pointKey{skill, c.page, o.table, o.uid, f}] || closedLater(s.outcomes[i+1:], s.runs, convs, o.table, o.uid, f) {
+			if s.points[pointKey{skill, c.page, o.table, o.uid, f}] || closedLater(s.outcomes[i+1:], s.runs, convs, fieldRef{o.table, o.uid, f}) {
 				continue
 			}
 			out = append(out, Violation{OpenPoint, "conversation " + strconv.FormatInt(o.conv, 10),
@@ -91,10 +91,18 @@ func checkOpenPoints(s *snapshot) []Violation {
 	return out
 }
 
-// closedLater reports whether one of later closes the open point on
-// table:uid field f: an applied write of it (any conversation, P.C1) or a
-// keep in a process run of a conversation about a page (P.K1).
-func closedLater(later []outcomeRow, runs map[string]*runRow, convs map[int64]convRow, table string, uid int64, f string) bool {
+// fieldRef names one field of one record: the target of an open point.
+type fieldRef struct {
+	table string
+	uid   int64
+	field string
+}
+
+// closedLater reports whether one of later closes the open point on field
+// ref: an applied write of it (any conversation, P.C1) or a keep in a
+// process run of a conversation about a page (P.K1).
+func closedLater(later []outcomeRow, runs map[string]*runRow, convs map[int64]convRow, ref fieldRef) bool {
+	table, uid, f := ref.table, ref.uid, ref.field
 	for _, o := range later {
 		if o.table != table || o.uid != uid || !slices.Contains(fieldKeys(o.fields), f) {
 			continue

@@ -255,7 +255,7 @@ func (s *Store) FlushTx(ctx context.Context, tx *store.Tx, id string, f Flush) e
 	if len(f.Events) == 0 && f.Usage == (Usage{}) {
 		return nil
 	}
-	won, err := s.guarded(ctx, tx, "events of", id, "updated_at = updated_at", "TRUE", nil, f)
+	won, err := s.guarded(ctx, tx, id, update{op: "events of", set: "updated_at = updated_at", where: "TRUE", args: nil}, f)
 	if err != nil {
 		return err
 	}

@@ -45,8 +45,8 @@ func (s *Store) fence(ctx context.Context, q store.Querier, id, owner, effect st
 	if owner == "" {
 		return false, invalid("fence", id, "lease owner is empty")
 	}
-	return s.guarded(ctx, q, "fence", id, `pending_effect = ?, updated_at = ?`,
-		`status = 'running' AND lease_owner = ?`, []any{effect, store.Micros(s.clk.Now()), owner}, Flush{})
+	return s.guarded(ctx, q, id, update{op: "fence", set: `pending_effect = ?, updated_at = ?`,
+		where: `status = 'running' AND lease_owner = ?`, args: []any{effect, store.Micros(s.clk.Now()), owner}}, Flush{})
 }
 
 // Requeuing is how Requeue hands a run back to the queue (issue 16 item 6).
@@ -92,8 +92,8 @@ func (s *Store) requeue(ctx context.Context, q store.Querier, id string, r Reque
 		where += ` AND lease_expires_at > 0 AND lease_expires_at < ?`
 		args = append(args, now)
 	}
-	return s.guarded(ctx, q, "requeue", id, `status = 'queued', requeue_count = requeue_count + 1, lease_owner = '',
-		lease_expires_at = 0, updated_at = ?`, where, args, f)
+	return s.guarded(ctx, q, id, update{op: "requeue", set: `status = 'queued', requeue_count = requeue_count + 1, lease_owner = '',
+		lease_expires_at = 0, updated_at = ?`, where: where, args: args}, f)
 }
 
 // AddUsage adds u to the totals of owner's running run.
@@ -113,6 +113,6 @@ func (s *Store) addUsage(ctx context.Context, q store.Querier, id, owner string,
 	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.Iterations < 0 {
 		return false, invalid("usage", id, "usage %+v is negative", u)
 	}
-	return s.guarded(ctx, q, "usage", id, `updated_at = ?`, `status = 'running' AND lease_owner = ?`,
-		[]any{store.Micros(s.clk.Now()), owner}, Flush{Usage: u})
+	return s.guarded(ctx, q, id, update{op: "usage", set: `updated_at = ?`,
+		where: `status = 'running' AND lease_owner = ?`, args: []any{store.Micros(s.clk.Now()), owner}}, Flush{Usage: u})
 }

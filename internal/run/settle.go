@@ -70,9 +70,9 @@ func (s *Store) settle(ctx context.Context, q store.Querier, id string, to Settl
 		where += ` AND status = 'running' AND lease_expires_at > 0 AND lease_expires_at < ?`
 		args = append(args, now)
 	}
-	return s.guarded(ctx, q, "settle", id, `status = ?, termination_reason = ?, error_class = ?, error_message = ?,
+	return s.guarded(ctx, q, id, update{op: "settle", set: `status = ?, termination_reason = ?, error_class = ?, error_message = ?,
 		answer = ?, lease_owner = '', lease_expires_at = 0, request = '', suspended = '',
-		finished_at = ?, updated_at = ?`, where, args, f)
+		finished_at = ?, updated_at = ?`, where: where, args: args}, f)
 }
 
 // Cancel ends any non-terminal run (queued, running or waiting) as
@@ -102,9 +102,8 @@ func (s *Store) CancelIfWaitingTx(ctx context.Context, tx *store.Tx, id string) 
 
 func (s *Store) cancel(ctx context.Context, q store.Querier, id, from string) (bool, error) {
 	now := store.Micros(s.clk.Now())
-	return s.guarded(ctx, q, "cancel", id, `status = 'cancelled', termination_reason = 'cancelled',
-		lease_owner = '', lease_expires_at = 0, request = '', suspended = '', finished_at = ?, updated_at = ?`,
-		`status IN `+from, []any{now, now}, Flush{})
+	return s.guarded(ctx, q, id, update{op: "cancel", set: `status = 'cancelled', termination_reason = 'cancelled',
+		lease_owner = '', lease_expires_at = 0, request = '', suspended = '', finished_at = ?, updated_at = ?`, where: `status IN ` + from, args: []any{now, now}}, Flush{})
 }
 
 // ExpiredLeases returns the running runs whose lease expired before now,

@@ -28,12 +28,22 @@ type Flush struct {
 	Privacy Privacy
 }
 
+// update is one guarded transition of a run (issue 16 item 6: a params
+// struct instead of four adjacent positional arguments): op names it in
+// errors, set and where are SQL fragments, args the arguments of set and then
+// of where.
+type update struct {
+	op, set, where string
+	args           []any
+}
+
 // guarded runs one conditional UPDATE of a run, "UPDATE runs SET set WHERE
 // uuid = ? AND where" (args: those of set, then those of where, without the
 // uuid), and reports whether it changed the row. A uuid that names no run
 // loses like any other guard. With a flush, the same UPDATE advances the
 // event sequence and adds the usage, and the events are inserted once it won.
-func (s *Store) guarded(ctx context.Context, q store.Querier, op, id, set, where string, args []any, f Flush) (bool, error) {
+func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u update, f Flush) (bool, error) {
+	op, set, where, args := u.op, u.set, u.where, u.args
 	if f.Usage.PromptTokens < 0 || f.Usage.CompletionTokens < 0 || f.Usage.Iterations < 0 {
 		return false, invalid(op, id, "usage %+v is negative", f.Usage)
 	}
@@ -43,7 +53,7 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, op, id, set, where
 		var won bool
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			var err error
-			won, err = s.guarded(ctx, tx, op, id, set, where, args, f)
+			won, err = s.guarded(ctx, tx, id, u, f)
 			return err
 		})
 		return won, err
@@ -112,8 +122,8 @@ func (s *Store) Claim(ctx context.Context, id, owner string, lease time.Duration
 		return false, err
 	}
 	now := s.clk.Now()
-	return s.guarded(ctx, s.db, "claim", id, `status = 'running', lease_owner = ?, lease_expires_at = ?, updated_at = ?`,
-		`status = 'queued'`, []any{owner, store.Micros(now.Add(lease)), store.Micros(now)}, Flush{})
+	return s.guarded(ctx, s.db, id, update{op: "claim", set: `status = 'running', lease_owner = ?, lease_expires_at = ?, updated_at = ?`,
+		where: `status = 'queued'`, args: []any{owner, store.Micros(now.Add(lease)), store.Micros(now)}}, Flush{})
 }
 
 // Renewal is how Renew extends a lease (issue 16 item 6: a transition's
@@ -151,7 +161,8 @@ func (s *Store) RenewTx(ctx context.Context, tx *store.Tx, id string, r Renewal,
 		set += ", pending_effect = ?"
 		args = append(args, string(r.Fence))
 	}
-	return s.guarded(ctx, s.querier(tx), "renew", id, set, `status = 'running' AND lease_owner = ?`, append(args, r.Owner), f)
+	return s.guarded(ctx, s.querier(tx), id, update{op: "renew", set: set,
+		where: `status = 'running' AND lease_owner = ?`, args: append(args, r.Owner)}, f)
 }
 
 // Suspension is how Suspend parks a run (issue 16 item 6).
@@ -180,8 +191,8 @@ func (s *Store) SuspendTx(ctx context.Context, tx *store.Tx, id string, sp Suspe
 	case len(sp.State) == 0 || !json.Valid(sp.State):
 		return false, invalid("suspend", id, "suspended state is not JSON")
 	}
-	return s.guarded(ctx, s.querier(tx), "suspend", id, `status = ?, suspended = ?, lease_owner = '', lease_expires_at = 0, updated_at = ?`,
-		`status = 'running' AND lease_owner = ?`, []any{string(sp.To), string(sp.State), store.Micros(s.clk.Now()), sp.Owner}, f)
+	return s.guarded(ctx, s.querier(tx), id, update{op: "suspend", set: `status = ?, suspended = ?, lease_owner = '', lease_expires_at = 0, updated_at = ?`,
+		where: `status = 'running' AND lease_owner = ?`, args: []any{string(sp.To), string(sp.State), store.Micros(s.clk.Now()), sp.Owner}}, f)
 }
 
 // Resumption is how Resume claims a waiting run.
@@ -220,7 +231,7 @@ func (s *Store) ResumeTx(ctx context.Context, tx *store.Tx, id string, r Resumpt
 		set += ", pending_effect = ?"
 		args = append(args, string(r.Fence))
 	}
-	return s.guarded(ctx, s.querier(tx), "resume", id, set, `status = ?`, append(args, string(r.From)), f)
+	return s.guarded(ctx, s.querier(tx), id, update{op: "resume", set: set, where: `status = ?`, args: append(args, string(r.From))}, f)
 }
 
 // querier is tx, or the pool when tx is nil.

@@ -76,7 +76,7 @@ func TestChooseRefusesBadOptions(t *testing.T) {
 
 func TestChooseIsAnInputTool(t *testing.T) {
 	t.Parallel()
-	reg := tool.NewRegistry(nil)
+	reg := tool.NewRegistry(nil, nil)
 	if err := tool.RegisterBuiltins(reg, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}

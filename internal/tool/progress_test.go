@@ -63,7 +63,7 @@ func TestSetProgressRefusesBadArgumentsAndRecordsNothing(t *testing.T) {
 
 func TestSetProgressIsAnEnabledProcessRead(t *testing.T) {
 	t.Parallel()
-	reg := tool.NewRegistry(nil)
+	reg := tool.NewRegistry(nil, nil)
 	if err := tool.RegisterBuiltins(reg, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}

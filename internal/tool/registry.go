@@ -73,20 +73,17 @@ func (e entry) validate(raw []byte) error {
 // Registry holds the known tools and reads their global enabled state.
 type Registry struct {
 	db     *store.DB
-	tracer trace.Tracer // set before use (SetTracer); nil: no spans
+	tracer trace.Tracer // nil: no spans
 
 	mu    sync.RWMutex // guards tools
 	tools map[string]entry
 }
 
 // NewRegistry returns an empty registry whose enabled state lives in db.
-func NewRegistry(db *store.DB) *Registry {
-	return &Registry{db: db, tools: map[string]entry{}}
+// tracer gives every Execute a span (issue 15 item 4); nil is tracing off.
+func NewRegistry(db *store.DB, tracer trace.Tracer) *Registry {
+	return &Registry{db: db, tracer: tracer, tools: map[string]entry{}}
 }
-
-// SetTracer gives every Execute a span (issue 15 item 4). Call it before
-// the registry is used; nil (the default) is tracing off.
-func (r *Registry) SetTracer(t trace.Tracer) { r.tracer = t }
 
 // Register adds t. It fails for an empty or duplicate name, an unknown effect
 // and an argument schema that does not compile.

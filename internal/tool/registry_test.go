@@ -26,7 +26,7 @@ func counter(name string, defaultEnabled bool, runs *int) tool.Tool {
 
 func TestRegisterRejectsDuplicateInvalidSchemaAndUnknownEffect(t *testing.T) {
 	t.Parallel()
-	reg := tool.NewRegistry(nil)
+	reg := tool.NewRegistry(nil, nil)
 	var runs int
 	if err := reg.Register(counter("count", true, &runs)); err != nil {
 		t.Fatalf("Register(count) = %v, want nil", err)
@@ -56,7 +56,7 @@ func TestRegisterRejectsDuplicateInvalidSchemaAndUnknownEffect(t *testing.T) {
 
 func TestWritesAreAlwaysApprovalBound(t *testing.T) {
 	t.Parallel()
-	reg := tool.NewRegistry(nil)
+	reg := tool.NewRegistry(nil, nil)
 	for _, e := range []tool.Effect{tool.EffectRead, tool.EffectWrite, tool.EffectNonIdempotentWrite, tool.EffectExternal} {
 		d := tool.Def{Name: string(e), Schema: json.RawMessage(objectSchema), Effect: e}
 		if err := reg.Register(tool.NewFuncTool(d, nil)); err != nil {
@@ -71,7 +71,7 @@ func TestWritesAreAlwaysApprovalBound(t *testing.T) {
 
 func TestValidateNamesTheBadField(t *testing.T) {
 	t.Parallel()
-	reg := tool.NewRegistry(nil)
+	reg := tool.NewRegistry(nil, nil)
 	if err := tool.RegisterBuiltins(reg, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestValidateNamesTheBadField(t *testing.T) {
 
 func TestExecuteWithBadArgumentsIsAnErrorResultAndDoesNotRun(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		reg := tool.NewRegistry(db)
+		reg := tool.NewRegistry(db, nil)
 		var runs int
 		if err := reg.Register(counter("count", true, &runs)); err != nil {
 			t.Fatal(err)
@@ -145,7 +145,7 @@ func TestExecuteWithBadArgumentsIsAnErrorResultAndDoesNotRun(t *testing.T) {
 func TestDisabledToolIsAnErrorResultAndSetEnabledPersists(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		reg := tool.NewRegistry(db)
+		reg := tool.NewRegistry(db, nil)
 		var onRuns, offRuns int
 		if err := reg.Register(counter("on_by_default", true, &onRuns)); err != nil {
 			t.Fatal(err)
@@ -178,7 +178,7 @@ func TestDisabledToolIsAnErrorResultAndSetEnabledPersists(t *testing.T) {
 		}
 
 		// A new registry over the same database reads the stored state.
-		again := tool.NewRegistry(db)
+		again := tool.NewRegistry(db, nil)
 		_ = again.Register(counter("on_by_default", true, &onRuns))
 		_ = again.Register(counter("off_by_default", false, &offRuns))
 		for name, want := range map[string]bool{"on_by_default": false, "off_by_default": true} {
@@ -203,7 +203,7 @@ func TestDisabledToolIsAnErrorResultAndSetEnabledPersists(t *testing.T) {
 
 func TestSpecsFollowTheRequestedOrder(t *testing.T) {
 	t.Parallel()
-	reg := tool.NewRegistry(nil)
+	reg := tool.NewRegistry(nil, nil)
 	if err := tool.RegisterBuiltins(reg, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}

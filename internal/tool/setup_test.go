@@ -90,7 +90,7 @@ func setup(t *testing.T, db *store.DB) bundle {
 
 	checker := access.NewChecker(db)
 	writer := content.NewWriter(db, checker, clock.NewFake(time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)))
-	reg := tool.NewRegistry(db)
+	reg := tool.NewRegistry(db, nil)
 	if err := tool.RegisterBuiltins(reg, db, writer, checker); err != nil {
 		t.Fatalf("RegisterBuiltins: %v", err)
 	}

@@ -204,6 +204,49 @@ func (c *Client) Events(uuid string, after int64) ([]Event, Response) {
 	return v.Events, r
 }
 
+// CancelIfWaiting is the answer of POST /api/runs/{uuid}/cancel-if-waiting.
+type CancelIfWaiting struct {
+	Won    bool   `json:"won"`
+	Status string `json:"status"`
+}
+
+// Input is the body of POST /api/runs/{uuid}/input.
+type Input struct {
+	TurnDigest string         `json:"turnDigest"`
+	Values     map[string]any `json:"values"`
+}
+
+// Events is the answer of GET /api/runs/{uuid}/events (JSON).
+type Events struct {
+	Events []Event `json:"events"`
+}
+
+// OpenPoint is an open point as a reader sees it.
+type OpenPoint struct {
+	Page            int64     `json:"page"`
+	Language        int64     `json:"language"`
+	Skill           int64     `json:"skill"`
+	SkillIdentifier string    `json:"skillIdentifier"`
+	Table           string    `json:"table"`
+	UID             int64     `json:"uid"`
+	Field           string    `json:"field"`
+	CreatedAt       time.Time `json:"createdAt"`
+	Summary         string    `json:"summary"`
+}
+
+// OpenPoints is the answer of GET /api/pages/{uid}/open-points and GET
+// /api/open-points.
+type OpenPoints struct {
+	OpenPoints []OpenPoint `json:"openPoints"`
+}
+
+// RunPage is the answer of GET /api/admin/runs: a page of runs, newest
+// first, and the cursor of the next ("" at the end).
+type RunPage struct {
+	Runs []RunStatus `json:"runs"`
+	Next string      `json:"next"`
+}
+
 // Ended is the answer of POST /api/runs/{uuid}/end-process.
 type Ended struct {
 	Ended  bool   `json:"ended"`
@@ -222,6 +265,15 @@ type ProcessSkill struct {
 	Identifier  string `json:"identifier"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
+}
+
+// ProcessCatalogue is the answer of GET /api/configurations/{cfg}/process-skills
+// and, with the user it is for, of GET /api/admin/configurations/{cfg}/process-skills?user=.
+type ProcessCatalogue struct {
+	Configuration int64          `json:"configuration"`
+	User          int64          `json:"user"`
+	Usable        bool           `json:"usable"`
+	Skills        []ProcessSkill `json:"skills"`
 }
 
 // ProcessSkills sends GET /api/configurations/{cfg}/process-skills.
@@ -471,6 +523,41 @@ type SkillDetail struct {
 	Audit          []SkillAudit    `json:"audit"`
 }
 
+// SkillSources is the answer of GET /api/skill-sources.
+type SkillSources struct {
+	Sources []SkillSource `json:"sources"`
+}
+
+// SkillList is the answer of GET /api/skills.
+type SkillList struct {
+	Skills []SkillItem `json:"skills"`
+}
+
+// Attachment is the answer of POST /api/configurations/{uid}/skills.
+type Attachment struct {
+	Configuration int64  `json:"configuration"`
+	Skill         int64  `json:"skill"`
+	Mode          string `json:"mode"`
+}
+
+// CatalogueEntry is one skill of GET /api/configurations/{uid}/skills.
+type CatalogueEntry struct {
+	UID         int64  `json:"uid"`
+	Source      int64  `json:"source"`
+	Identifier  string `json:"identifier"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Mode        string `json:"mode"`
+	Instructs   bool   `json:"instructs"`
+	Process     bool   `json:"process"`
+	Digest      string `json:"digest"`
+}
+
+// Catalogue is the answer of GET /api/configurations/{uid}/skills.
+type Catalogue struct {
+	Skills []CatalogueEntry `json:"skills"`
+}
+
 // CreateSkill is the body of POST /api/skills.
 type CreateSkill struct {
 	Source     int64  `json:"source"`
@@ -519,4 +606,94 @@ func (c *Client) SetSkillEnabled(uid int64, enabled bool) (SkillItem, Response) 
 		op = "enable"
 	}
 	return decode[SkillItem](c, c.Do("POST", fmt.Sprintf("/api/skills/%d/%s", uid, op), nil))
+}
+
+// Me is the answer of GET /api/me.
+type Me struct {
+	UID             int64    `json:"uid"`
+	Username        string   `json:"username"`
+	Admin           bool     `json:"admin"`
+	ServiceAccount  bool     `json:"serviceAccount"`
+	Groups          []int64  `json:"groups"`
+	Languages       []int64  `json:"languages"`
+	AllLanguages    bool     `json:"allLanguages"`
+	Mounts          []int64  `json:"mounts"`
+	Grants          []string `json:"grants"`
+	BackendLanguage string   `json:"backendLanguage"`
+}
+
+// Account is a user of the administration (GET /api/admin/users/{uid}).
+type Account struct {
+	UID             int64    `json:"uid"`
+	Username        string   `json:"username"`
+	Active          bool     `json:"active"`
+	Admin           bool     `json:"admin"`
+	ServiceAccount  bool     `json:"serviceAccount"`
+	BackendLanguage string   `json:"backendLanguage"`
+	Groups          []int64  `json:"groups"`
+	Languages       []int64  `json:"languages"`
+	Mounts          []int64  `json:"mounts"`
+	Grants          []string `json:"grants"`
+	HasPassword     bool     `json:"hasPassword"`
+	Tokens          int      `json:"tokens"`
+}
+
+// Accounts is the answer of GET /api/admin/users.
+type Accounts struct {
+	Users []Account `json:"users"`
+}
+
+// IssuedToken is the answer of POST /api/admin/users/{uid}/tokens: the
+// token, shown this once.
+type IssuedToken struct {
+	Token     string    `json:"token"`
+	User      int64     `json:"user"`
+	Label     string    `json:"label"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// AdminConfiguration is a configuration of the administration (GET
+// /api/admin/configurations/{uid}): never its key, only whether one is stored.
+type AdminConfiguration struct {
+	UID                   int64           `json:"uid"`
+	Identifier            string          `json:"identifier"`
+	Name                  string          `json:"name"`
+	Active                bool            `json:"active"`
+	ProviderType          string          `json:"providerType"`
+	BaseURL               string          `json:"baseUrl"`
+	HasAPIKey             bool            `json:"hasApiKey"`
+	Model                 string          `json:"model"`
+	Script                json.RawMessage `json:"script,omitempty"`
+	ContextWindow         int64           `json:"contextWindow"`
+	MaxOutputTokens       int64           `json:"maxOutputTokens"`
+	RequireSecondApprover bool            `json:"requireSecondApprover"`
+	Privacy               string          `json:"privacy"`
+	SystemPrompt          string          `json:"systemPrompt"`
+	AllowedGroups         []int64         `json:"allowedGroups"`
+	ToolGroups            []string        `json:"toolGroups"`
+	MaxIterations         int             `json:"maxIterations"`
+	TokenBudget           int64           `json:"tokenBudget"`
+	UpdatedAt             time.Time       `json:"updatedAt"`
+}
+
+// AdminConfigurations is the answer of GET /api/admin/configurations.
+type AdminConfigurations struct {
+	Configurations []AdminConfiguration `json:"configurations"`
+}
+
+// ProbeError is the classified failure of a connection test.
+type ProbeError struct {
+	Kind    string `json:"kind"`
+	Status  int    `json:"status,omitempty"`
+	Message string `json:"message"`
+}
+
+// ConnectionTest is the answer of POST /api/admin/configurations/{uid}/test.
+type ConnectionTest struct {
+	OK         bool        `json:"ok"`
+	Model      string      `json:"model"`
+	Reply      string      `json:"reply,omitempty"`
+	Usage      Usage       `json:"usage"`
+	DurationMS int64       `json:"durationMs"`
+	Error      *ProbeError `json:"error,omitempty"`
 }

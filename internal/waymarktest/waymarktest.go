@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"waymark/internal/app"
+	"waymark/internal/auth"
 	"waymark/internal/clock"
 	"waymark/internal/fixture"
 	"waymark/internal/llm/llmtest"
@@ -70,6 +71,9 @@ type Options struct {
 	SkillsRoot string
 	// Tracer traces the application as app.Config.Tracer (nil: off).
 	Tracer trace.Tracer
+	// BeforeClaim runs in a conversation request right before its claim
+	// (chat.Deps.BeforeClaim): where a test lands a concurrent request.
+	BeforeClaim func(op string)
 }
 
 // New starts the application on db with the fixture (YAML or JSON; the text
@@ -100,6 +104,8 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		SecureCookies: opts.SecureCookies,
 		SkillsRoot:    opts.SkillsRoot,
 		Tracer:        opts.Tracer,
+		BeforeClaim:   opts.BeforeClaim,
+		HashCost:      auth.MinCost, // passwords and tokens of tests are not secrets; bcrypt's minimum keeps them fast
 	})
 	if err != nil {
 		t.Fatalf("app: %v", err)
@@ -150,6 +156,15 @@ func (r Response) JSON(t testing.TB, v any) {
 	if err := json.Unmarshal(r.Body, v); err != nil {
 		t.Fatalf("answer %d is not JSON: %v: %s", r.Status, err, r.Body)
 	}
+}
+
+// Decode decodes the body of r into a T of the typed client (api.go),
+// failing the test when it is not JSON: Decode[RunStatus](t, c.Must(…)).
+func Decode[T any](t testing.TB, r Response) T {
+	t.Helper()
+	var v T
+	r.JSON(t, &v)
+	return v
 }
 
 // Map decodes the body as a JSON object.

@@ -159,7 +159,7 @@ func (u *UI) handleUserCreate(w http.ResponseWriter, r *http.Request, me *user) 
 	f := newFormReader(r, me, &d.formState)
 	ch := readUser(f, d, 0)
 	if !d.failed() {
-		a, err := access.CreateAccount(r.Context(), u.DB, ch)
+		a, err := access.CreateAccount(r.Context(), u.DB, ch, u.API.HashCost())
 		if err == nil {
 			redirect(w, r, fmt.Sprintf("/admin/users/%d?done=saved", a.UID))
 			return
@@ -179,7 +179,7 @@ func (u *UI) handleUserSave(w http.ResponseWriter, r *http.Request, me *user) {
 	f := newFormReader(r, me, &d.formState)
 	ch := readUser(f, d, uid)
 	if !d.failed() {
-		if _, err := access.UpdateAccount(r.Context(), u.DB, ch); err == nil {
+		if _, err := access.UpdateAccount(r.Context(), u.DB, ch, u.API.HashCost()); err == nil {
 			redirect(w, r, fmt.Sprintf("/admin/users/%d?done=saved", uid))
 			return
 		} else {
@@ -226,7 +226,7 @@ func (u *UI) handleUserToken(w http.ResponseWriter, r *http.Request, me *user) {
 	}
 	uid := a.UID
 	d := &userData{Acc: a, formState: formState{Errors: map[string]string{}}}
-	token, err := access.IssueToken(r.Context(), u.DB, uid, strings.TrimSpace(r.PostFormValue("label")), u.API.Now())
+	token, err := access.IssueToken(r.Context(), u.DB, uid, strings.TrimSpace(r.PostFormValue("label")), u.API.Now(), u.API.HashCost())
 	if err != nil {
 		u.refusal(r, me, &d.formState, err, "label")
 	} else {

@@ -196,7 +196,7 @@ func (u *UI) chatCard(ctx context.Context, me *user, v chat.View) *cardView {
 	cv := &cardView{Digest: c.TurnDigest, Answers: c.Answers, Blocked: c.ApproveBlocked != "",
 		Action: fmt.Sprintf("/chat/%d/answer", v.ID), Target: "#conversation"}
 	for _, call := range c.Calls {
-		k := u.callView(ctx, me, call.ID, call.Tool, call.Heading, nil, call.Preview, "")
+		k := u.callView(ctx, me, callParts{ID: call.ID, Tool: call.Tool, Heading: call.Heading, Preview: call.Preview})
 		if t, l := call.Target, call.Labels; t != nil && l != nil {
 			k.Target = &site.Target{Table: t.Table, UID: t.UID, TableLabel: l.Table, RecordTitle: l.Record, FieldLabels: l.Fields}
 		}
@@ -213,7 +213,17 @@ func headingOf(me *user, calls []callView) string {
 	return me.T.Get("card.titleGeneric")
 }
 
-func (u *UI) callView(ctx context.Context, me *user, id, toolName, heading string, target *tool.Target, preview []tool.PreviewItem, previewErr string) callView {
+// callParts is what a card shows of one pending call: from a run's pending
+// approval (the inbox) or a conversation's card (the chat).
+type callParts struct {
+	ID, Tool, Heading string
+	Target            *tool.Target // nil: the call names no record (or the chat labels it itself)
+	Preview           []tool.PreviewItem
+	PreviewError      string
+}
+
+func (u *UI) callView(ctx context.Context, me *user, c callParts) callView {
+	id, toolName, heading, target, preview, previewErr := c.ID, c.Tool, c.Heading, c.Target, c.Preview, c.PreviewError
 	cv := callView{ID: id, Tool: toolName, Heading: heading}
 	labels := map[string]string{} // field → label in the viewer's language
 	if target != nil {

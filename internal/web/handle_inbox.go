@@ -41,7 +41,8 @@ func (u *UI) inboxData(ctx context.Context, me *user) (*inboxData, error) {
 			c.Answers = []string{"approve", "variant", "skip", "keep"}
 		}
 		for _, call := range pd.Calls {
-			c.Calls = append(c.Calls, u.callView(ctx, me, call.ID, call.Tool, call.Heading, call.Target, call.Preview, call.PreviewError))
+			c.Calls = append(c.Calls, u.callView(ctx, me, callParts{ID: call.ID, Tool: call.Tool, Heading: call.Heading,
+				Target: call.Target, Preview: call.Preview, PreviewError: call.PreviewError}))
 		}
 		c.Heading = headingOf(me, c.Calls)
 		title := me.T.Get("inbox.from", st.Initiator)

@@ -32,27 +32,35 @@ func TestAdministratorSeesTheSlashMenuOfAChosenUser(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, catalogueSite, nil)
 		admin := e.As(wt.Admin)
-		names := func(m map[string]any) []string {
+		names := func(c wt.ProcessCatalogue) []string {
 			var out []string
-			for _, s := range m["skills"].([]any) {
-				out = append(out, s.(map[string]any)["identifier"].(string))
+			for _, s := range c.Skills {
+				out = append(out, s.Identifier)
 			}
 			return out
 		}
+		menu := func(r wt.Response) wt.ProcessCatalogue {
+			t.Helper()
+			c := wt.Decode[wt.ProcessCatalogue](t, r)
+			if c.Skills == nil {
+				t.Fatalf("menu without a skills list: %s", r.Body)
+			}
+			return c
+		}
 		// What erika's own menu shows is what the administrator sees for her.
-		own := e.As(wt.Erika).Must("GET", "/api/configurations/1/process-skills", nil, 200).Map(t)
-		got := admin.Must("GET", "/api/admin/configurations/1/process-skills?user=2", nil, 200).Map(t)
-		if got["usable"] != true || !equal(names(got), []string{"seo"}) || !equal(names(own), names(got)) {
-			t.Errorf("catalogue for erika = %v, her own %v, want usable with seo", got, own)
+		own := menu(e.As(wt.Erika).Must("GET", "/api/configurations/1/process-skills", nil, 200))
+		got := menu(admin.Must("GET", "/api/admin/configurations/1/process-skills?user=2", nil, 200))
+		if !got.Usable || !equal(names(got), []string{"seo"}) || !equal(names(own), names(got)) {
+			t.Errorf("catalogue for erika = %+v, her own %+v, want usable with seo", got, own)
 		}
 		// A service account's menu is empty.
-		if got := admin.Must("GET", "/api/admin/configurations/1/process-skills?user=5", nil, 200).Map(t); got["usable"] != true || len(names(got)) != 0 {
-			t.Errorf("catalogue for the service account = %v, want usable and empty", got)
+		if got := menu(admin.Must("GET", "/api/admin/configurations/1/process-skills?user=5", nil, 200)); !got.Usable || len(names(got)) != 0 {
+			t.Errorf("catalogue for the service account = %+v, want usable and empty", got)
 		}
 		// A user outside the allowed groups cannot use the configuration at all.
 		admin.Must("PUT", "/api/admin/users/4", map[string]any{"username": "otto"}, 200)
-		if got := admin.Must("GET", "/api/admin/configurations/1/process-skills?user=4", nil, 200).Map(t); got["usable"] != false || len(names(got)) != 0 {
-			t.Errorf("catalogue for a user without the group = %v, want not usable", got)
+		if got := menu(admin.Must("GET", "/api/admin/configurations/1/process-skills?user=4", nil, 200)); got.Usable || len(names(got)) != 0 {
+			t.Errorf("catalogue for a user without the group = %+v, want not usable", got)
 		}
 		admin.Must("GET", "/api/admin/configurations/999/process-skills?user=2", nil, http.StatusNotFound)
 		admin.Must("GET", "/api/admin/configurations/1/process-skills?user=999", nil, http.StatusNotFound)

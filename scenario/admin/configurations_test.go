@@ -30,39 +30,39 @@ func TestAdministratorCreatesAndEditsAConfiguration(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		admin := e.As(wt.Admin)
-		created := admin.Must("POST", "/api/admin/configurations", newConfiguration(e.LLM.URL()), http.StatusCreated).Map(t)
-		uid := created["uid"].(float64)
-		if uid <= 2 || created["identifier"] != "review" || created["hasApiKey"] != true || created["privacy"] != "redacted" ||
-			created["contextWindow"] != float64(64000) || created["requireSecondApprover"] != true {
-			t.Fatalf("created = %v, want a new uid, identifier review, hasApiKey, privacy redacted", created)
+		created := wt.Decode[wt.AdminConfiguration](t, admin.Must("POST", "/api/admin/configurations", newConfiguration(e.LLM.URL()), http.StatusCreated))
+		uid := created.UID
+		if uid <= 2 || created.Identifier != "review" || !created.HasAPIKey || created.Privacy != "redacted" ||
+			created.ContextWindow != 64000 || !created.RequireSecondApprover {
+			t.Fatalf("created = %+v, want a new uid, identifier review, hasApiKey, privacy redacted", created)
 		}
-		path := "/api/admin/configurations/" + itoa(uid)
-		got := admin.Must("GET", path, nil, http.StatusOK).Map(t)
-		if got["systemPrompt"] != "Be brief." || got["model"] != "m-large" {
-			t.Errorf("GET %s = %v", path, got)
+		path := "/api/admin/configurations/" + itoa(float64(uid))
+		got := wt.Decode[wt.AdminConfiguration](t, admin.Must("GET", path, nil, http.StatusOK))
+		if got.SystemPrompt != "Be brief." || got.Model != "m-large" {
+			t.Errorf("GET %s = %+v", path, got)
 		}
-		list := admin.Must("GET", "/api/admin/configurations", nil, http.StatusOK).Map(t)
-		if n := len(list["configurations"].([]any)); n != 3 {
-			t.Errorf("list has %d configurations, want 3: %v", n, list)
+		list := wt.Decode[wt.AdminConfigurations](t, admin.Must("GET", "/api/admin/configurations", nil, http.StatusOK))
+		if n := len(list.Configurations); n != 3 {
+			t.Errorf("list has %d configurations, want 3: %+v", n, list)
 		}
 
 		// PUT replaces the fields; a key left out is kept.
 		upd := newConfiguration(e.LLM.URL())
 		delete(upd, "apiKey")
 		upd["name"], upd["active"], upd["maxOutputTokens"], upd["allowedGroups"] = "Review 2", false, 0, []int{}
-		got = admin.Must("PUT", path, upd, http.StatusOK).Map(t)
-		if got["name"] != "Review 2" || got["active"] != false || got["hasApiKey"] != true || len(got["allowedGroups"].([]any)) != 0 {
-			t.Errorf("PUT = %v, want Review 2, inactive, key kept, no groups", got)
+		got = wt.Decode[wt.AdminConfiguration](t, admin.Must("PUT", path, upd, http.StatusOK))
+		if got.Name != "Review 2" || got.Active || !got.HasAPIKey || got.AllowedGroups == nil || len(got.AllowedGroups) != 0 {
+			t.Errorf("PUT = %+v, want Review 2, inactive, key kept, no groups", got)
 		}
-		// A GET answer sent back as it is changes nothing and keeps the key.
-		again := admin.Must("PUT", path, admin.Must("GET", path, nil, 200).Map(t), http.StatusOK).Map(t)
-		if again["hasApiKey"] != true || again["name"] != "Review 2" {
-			t.Errorf("PUT of the GET answer = %v, want it unchanged with the key kept", again)
+		// A GET answer sent back as it is (raw, every field it has) changes nothing and keeps the key.
+		again := wt.Decode[wt.AdminConfiguration](t, admin.Must("PUT", path, admin.Must("GET", path, nil, 200).Map(t), http.StatusOK))
+		if !again.HasAPIKey || again.Name != "Review 2" {
+			t.Errorf("PUT of the GET answer = %+v, want it unchanged with the key kept", again)
 		}
 		// An empty key removes it.
 		upd["apiKey"] = ""
-		if got = admin.Must("PUT", path, upd, http.StatusOK).Map(t); got["hasApiKey"] != false {
-			t.Errorf("PUT with apiKey \"\" = %v, want hasApiKey false", got)
+		if got = wt.Decode[wt.AdminConfiguration](t, admin.Must("PUT", path, upd, http.StatusOK)); got.HasAPIKey {
+			t.Errorf("PUT with apiKey \"\" = %+v, want hasApiKey false", got)
 		}
 	})
 }
@@ -74,8 +74,8 @@ func TestProviderKeyEnteredOnceIsNeverShownAgain(t *testing.T) {
 		e := newEnv(t, db)
 		admin := e.As(wt.Admin)
 		r := admin.Must("POST", "/api/admin/configurations", newConfiguration(e.LLM.URL()), http.StatusCreated)
-		uid := r.Map(t)["uid"].(float64)
-		path := "/api/admin/configurations/" + itoa(uid)
+		uid := wt.Decode[wt.AdminConfiguration](t, r).UID
+		path := "/api/admin/configurations/" + itoa(float64(uid))
 		upd := newConfiguration(e.LLM.URL())
 		delete(upd, "apiKey")
 		bodies := []wt.Response{r, admin.Must("GET", path, nil, 200), admin.Must("GET", "/api/admin/configurations", nil, 200),
@@ -87,7 +87,7 @@ func TestProviderKeyEnteredOnceIsNeverShownAgain(t *testing.T) {
 			}
 		}
 		var sealed string
-		if err := db.QueryRow(context.Background(), "SELECT api_key_sealed FROM configurations WHERE uid = ?", int64(uid)).Scan(&sealed); err != nil {
+		if err := db.QueryRow(context.Background(), "SELECT api_key_sealed FROM configurations WHERE uid = ?", uid).Scan(&sealed); err != nil {
 			t.Fatal(err)
 		}
 		if sealed == "" || strings.Contains(sealed, newKey) {
@@ -109,20 +109,20 @@ func TestTestConnectionAnswersTheReplyOrTheClassifiedError(t *testing.T) {
 		e := newEnv(t, db)
 		admin := e.As(wt.Admin)
 		e.LLM.Add(llmtest.Reply{Content: "pong"})
-		got := admin.Must("POST", "/api/admin/configurations/1/test", nil, http.StatusOK).Map(t)
-		if got["ok"] != true || got["reply"] != "pong" || got["model"] != "m" {
-			t.Errorf("test = %v, want ok with reply pong from model m", got)
+		got := wt.Decode[wt.ConnectionTest](t, admin.Must("POST", "/api/admin/configurations/1/test", nil, http.StatusOK))
+		if !got.OK || got.Reply != "pong" || got.Model != "m" {
+			t.Errorf("test = %+v, want ok with reply pong from model m", got)
 		}
 		reqs := e.LLM.Requests()
 		if len(reqs) != 1 || reqs[0].MaxTokens <= 0 || reqs[0].MaxTokens > 64 || len(reqs[0].Tools) != 0 {
 			t.Errorf("requests = %+v, want one tiny call without tools", reqs)
 		}
 		e.LLM.Add(llmtest.Reply{Status: 401, ErrorMessage: "invalid api key"})
-		got = admin.Must("POST", "/api/admin/configurations/1/test", nil, http.StatusOK).Map(t)
-		errObj, _ := got["error"].(map[string]any)
-		if got["ok"] != false || errObj == nil || errObj["kind"] != "not_retryable" || errObj["status"] != float64(401) ||
-			!strings.Contains(errObj["message"].(string), "invalid api key") {
-			t.Errorf("test against a 401 = %v, want ok false with kind not_retryable, status 401 and the message", got)
+		got = wt.Decode[wt.ConnectionTest](t, admin.Must("POST", "/api/admin/configurations/1/test", nil, http.StatusOK))
+		errObj := got.Error
+		if got.OK || errObj == nil || errObj.Kind != "not_retryable" || errObj.Status != 401 ||
+			!strings.Contains(errObj.Message, "invalid api key") {
+			t.Errorf("test against a 401 = %+v, want ok false with kind not_retryable, status 401 and the message", got)
 		}
 		// A server that echoes the key in its error does not get it shown.
 		e.LLM.Add(llmtest.Reply{Status: 401, ErrorMessage: "Incorrect API key provided: sk-scenario-secret"})
@@ -178,7 +178,7 @@ func TestUnknownConfigurationIsNotFound(t *testing.T) {
 		admin.Must("PUT", "/api/admin/configurations/999", newConfiguration(e.LLM.URL()), http.StatusNotFound)
 		admin.Must("POST", "/api/admin/configurations/999/test", nil, http.StatusNotFound)
 		admin.Must("GET", "/api/admin/configurations/abc", nil, http.StatusNotFound)
-		if n := len(admin.Must("GET", "/api/admin/configurations", nil, 200).Map(t)["configurations"].([]any)); n != 2 {
+		if n := len(wt.Decode[wt.AdminConfigurations](t, admin.Must("GET", "/api/admin/configurations", nil, 200)).Configurations); n != 2 {
 			t.Errorf("PUT of an unknown uid created a configuration: %d listed", n)
 		}
 	})

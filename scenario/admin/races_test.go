@@ -74,7 +74,7 @@ func TestConcurrentDemotionsLeaveAnAdministrator(t *testing.T) {
 		wg.Wait()
 		admins := 0
 		for _, tok := range []string{wt.Admin, wt.Paula} {
-			if e.As(tok).Must("GET", "/api/me", nil, 200).Map(t)["admin"] == true {
+			if wt.Decode[wt.Me](t, e.As(tok).Must("GET", "/api/me", nil, 200)).Admin {
 				admins++
 			}
 		}

@@ -15,21 +15,20 @@ import (
 func run(t *testing.T, e *wt.Env, token string, cfg int, reply llmtest.Reply) string {
 	t.Helper()
 	e.LLM.Add(reply)
-	st := e.As(token).Must("POST", "/api/runs", map[string]any{"configuration": cfg,
-		"messages": []map[string]string{{"role": "user", "content": "Hello"}}}, http.StatusCreated).Map(t)
-	return st["uuid"].(string)
+	st := wt.Decode[wt.RunStatus](t, e.As(token).Must("POST", "/api/runs", map[string]any{"configuration": cfg,
+		"messages": []map[string]string{{"role": "user", "content": "Hello"}}}, http.StatusCreated))
+	return st.UUID
 }
 
 // uuids lists the uuids of GET /api/admin/runs?query and its next cursor.
 func uuids(t *testing.T, c *wt.Client, query url.Values) ([]string, string) {
 	t.Helper()
-	page := c.Must("GET", "/api/admin/runs?"+query.Encode(), nil, http.StatusOK).Map(t)
+	page := wt.Decode[wt.RunPage](t, c.Must("GET", "/api/admin/runs?"+query.Encode(), nil, http.StatusOK))
 	var out []string
-	for _, r := range page["runs"].([]any) {
-		out = append(out, r.(map[string]any)["uuid"].(string))
+	for _, r := range page.Runs {
+		out = append(out, r.UUID)
 	}
-	next, _ := page["next"].(string)
-	return out, next
+	return out, page.Next
 }
 
 func TestAdministratorListsRunsFilteredNewestFirst(t *testing.T) {
@@ -46,9 +45,9 @@ func TestAdministratorListsRunsFilteredNewestFirst(t *testing.T) {
 		if want := []string{r4, r3, r2, r1}; !equal(all, want) || next != "" {
 			t.Errorf("all runs = %v next %q, want %v newest first", all, next, want)
 		}
-		first := admin.Must("GET", "/api/admin/runs", nil, 200).Map(t)["runs"].([]any)[1].(map[string]any)
-		if first["status"] != "failed" || first["configuration"] != float64(2) || first["initiator"] != float64(2) {
-			t.Errorf("the failed run reads %v, want the RunStatus summary", first)
+		first := wt.Decode[wt.RunPage](t, admin.Must("GET", "/api/admin/runs", nil, 200)).Runs[1]
+		if first.Status != "failed" || first.Configuration != 2 || first.Initiator != 2 {
+			t.Errorf("the failed run reads %+v, want the RunStatus summary", first)
 		}
 		for _, tc := range []struct {
 			query url.Values

@@ -57,10 +57,9 @@ func TestAdministratorCreatesAUserWhoCanLogIn(t *testing.T) {
 		e := newEnv(t, db)
 		admin := e.As(wt.Admin)
 		r := admin.Must("POST", "/api/admin/users", newUser(), http.StatusCreated)
-		u := r.Map(t)
-		if u["uid"].(float64) <= 5 || u["username"] != "hans" || u["active"] != true || u["admin"] != false ||
-			u["hasPassword"] != true || u["backendLanguage"] != "de" {
-			t.Fatalf("created = %v, want active hans with a password", u)
+		u := wt.Decode[wt.Account](t, r)
+		if u.UID <= 5 || u.Username != "hans" || !u.Active || u.Admin || !u.HasPassword || u.BackendLanguage != "de" {
+			t.Fatalf("created = %+v, want active hans with a password", u)
 		}
 		if strings.Contains(string(r.Body), "geheim-123") || strings.Contains(string(r.Body), "$2a$") {
 			t.Errorf("answer shows the password or its hash: %s", r.Body)
@@ -68,22 +67,22 @@ func TestAdministratorCreatesAUserWhoCanLogIn(t *testing.T) {
 		if login(t, e, "hans", "geheim-123") == "" {
 			t.Fatalf("hans cannot log in with the password the administrator set")
 		}
-		path := "/api/admin/users/" + itoa(u["uid"].(float64))
+		path := "/api/admin/users/" + itoa(float64(u.UID))
 		// PUT without a password keeps it; with one replaces it.
 		upd := newUser()
 		delete(upd, "password")
 		upd["grants"], upd["admin"] = []string{}, true
-		got := admin.Must("PUT", path, upd, http.StatusOK).Map(t)
-		if got["admin"] != true || len(got["grants"].([]any)) != 0 || got["hasPassword"] != true {
-			t.Errorf("PUT = %v, want admin without grants, password kept", got)
+		got := wt.Decode[wt.Account](t, admin.Must("PUT", path, upd, http.StatusOK))
+		if !got.Admin || got.Grants == nil || len(got.Grants) != 0 || !got.HasPassword {
+			t.Errorf("PUT = %+v, want admin without grants, password kept", got)
 		}
 		if login(t, e, "hans", "geheim-123") == "" {
 			t.Errorf("a PUT without password removed the password")
 		}
-		// A GET answer sent back as it is changes nothing.
+		// A GET answer sent back as it is changes nothing (sent back raw, every field it has).
 		back := admin.Must("GET", path, nil, 200).Map(t)
-		if again := admin.Must("PUT", path, back, http.StatusOK).Map(t); again["hasPassword"] != true || again["admin"] != true {
-			t.Errorf("PUT of the GET answer = %v, want it unchanged", again)
+		if again := wt.Decode[wt.Account](t, admin.Must("PUT", path, back, http.StatusOK)); !again.HasPassword || !again.Admin {
+			t.Errorf("PUT of the GET answer = %+v, want it unchanged", again)
 		}
 		upd["password"] = "anders-456"
 		admin.Must("PUT", path, upd, http.StatusOK)
@@ -91,7 +90,7 @@ func TestAdministratorCreatesAUserWhoCanLogIn(t *testing.T) {
 			t.Errorf("after setting a new password the old one works or the new one does not")
 		}
 		list := admin.Must("GET", "/api/admin/users", nil, http.StatusOK)
-		if n := len(list.Map(t)["users"].([]any)); n != 6 || strings.Contains(string(list.Body), "$2a$") {
+		if n := len(wt.Decode[wt.Accounts](t, list).Users); n != 6 || strings.Contains(string(list.Body), "$2a$") {
 			t.Errorf("list = %s, want 6 users without hashes", list.Body)
 		}
 	})
@@ -103,22 +102,22 @@ func TestUserTokenIsShownOnceAndWorks(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		admin := e.As(wt.Admin)
-		tok := admin.Must("POST", "/api/admin/users/4/tokens", map[string]any{"label": "ci"}, http.StatusCreated).Map(t)
-		token, _ := tok["token"].(string)
-		if !strings.HasPrefix(token, "wm_") || tok["label"] != "ci" || tok["user"] != float64(4) {
-			t.Fatalf("token answer = %v, want a wm_ token for user 4 labelled ci", tok)
+		tok := wt.Decode[wt.IssuedToken](t, admin.Must("POST", "/api/admin/users/4/tokens", map[string]any{"label": "ci"}, http.StatusCreated))
+		token := tok.Token
+		if !strings.HasPrefix(token, "wm_") || tok.Label != "ci" || tok.User != 4 {
+			t.Fatalf("token answer = %+v, want a wm_ token for user 4 labelled ci", tok)
 		}
-		me := e.As(token).Must("GET", "/api/me", nil, http.StatusOK).Map(t)
-		if me["username"] != "otto" {
-			t.Errorf("the new token acts as %v, want otto", me["username"])
+		me := wt.Decode[wt.Me](t, e.As(token).Must("GET", "/api/me", nil, http.StatusOK))
+		if me.Username != "otto" {
+			t.Errorf("the new token acts as %v, want otto", me.Username)
 		}
 		for _, p := range []string{"/api/admin/users/4", "/api/admin/users"} {
 			if b := admin.Must("GET", p, nil, 200).Body; strings.Contains(string(b), token) {
 				t.Errorf("GET %s shows the token again", p)
 			}
 		}
-		if got := admin.Must("GET", "/api/admin/users/4", nil, 200).Map(t); got["tokens"] != float64(2) {
-			t.Errorf("user 4 tokens = %v, want 2", got["tokens"])
+		if got := wt.Decode[wt.Account](t, admin.Must("GET", "/api/admin/users/4", nil, 200)); got.Tokens != 2 {
+			t.Errorf("user 4 tokens = %v, want 2", got.Tokens)
 		}
 		refused(t, admin.Do("POST", "/api/admin/users/4/tokens", map[string]any{"label": strings.Repeat("x", 201)}), 400, "label", "long label")
 	})
@@ -132,7 +131,7 @@ func TestDisabledUserSessionsAndTokensStopAtOnce(t *testing.T) {
 		admin := e.As(wt.Admin)
 		admin.Must("PUT", "/api/admin/users/4", map[string]any{"username": "otto", "password": "otto-pass-1", "groups": []int{1}}, http.StatusOK)
 		cookie := login(t, e, "otto", "otto-pass-1")
-		issued := admin.Must("POST", "/api/admin/users/4/tokens", map[string]any{}, http.StatusCreated).Map(t)["token"].(string)
+		issued := wt.Decode[wt.IssuedToken](t, admin.Must("POST", "/api/admin/users/4/tokens", map[string]any{}, http.StatusCreated)).Token
 		for _, tok := range []string{wt.Otto, issued} {
 			e.As(tok).Must("GET", "/api/me", nil, http.StatusOK) // the token is verified and remembered
 		}
@@ -140,9 +139,9 @@ func TestDisabledUserSessionsAndTokensStopAtOnce(t *testing.T) {
 			t.Fatal("otto's session does not work before")
 		}
 
-		got := admin.Must("PUT", "/api/admin/users/4", map[string]any{"username": "otto", "groups": []int{1}, "active": false}, http.StatusOK).Map(t)
-		if got["active"] != false {
-			t.Fatalf("PUT active false = %v", got)
+		got := wt.Decode[wt.Account](t, admin.Must("PUT", "/api/admin/users/4", map[string]any{"username": "otto", "groups": []int{1}, "active": false}, http.StatusOK))
+		if got.Active {
+			t.Fatalf("PUT active false = %+v", got)
 		}
 		for _, tok := range []string{wt.Otto, issued} {
 			if r := e.As(tok).Do("GET", "/api/me", nil); r.Status != http.StatusUnauthorized {
@@ -240,9 +239,9 @@ func TestAdministratorEditsGroupsAndMembersGetTheirRights(t *testing.T) {
 		}
 		// otto joins the new group and holds its grant at once.
 		admin.Must("PUT", "/api/admin/users/4", map[string]any{"username": "otto", "groups": []int{int(uid)}}, http.StatusOK)
-		me := e.As(wt.Otto).Must("GET", "/api/me", nil, 200).Map(t)
+		me := wt.Decode[wt.Me](t, e.As(wt.Otto).Must("GET", "/api/me", nil, 200))
 		if !strings.Contains(string(e.As(wt.Otto).Must("GET", "/api/me", nil, 200).Body), `"approve"`) {
-			t.Errorf("me of a member of Reviewers = %v, want the approve grant", me)
+			t.Errorf("me of a member of Reviewers = %+v, want the approve grant", me)
 		}
 		path := "/api/admin/groups/" + strconv.Itoa(int(uid))
 		got := admin.Must("PUT", path, map[string]any{"title": "Reviewers", "subgroups": []int{1}}, http.StatusOK).Map(t)
@@ -290,7 +289,7 @@ func TestAdministratorListsAndRevokesAUsersTokens(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		admin := e.As(wt.Admin)
-		issued := admin.Must("POST", "/api/admin/users/4/tokens", map[string]any{"label": "ci"}, http.StatusCreated).Map(t)["token"].(string)
+		issued := wt.Decode[wt.IssuedToken](t, admin.Must("POST", "/api/admin/users/4/tokens", map[string]any{"label": "ci"}, http.StatusCreated)).Token
 		e.As(issued).Must("GET", "/api/me", nil, http.StatusOK) // verified and remembered
 		r := admin.Must("GET", "/api/admin/users/4/tokens", nil, http.StatusOK)
 		if strings.Contains(string(r.Body), issued) || strings.Contains(string(r.Body), "$2a$") {

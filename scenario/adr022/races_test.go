@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"waymark/internal/store"
@@ -12,16 +13,36 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
+// claimHook is the chat's BeforeClaim of one environment (chat.Deps): what
+// it runs is set by hookOnce.
+type claimHook struct {
+	f atomic.Pointer[func(op string)]
+}
+
+func (h *claimHook) run(op string) {
+	if f := h.f.Load(); f != nil {
+		(*f)(op)
+	}
+}
+
+// newRaceEnv is newEnv with a claim hook for hookOnce.
+func newRaceEnv(t *testing.T, db *store.DB) (*wt.Env, *claimHook) {
+	t.Helper()
+	h := &claimHook{}
+	return wt.New(t, db, site, &wt.Options{BeforeClaim: h.run}), h
+}
+
 // hookOnce lands f once, in the request op, right before its claim.
-func hookOnce(t *testing.T, e *wt.Env, op string, f func()) {
+func hookOnce(t *testing.T, h *claimHook, op string, f func()) {
 	t.Helper()
 	var once sync.Once
-	e.App.Chat.SetTestHookBeforeClaim(func(got string) {
+	g := func(got string) {
 		if got == op {
 			once.Do(f)
 		}
-	})
-	t.Cleanup(func() { e.App.Chat.SetTestHookBeforeClaim(nil) })
+	}
+	h.f.Store(&g)
+	t.Cleanup(func() { h.f.Store(nil) })
 }
 
 // approvalsOf counts the run's decisions on the turn digest and its tool
@@ -58,13 +79,13 @@ func transcriptHas(conv map[string]any, content string) int {
 // executed once.
 func TestMessageLosingTheClaimToAnAnswerChangesNothing(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
+		e, hook := newRaceEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "the accepted answer"}`), answer("Erledigt."))
 		erika := e.As(wt.Erika)
 		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
 		id, digest, run := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"], pendingRun(t, erika)
 		answered := 0
-		hookOnce(t, e, "message", func() {
+		hookOnce(t, hook, "message", func() {
 			answered = erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"}).Status
 		})
 		r := erika.Do("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Lieber nicht"})
@@ -87,13 +108,13 @@ func TestMessageLosingTheClaimToAnAnswerChangesNothing(t *testing.T) {
 // nothing; the message lands and nothing is written.
 func TestAnswerLosingTheClaimToAMessageChangesNothing(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
+		e, hook := newRaceEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "never written"}`), answer("Gut, anders."))
 		erika := e.As(wt.Erika)
 		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
 		id, digest, run := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"], pendingRun(t, erika)
 		sent := 0
-		hookOnce(t, e, "answer", func() {
+		hookOnce(t, hook, "answer", func() {
 			sent = erika.Do("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Lieber anders"}).Status
 		})
 		r := erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"})
@@ -119,13 +140,13 @@ func TestAnswerLosingTheClaimToAMessageChangesNothing(t *testing.T) {
 func TestEndTourAndAnswerRacingForTheClaim(t *testing.T) {
 	t.Run("answer first", func(t *testing.T) {
 		storetest.Each(t, func(t *testing.T, db *store.DB) {
-			e := newEnv(t, db)
+			e, hook := newRaceEnv(t, db)
 			e.LLM.Add(write("c1", `{"description": "applied"}`), answer("Erledigt."))
 			erika := e.As(wt.Erika)
 			conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
 			id, digest, run := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"], pendingRun(t, erika)
 			answered := 0
-			hookOnce(t, e, "end-tour", func() {
+			hookOnce(t, hook, "end-tour", func() {
 				answered = erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"}).Status
 			})
 			r := erika.Do("POST", "/api/conversations/"+id+"/end-tour", nil)
@@ -141,13 +162,13 @@ func TestEndTourAndAnswerRacingForTheClaim(t *testing.T) {
 	})
 	t.Run("end-tour first", func(t *testing.T) {
 		storetest.Each(t, func(t *testing.T, db *store.DB) {
-			e := newEnv(t, db)
+			e, hook := newRaceEnv(t, db)
 			e.LLM.Add(write("c1", `{"description": "never written"}`))
 			erika := e.As(wt.Erika)
 			conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
 			id, digest := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"]
 			ended := 0
-			hookOnce(t, e, "answer", func() {
+			hookOnce(t, hook, "answer", func() {
 				ended = erika.Do("POST", "/api/conversations/"+id+"/end-tour", nil).Status
 			})
 			r := erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"})

@@ -36,20 +36,20 @@ func TestL7_7_EndProcessWhileATurnRunsStopsItBeforeTheNextToolCall(t *testing.T)
 		// L7.3: the running turn itself is left alone; the caller asks again.
 		var running string
 		_ = db.QueryRow(context.Background(), "SELECT uuid FROM runs WHERE status = 'running'").Scan(&running)
-		if left := erika.Must("POST", "/api/runs/"+running+"/end-process", nil, 200).Map(t); left["ended"] != false || left["status"] != "running" {
-			t.Fatalf("end-process of the running turn = %v", left)
+		if left := wt.Decode[wt.Ended](t, erika.Must("POST", "/api/runs/"+running+"/end-process", nil, 200)); left.Ended || left.Status != "running" {
+			t.Fatalf("end-process of the running turn = %+v", left)
 		}
-		ended := erika.Must("POST", "/api/runs/"+origin+"/end-process", nil, 200).Map(t)
-		if ended["ended"] != true || ended["status"] != "completed" {
-			t.Fatalf("end-process of the terminal origin = %v", ended)
+		ended := wt.Decode[wt.Ended](t, erika.Must("POST", "/api/runs/"+origin+"/end-process", nil, 200))
+		if !ended.Ended || ended.Status != "completed" {
+			t.Fatalf("end-process of the terminal origin = %+v", ended)
 		}
 		second := <-done
 		if second["status"] != "failed" || second["terminationReason"] != "process_ended" || second["holdsProcess"] != false {
 			t.Fatalf("the running turn = %v", second)
 		}
-		evs := erika.Must("GET", "/api/runs/"+second["uuid"].(string)+"/events?after=0", nil, 200).Map(t)["events"].([]any)
+		evs := wt.Decode[wt.Events](t, erika.Must("GET", "/api/runs/"+second["uuid"].(string)+"/events?after=0", nil, 200)).Events
 		for _, ev := range evs {
-			if ev.(map[string]any)["kind"] == "tool" {
+			if ev.Kind == "tool" {
 				t.Fatal("the tool call ran after the process ended")
 			}
 		}
@@ -80,11 +80,11 @@ func TestL7_5_TwoParallelContinuationsAndAnEndThroughOne(t *testing.T) {
 			}
 		}
 		a, b := turns[0]["uuid"].(string), turns[1]["uuid"].(string)
-		if got := erika.Must("POST", "/api/runs/"+a+"/end-process", nil, 200).Map(t); got["ended"] != true {
-			t.Fatalf("end-process = %v", got)
+		if got := wt.Decode[wt.Ended](t, erika.Must("POST", "/api/runs/"+a+"/end-process", nil, 200)); !got.Ended {
+			t.Fatalf("end-process = %+v", got)
 		}
 		for _, id := range []string{origin, a, b} {
-			if st := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t); st["holdsProcess"] != false {
+			if st := wt.Decode[wt.RunStatus](t, erika.Must("GET", "/api/runs/"+id, nil, 200)); !st.HoldsProcessIs(false) {
 				t.Errorf("run %s still holds the process", id)
 			}
 		}

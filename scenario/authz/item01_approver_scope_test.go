@@ -28,15 +28,15 @@ func TestApproveGrantIsScopedToConfigurationAndTargetRecords(t *testing.T) {
 			sameNotFound(t, c.name+": GET run", u.Do("GET", "/api/runs/"+id, nil), u.Do("GET", "/api/runs/"+unknownRun, nil))
 			sameNotFound(t, c.name+": approval", u.Do("POST", "/api/runs/"+id+"/approval", approval),
 				u.Do("POST", "/api/runs/"+unknownRun+"/approval", approval))
-			if runs := u.Must("GET", "/api/inbox", nil, http.StatusOK).Map(t)["runs"].([]any); len(runs) != 0 {
-				t.Errorf("%s: inbox lists a run outside their scope: %v", c.name, runs)
+			if runs := wt.Decode[wt.Inbox](t, u.Must("GET", "/api/inbox", nil, http.StatusOK)).Runs; len(runs) != 0 {
+				t.Errorf("%s: inbox lists a run outside their scope: %+v", c.name, runs)
 			}
 		}
 
 		// As they are now: vera joins the editors' group and may decide.
 		exec(t, db, "UPDATE be_users SET group_uids = '[1, 2]' WHERE uid = 6")
-		if got := e.As(vera).Must("GET", "/api/runs/"+id, nil, http.StatusOK).Map(t); got["status"] != "waiting_for_approval" {
-			t.Fatalf("vera in the editors' group: %v", got)
+		if got := wt.Decode[wt.RunStatus](t, e.As(vera).Must("GET", "/api/runs/"+id, nil, http.StatusOK)); got.Status != "waiting_for_approval" {
+			t.Fatalf("vera in the editors' group: %+v", got)
 		}
 		exec(t, db, "UPDATE be_users SET group_uids = '[2]' WHERE uid = 6")
 		if r := e.As(vera).Do("GET", "/api/runs/"+id, nil); r.Status != http.StatusNotFound {
@@ -45,13 +45,13 @@ func TestApproveGrantIsScopedToConfigurationAndTargetRecords(t *testing.T) {
 
 		// Paula may read page 1 in every language and use the configuration.
 		p := e.As(paula)
-		if runs := p.Must("GET", "/api/inbox", nil, http.StatusOK).Map(t)["runs"].([]any); len(runs) != 1 {
-			t.Fatalf("paula's inbox = %v, want erika's run", runs)
+		if runs := wt.Decode[wt.Inbox](t, p.Must("GET", "/api/inbox", nil, http.StatusOK)).Runs; len(runs) != 1 {
+			t.Fatalf("paula's inbox = %+v, want erika's run", runs)
 		}
 		done(e)
-		got := p.Must("POST", "/api/runs/"+id+"/approval", approval, http.StatusOK).Map(t)
-		if got["status"] != "completed" || got["answer"] != nil {
-			t.Fatalf("paula's release (status, no transcript text): %v", got)
+		got := wt.Decode[wt.RunStatus](t, p.Must("POST", "/api/runs/"+id+"/approval", approval, http.StatusOK))
+		if got.Status != "completed" || got.Answer != "" { // answer is omitempty: absent and empty are one
+			t.Fatalf("paula's release (status, no transcript text): %+v", got)
 		}
 	})
 }
@@ -68,11 +68,11 @@ func TestApproverWhoMayNotUseTheConfigurationSeesNothing(t *testing.T) {
 		body := map[string]any{"approve": true, "turnDigest": digest(t, st)}
 		sameNotFound(t, "paula: approval on campaign", p.Do("POST", "/api/runs/"+id+"/approval", body),
 			p.Do("POST", "/api/runs/"+unknownRun+"/approval", body))
-		if runs := p.Must("GET", "/api/inbox", nil, http.StatusOK).Map(t)["runs"].([]any); len(runs) != 0 {
-			t.Errorf("paula's inbox lists a campaign run: %v", runs)
+		if runs := wt.Decode[wt.Inbox](t, p.Must("GET", "/api/inbox", nil, http.StatusOK)).Runs; len(runs) != 0 {
+			t.Errorf("paula's inbox lists a campaign run: %+v", runs)
 		}
-		if got := e.As(erika).Must("GET", "/api/runs/"+id, nil, http.StatusOK).Map(t); got["status"] != "waiting_for_approval" {
-			t.Fatalf("the refusals changed the run: %v", got)
+		if got := wt.Decode[wt.RunStatus](t, e.As(erika).Must("GET", "/api/runs/"+id, nil, http.StatusOK)); got.Status != "waiting_for_approval" {
+			t.Fatalf("the refusals changed the run: %+v", got)
 		}
 	})
 }
@@ -91,9 +91,12 @@ func TestApproverSeesStatusAndCardNotTheTranscript(t *testing.T) {
 			if strings.Contains(string(got.Body), "Confidential") {
 				t.Errorf("configuration %d: the approver's status shows the prompt: %s", cfg, got.Body)
 			}
-			calls := got.Map(t)["pending"].(map[string]any)["calls"].([]any)
-			if len(calls) != 1 || calls[0].(map[string]any)["tool"] != "update_page_metadata" {
-				t.Errorf("configuration %d: the approver's card = %v", cfg, calls)
+			pending := wt.Decode[wt.RunStatus](t, got).Pending
+			if pending == nil {
+				t.Fatalf("configuration %d: the approver's status has no card: %s", cfg, got.Body)
+			}
+			if calls := pending.Calls; len(calls) != 1 || calls[0].Tool != "update_page_metadata" {
+				t.Errorf("configuration %d: the approver's card = %+v", cfg, calls)
 			}
 			sameNotFound(t, "paula: events", p.Do("GET", "/api/runs/"+id+"/events?after=0", nil),
 				p.Do("GET", "/api/runs/"+unknownRun+"/events?after=0", nil))

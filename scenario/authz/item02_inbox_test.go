@@ -118,12 +118,12 @@ func TestOpenRunsPerUserAreCapped(t *testing.T) {
 		if n := count(); n != 2 {
 			t.Errorf("erika has %d runs stored, want the 2 within the cap", n)
 		}
-		conv := e.As(erika).Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated).Map(t)
-		cid := itoa(conv["id"].(float64))
+		conv := wt.Decode[wt.Conversation](t, e.As(erika).Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated))
+		cid := itoa(float64(conv.ID))
 		e.As(erika).Must("POST", "/api/conversations/"+cid+"/messages", map[string]any{"content": "Hello"}, http.StatusAccepted)
 		e.App.Chat.Wait()
-		if got := e.As(erika).Must("GET", "/api/conversations/"+cid, nil, http.StatusOK).Map(t); got["error"] != "too_many_runs" {
-			t.Errorf("a chat turn beyond the cap: conversation %v, want error too_many_runs", got)
+		if got := wt.Decode[wt.Conversation](t, e.As(erika).Must("GET", "/api/conversations/"+cid, nil, http.StatusOK)); got.Error != "too_many_runs" {
+			t.Errorf("a chat turn beyond the cap: conversation %+v, want error too_many_runs", got)
 		}
 		if n := count(); n != 2 {
 			t.Errorf("erika has %d runs stored after the chat turn, want 2", n)

@@ -64,8 +64,8 @@ func TestDisabledUserOpenStreamsEnd(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		st := waitingRun(t, e, e.As(erika), 1, "1")
-		conv := e.As(erika).Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated).Map(t)
-		cid := conv["id"].(float64)
+		conv := wt.Decode[wt.Conversation](t, e.As(erika).Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated))
+		cid := float64(conv.ID)
 		runStream := openStream(t, e, erika, "/api/runs/"+st["uuid"].(string)+"/events")
 		convStream := openStream(t, e, erika, "/api/conversations/"+itoa(cid)+"/stream")
 		inboxStream := openStream(t, e, erika, "/api/inbox/stream")
@@ -84,8 +84,8 @@ func TestDisabledUserOpenStreamsEnd(t *testing.T) {
 func TestDeletedTokenIsRefusedAtOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
-		conv := e.As(bernd).Must("POST", "/api/conversations", map[string]any{"page": 50, "language": 1}, http.StatusCreated).Map(t)
-		stream := openStream(t, e, bernd, "/api/conversations/"+itoa(conv["id"].(float64))+"/stream")
+		conv := wt.Decode[wt.Conversation](t, e.As(bernd).Must("POST", "/api/conversations", map[string]any{"page": 50, "language": 1}, http.StatusCreated))
+		stream := openStream(t, e, bernd, "/api/conversations/"+itoa(float64(conv.ID))+"/stream")
 		e.As(bernd).Must("GET", "/api/me", nil, http.StatusOK) // the token is verified and remembered
 		exec(t, db, "DELETE FROM api_tokens WHERE user_uid = 4")
 		if r := e.As(bernd).Do("GET", "/api/me", nil); r.Status != http.StatusUnauthorized {

@@ -18,8 +18,8 @@ func TestTextPostgreSQLCannotStoreIsInvalidTextOnBothDatabases(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, wt.Site, nil)
 		erika := e.As(wt.Erika)
-		conv := erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated).Map(t)
-		convPath := fmt.Sprintf("/api/conversations/%d", int64(conv["id"].(float64)))
+		conv := wt.Decode[wt.Conversation](t, erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated))
+		convPath := fmt.Sprintf("/api/conversations/%d", conv.ID)
 		before := map[string]int{}
 		tables := []string{"runs", "conversation_messages", "skills", "skill_sources", "sessions"}
 		for _, tb := range tables {
@@ -75,20 +75,20 @@ func TestModelProposedNULIsAnErrorResultNotAFailedRun(t *testing.T) {
 		)
 		was := fields(t, e, "pages", 1)
 		erika := e.As(wt.Erika)
-		st := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1,
-			"messages": []map[string]string{{"role": "user", "content": "Improve the description"}}}, http.StatusCreated).Map(t)
-		pending, _ := st["pending"].(map[string]any)
-		if st["status"] != "waiting_for_approval" || pending == nil {
-			t.Fatalf("run = %v, want waiting_for_approval", st)
+		st := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs", map[string]any{"configuration": 1,
+			"messages": []map[string]string{{"role": "user", "content": "Improve the description"}}}, http.StatusCreated))
+		pending := st.Pending
+		if st.Status != "waiting_for_approval" || pending == nil {
+			t.Fatalf("run = %+v, want waiting_for_approval", st)
 		}
-		call := pending["calls"].([]any)[0].(map[string]any)
-		if pe, _ := call["previewError"].(string); !strings.Contains(pe, "cannot be stored") {
-			t.Errorf("card call = %v, want a previewError saying the text cannot be stored", call)
+		call := pending.Calls[0]
+		if !strings.Contains(call.PreviewError, "cannot be stored") {
+			t.Errorf("card call = %+v, want a previewError saying the text cannot be stored", call)
 		}
-		st = erika.Must("POST", "/api/runs/"+st["uuid"].(string)+"/approval",
-			map[string]any{"approve": true, "turnDigest": pending["turnDigest"]}, http.StatusOK).Map(t)
-		if st["status"] != "completed" {
-			t.Fatalf("run after the approval = %v, want completed", st)
+		st = wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+st.UUID+"/approval",
+			map[string]any{"approve": true, "turnDigest": pending.TurnDigest}, http.StatusOK))
+		if st.Status != "completed" {
+			t.Fatalf("run after the approval = %+v, want completed", st)
 		}
 		if got := fields(t, e, "pages", 1); got != was {
 			t.Errorf("page 1 fields = %s, want unchanged %s", got, was)
@@ -111,15 +111,15 @@ func TestModelAnswerWithNULIsStoredAlikeOnBothDatabases(t *testing.T) {
 		e := wt.New(t, db, wt.Site, nil)
 		e.LLM.Add(answer("Hallo\x00 Welt"))
 		erika := e.As(wt.Erika)
-		conv := erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated).Map(t)
-		path := fmt.Sprintf("/api/conversations/%d", int64(conv["id"].(float64)))
+		conv := wt.Decode[wt.Conversation](t, erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated))
+		path := fmt.Sprintf("/api/conversations/%d", conv.ID)
 		erika.Must("POST", path+"/messages", map[string]any{"content": "Hallo"}, http.StatusAccepted)
 		e.App.Chat.Wait()
-		got := erika.Must("GET", path, nil, http.StatusOK).Map(t)
-		msgs, _ := got["messages"].([]any)
-		last, _ := msgs[len(msgs)-1].(map[string]any)
-		if got["error"] != nil && got["error"] != "" || last["content"] != "Hallo Welt" {
-			t.Errorf("conversation after a NUL in the answer = error %v, last message %v; want the answer without the NUL", got["error"], last)
+		got := wt.Decode[wt.Conversation](t, erika.Must("GET", path, nil, http.StatusOK))
+		msgs := got.Messages
+		last := msgs[len(msgs)-1]
+		if got.Error != "" || last.Content != "Hallo Welt" {
+			t.Errorf("conversation after a NUL in the answer = error %v, last message %+v; want the answer without the NUL", got.Error, last)
 		}
 	})
 }

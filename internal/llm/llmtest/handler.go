@@ -3,7 +3,6 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sync/atomic"
 )
@@ -17,27 +16,10 @@ import (
 func Handler(f func(RecordedRequest) Reply) http.Handler {
 	var n atomic.Int64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-			writeError(w, http.StatusNotFound, "llmtest: no route "+r.Method+" "+r.URL.Path)
+		req, rec, ok := readRequest(w, r, nil)
+		if !ok {
 			return
 		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "llmtest: read body: "+err.Error())
-			return
-		}
-		var req wireRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			writeError(w, http.StatusBadRequest, "llmtest: bad request body: "+err.Error())
-			return
-		}
-		rec, err := req.decode()
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "llmtest: "+err.Error())
-			return
-		}
-		rec.Authorization = r.Header.Get("Authorization")
-		rec.Body = body
 		reply := f(rec)
 		id := fmt.Sprintf("chatcmpl-llmtest-h%d", n.Add(1))
 		if req.Stream {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"testing"
 	"time"
 
 	"waymark/internal/llm"
@@ -63,10 +62,19 @@ type RecordedRequest struct {
 	Body          []byte // the raw JSON body
 }
 
+// TB is the part of testing.TB a Server uses (a *testing.T passes): the
+// package does not import testing, so that `waymark bench`, which serves
+// Handler, does not link it into the binary (issue 16 item 5).
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Cleanup(func())
+}
+
 // Server is a scripted OpenAI-compatible server. Its methods are safe for
 // concurrent use.
 type Server struct {
-	t   testing.TB
+	t   TB
 	srv *httptest.Server
 
 	mu       sync.Mutex // guards replies, next and requests
@@ -78,7 +86,7 @@ type Server struct {
 // NewServer starts a server answering with replies in order; it is closed
 // when the test ends. A request beyond the script fails the test and gets a
 // 400 answer.
-func NewServer(t testing.TB, replies ...Reply) *Server {
+func NewServer(t TB, replies ...Reply) *Server {
 	t.Helper()
 	s := &Server{t: t, replies: append([]Reply(nil), replies...)}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
@@ -110,36 +118,51 @@ func (s *Server) Remaining() int {
 	return len(s.replies) - s.next
 }
 
-func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+// readRequest reads a chat completion request. Anything else it answers
+// (404 for another route, 400 for a bad body) and returns false; bad, when
+// set, is told of a body that is no chat completion request (a Server fails
+// its test with it).
+func readRequest(w http.ResponseWriter, r *http.Request, bad func(format string, args ...any)) (wireRequest, RecordedRequest, bool) {
+	var req wireRequest
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		writeError(w, http.StatusNotFound, "llmtest: no route "+r.Method+" "+r.URL.Path)
-		return
+		return req, RecordedRequest{}, false
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "llmtest: read body: "+err.Error())
-		return
+		return req, RecordedRequest{}, false
 	}
-	var req wireRequest
+	if bad == nil {
+		bad = func(string, ...any) {}
+	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		s.t.Errorf("llmtest: request body is not a chat completion request: %v", err)
+		bad("llmtest: request body is not a chat completion request: %v", err)
 		writeError(w, http.StatusBadRequest, "llmtest: bad request body: "+err.Error())
-		return
+		return req, RecordedRequest{}, false
 	}
 	rec, err := req.decode()
 	if err != nil {
-		s.t.Errorf("llmtest: %v", err)
+		bad("llmtest: %v", err)
 		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error())
-		return
+		return req, RecordedRequest{}, false
 	}
 	rec.Authorization = r.Header.Get("Authorization")
 	rec.Body = body
+	return req, rec, true
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	req, rec, ok := readRequest(w, r, s.t.Errorf)
+	if !ok {
+		return
+	}
 
 	s.mu.Lock()
 	s.requests = append(s.requests, rec)
 	n := s.next
 	var reply Reply
-	ok := n < len(s.replies)
+	ok = n < len(s.replies)
 	if ok {
 		reply = s.replies[n]
 		s.next++

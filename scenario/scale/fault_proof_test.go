@@ -282,3 +282,66 @@ func faultEnv(t *testing.T, d store.Dialect) (*store.Fault, *store.DB, *wt.Env) 
 	e.LLM.Add(wt.TourScript()...)
 	return f, db, e
 }
+
+// Regression (issue 15 item 8, found by the fault proof): a store error
+// when ending a tour, after the conversation was claimed and the process
+// ended, left the conversation processing with no job to move it on. The
+// end is retried there: it answers 200 and the conversation is idle.
+func TestAStoreErrorWhileEndingATourDoesNotLeaveTheConversationProcessing(t *testing.T) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		t.Run(string(d), func(t *testing.T) {
+			f, db, e := faultEnv(t, d)
+			f.ArmQuery("error = ?, card = ?, progress = ?, highlight = ?, skill_uid = ?", 1)
+			at, err := e.As(wt.Erika).Tour()
+			f.Disarm()
+			if _, ok := f.Fired(); !ok {
+				t.Fatal("the fault did not fire: the step's statement changed")
+			}
+			if err != nil {
+				t.Fatalf("the tour (failed at %s): %v", at.Step, err)
+			}
+			conv := e.As(wt.Erika).Must("GET", path(float64(at.Conversation), ""), nil, 200).Map(t)
+			if conv["status"] != "idle" || conv["skill"] != nil {
+				t.Errorf("after the end: status %v skill %v, want idle without a skill", conv["status"], conv["skill"])
+			}
+			expect(t, "after the end", invariant.New(db, nil))
+		})
+	}
+}
+
+// Regression (issue 15 item 8): a store error recording a message that
+// withdrew the waiting card — after the card's run was cancelled — left
+// the conversation processing with no job. The request answers 500, the
+// conversation takes the cancelled run's state (idle), and the next message
+// is accepted.
+func TestAStoreErrorAfterAMessageWithdrewACardDoesNotLeaveTheConversationProcessing(t *testing.T) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		t.Run(string(d), func(t *testing.T) {
+			f, db, e := faultEnv(t, d)
+			erika := e.As(wt.Erika)
+			id := start(t, erika)
+			if conv := send(t, e, erika, id, "Los"); conv["status"] != "awaiting_approval" {
+				t.Fatalf("before the withdrawal: %v, want a card", conv["status"])
+			}
+			f.ArmQuery("INSERT INTO conversation_messages", 1)
+			r := erika.Do("POST", path(id, "/messages"), map[string]any{"content": "Anders"})
+			f.Disarm()
+			if _, ok := f.Fired(); !ok {
+				t.Fatal("the fault did not fire: the step's statement changed")
+			}
+			if r.Status != http.StatusInternalServerError {
+				t.Fatalf("the message meeting the store error = %d %s, want 500", r.Status, r.Body)
+			}
+			conv := erika.Must("GET", path(id, ""), nil, 200).Map(t)
+			if conv["status"] != "idle" || conv["card"] != nil {
+				t.Errorf("after the failed message: status %v card %v, want idle without the withdrawn card", conv["status"], conv["card"])
+			}
+			expect(t, "after the failed message", invariant.New(db, nil))
+			e.LLM.Add(answer("Weiter."))
+			erika.Must("POST", path(id, "/messages"), map[string]any{"content": "Weiter"}, http.StatusAccepted)
+			if conv := untilSettled(t, erika, id); conv["status"] == "processing" {
+				t.Fatalf("the next message does not settle: %v", conv)
+			}
+		})
+	}
+}

@@ -345,3 +345,56 @@ func TestAStoreErrorAfterAMessageWithdrewACardDoesNotLeaveTheConversationProcess
 		})
 	}
 }
+
+// Regression (issue 15 item 8, found by the fault proof): a store error
+// storing the pause after a skip's continuation (the next card) failed the
+// run not_retryable — the conversation failed instead of showing the next
+// card — and the events the failed commit had held (the pause) were stored
+// with the failure, so the skip looked accepted without its open point. The
+// suspension is retried where the process continues: the next card shows
+// and the skip has its open point.
+func TestAStoreErrorPausingAfterASkipShowsTheNextCard(t *testing.T) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		t.Run(string(d), func(t *testing.T) {
+			f, db, e := faultEnv(t, d)
+			// The tour's pauses: its first card, then one after each of
+			// apply, variant and skip — the fourth follows the skip.
+			f.ArmQuery("suspended = ?, lease_owner = ''", 4)
+			if at, err := e.As(wt.Erika).Tour(); err != nil {
+				t.Fatalf("the tour (at %s): %v", at.Step, err)
+			}
+			f.Disarm()
+			if _, ok := f.Fired(); !ok {
+				t.Fatal("the fault did not fire: the step's statement changed")
+			}
+			if n := count(t, db, "SELECT COUNT(*) FROM open_points WHERE field = 'seoTitle'"); n != 1 {
+				t.Errorf("open points of the skipped card = %d, want 1", n)
+			}
+			expect(t, "after the tour", invariant.New(db, nil))
+		})
+	}
+}
+
+// Regression (issue 15 item 8, found by the fault proof): a store error
+// settling a completed run left it running under a lease nobody renewed,
+// and its conversation failed with the error "running". The settle is
+// retried: the run completes and the tour ends idle.
+func TestAStoreErrorSettlingARunDoesNotLeaveItRunning(t *testing.T) {
+	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+		t.Run(string(d), func(t *testing.T) {
+			f, db, e := faultEnv(t, d)
+			f.ArmQuery("termination_reason = ?, error_class = ?", 1)
+			if at, err := e.As(wt.Erika).Tour(); err != nil {
+				t.Fatalf("the tour (at %s): %v", at.Step, err)
+			}
+			f.Disarm()
+			if _, ok := f.Fired(); !ok {
+				t.Fatal("the fault did not fire: the step's statement changed")
+			}
+			if n := count(t, db, "SELECT COUNT(*) FROM runs WHERE status = 'running'"); n != 0 {
+				t.Errorf("%d runs still running after the tour", n)
+			}
+			expect(t, "after the tour", invariant.New(db, nil))
+		})
+	}
+}

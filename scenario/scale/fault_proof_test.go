@@ -23,18 +23,12 @@ import (
 // call of the tour (it takes a stride otherwise).
 const EnvFaultFull = "WAYMARK_FAULT_FULL"
 
-// EnvFaultProof turns the fault proof on with its sample stride. It is off
-// by default until the defects it finds are fixed (README "Fault proof"):
-// failing a run-event insert or a commit at some calls of a tour leaves the
-// conversation failed (not_retryable) or a run running, and an accepted
-// skip can lose its open point.
-const EnvFaultProof = "WAYMARK_FAULT_PROOF"
-
 // stride is how many calls apart two faults are without EnvFaultFull:
 // SQLite every fifth call, PostgreSQL every 35th — a sample sized for
 // `go test ./...` and CI's time (every call takes about half an hour on
-// the 2-core machine). The full run on PostgreSQL still fails at three calls
-// (README "Fault proof": known defects).
+// the 2-core machine). The sample runs by default; the defects the full
+// run found are fixed and each has a regression test below (README "Fault
+// proof").
 func stride(d store.Dialect) int64 {
 	switch {
 	case os.Getenv(EnvFaultFull) == "1":
@@ -59,10 +53,6 @@ const faultTours = 6
 // a new message is accepted (after at most one lease, when a turn was lost)
 // and settles.
 func TestEveryDatabaseCallOfATourMayFailAndTheInvariantsHold(t *testing.T) {
-	if os.Getenv(EnvFaultProof) != "1" && os.Getenv(EnvFaultFull) != "1" {
-		t.Skip("the fault proof runs with " + EnvFaultProof + "=1 (or " + EnvFaultFull + "=1): it still fails at some calls — " +
-			"known defects, README \"Fault proof\"")
-	}
 	for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
 			calls := faultTour(t, d, 0)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"waymark/internal/agent"
 	"waymark/internal/fault"
@@ -100,7 +101,7 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 	case AnswerKeep:
 		d.Reason = agent.DenyKeep
 	}
-	res, err := s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
+	res, err := s.carryOut(ctx, r, card, d)
 	if err != nil {
 		s.handBack(ctx, r, err)
 		return
@@ -127,6 +128,32 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 	// answer). They are recorded whether or not that compare-and-set wins,
 	// as when they were a transaction of their own before it.
 	s.applyWith(ctx, r.ID, card.RunUUID, res.Answer, s.settleCard(r, card, answer, res.Calls, mayRecord))
+}
+
+// carryOut hands decision d on card to the runtime. An error that is not
+// the runtime's refusal (a *fault.Error) is a store error before the
+// decision took the run — Approve changes nothing until its guarded claim,
+// and a claim that failed rolled back — so the decision is carried out
+// again, a few times (persist's bound and waits): the process continues
+// here (issue 15 item 8). A refusal is never retried; it is handed back.
+func (s *Service) carryOut(ctx context.Context, r row, card Card, d agent.Decision) (agent.Result, error) {
+	var res agent.Result
+	var err error
+	for n := 1; ; n++ {
+		res, err = s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
+		var refusal *fault.Error
+		if err == nil || errors.As(err, &refusal) || n == persistAttempts || ctx.Err() != nil {
+			return res, err
+		}
+		s.log.Warn("decision failed; retrying", "conversation", r.ID, "run", card.RunUUID, "attempt", n, "err", err)
+		t := time.NewTimer(persistBackoff(n))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return res, err
+		}
+	}
 }
 
 // settleCard returns what records the outcome of a decided card and what it

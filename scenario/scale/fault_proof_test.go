@@ -388,3 +388,56 @@ func TestAStoreErrorSettlingARunDoesNotLeaveItRunning(t *testing.T) {
 		})
 	}
 }
+
+// Regression (issue 15 item 8, found by the fault proof): a store error
+// reading the run as the runtime answered a skip — the state after the
+// continuation — made the chat treat the skip as not accepted, with no
+// open point, though the run went on to its next card; and one at the
+// decision's first read handed the card back as "refused". The chat reads
+// the state again, and carries the decision out again after a store error
+// that changed nothing: either way the next card shows and the skip has its
+// open point.
+func TestAStoreErrorReadingTheRunWhileASkipIsCarriedOutKeepsItsOpenPoint(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		read int64 // which read of the run by uuid, from the worker's start, fails
+	}{{"the decision's first read", 1}, {"the state the runtime answers with", 2}} {
+		for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
+			t.Run(c.name+"/"+string(d), func(t *testing.T) {
+				f := &store.Fault{}
+				db := storetest.OpenWith(t, d, func(c *store.Config) { c.Fault = f })
+				first := wt.New(t, db, site, &wt.Options{Workers: 1})
+				first.LLM.Add(write("c1", `{"seoTitle": "Neu"}`), write("c2", `{"description": "Neu"}`))
+				erika := first.As(wt.Erika)
+				id := start(t, erika)
+				conv := send(t, first, erika, id, "Los")
+				card, _ := conv["card"].(map[string]any)
+				if conv["status"] != "awaiting_approval" || card == nil {
+					t.Fatalf("after the message: %v", conv)
+				}
+				// The answer's job waits until a worker starts, so the
+				// worker's reads are counted alone: its first read of the
+				// run is Approve's, its second the state Approve answers with.
+				first.StopWorkers()
+				erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card["turnDigest"], "answer": "skip"}, http.StatusAccepted)
+				f.ArmQuery("FROM runs WHERE uuid = ?", c.read)
+				worker := wt.New(t, db, "", &wt.Options{Workers: 1})
+				worker.App.Chat.Wait()
+				f.Disarm()
+				fired, ok := f.Fired()
+				if !ok {
+					t.Fatal("the fault did not fire: the step's statement changed")
+				}
+				t.Logf("failed %s", fired)
+				conv = untilSettled(t, erika, id)
+				if next, _ := conv["card"].(map[string]any); conv["status"] != "awaiting_approval" || next == nil || next["turnDigest"] == card["turnDigest"] {
+					t.Fatalf("after the skip: status %v card %v error %v, want the next card", conv["status"], conv["card"], conv["error"])
+				}
+				if n := count(t, db, "SELECT COUNT(*) FROM open_points WHERE field = 'seoTitle'"); n != 1 {
+					t.Errorf("open points of the skipped card = %d, want 1", n)
+				}
+				expect(t, "after the skip", invariant.New(db, nil))
+			})
+		}
+	}
+}

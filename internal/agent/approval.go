@@ -250,7 +250,7 @@ func (rt *Runtime) resuspend(ctx context.Context, seg *segment, s suspended, fre
 	if err := rt.claim(ctx, seg, run.StatusWaitingForApproval, nil); err != nil {
 		return err
 	}
-	if err := seg.suspend(ctx, run.StatusWaitingForApproval, body); err != nil {
+	if err := seg.suspend(ctx, run.StatusWaitingForApproval, body, 0); err != nil {
 		return err
 	}
 	return ErrPreviewChanged

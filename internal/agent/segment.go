@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"waymark/internal/llmconfig"
 	"waymark/internal/run"
@@ -97,6 +98,40 @@ func (s *segment) commit(ctx context.Context, begin beginTx, lost error, transit
 	return err
 }
 
+// endAttempts bounds how often a segment tries the commit that ends its
+// stretch (settle, suspend) after store errors.
+const endAttempts = 4
+
+// endBackoff is the wait before the n-th retry of such a commit (n from 1).
+func endBackoff(n int) time.Duration { return time.Duration(10<<(2*(n-1))) * time.Millisecond }
+
+// commitEnd is commit for the transition that ends the segment's stretch —
+// the run settles or suspends — run again after a store error: the process
+// continues here (issue 15 item 8, CHECKLIST LC4), and a settle or suspend
+// given up would leave the run running with nobody to move it on until its
+// lease expired, and its conversation failed instead of showing the next
+// card. A replay is safe: the transaction rolled back, and one whose commit
+// landed though it reported an error finds the run no longer running (its
+// guard loses: lost). A refusal of the run store (run.ErrInvalid) and a lost
+// guard are not retried, nor is anything once ctx is done.
+func (s *segment) commitEnd(ctx context.Context, lost error, transition func(tx *store.Tx) (bool, error)) error {
+	var err error
+	for n := 1; ; n++ {
+		err = s.commit(ctx, s.rt.db.InTx, lost, transition)
+		if err == nil || errors.Is(err, lost) || errors.Is(err, run.ErrInvalid) || n == endAttempts || ctx.Err() != nil {
+			return err
+		}
+		s.rt.log.Warn("run transition failed; retrying", "run", s.run.UUID, "attempt", n, "err", err)
+		t := time.NewTimer(endBackoff(n))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
 // renew is a guarded renewal of the lease that commits the buffered events
 // and sets or clears the write fence (fence as run.Renewal.Fence), in one
 // transaction. It returns errLost when the guard fails.
@@ -112,7 +147,7 @@ func (s *segment) boundary(ctx context.Context) error { return s.renew(ctx, nil)
 // settle ends the run under the owner guard, with its buffered events and a status event.
 func (s *segment) settle(ctx context.Context, status run.Status, reason run.Reason, errClass, msg, answer string) error {
 	s.emit(run.EventStatus, map[string]any{"status": status, "reason": reason, "errorClass": errClass})
-	err := s.commit(ctx, s.rt.db.InTx, errLost, func(tx *store.Tx) (bool, error) {
+	err := s.commitEnd(ctx, errLost, func(tx *store.Tx) (bool, error) {
 		return s.rt.runs.SettleTx(ctx, tx, s.run.UUID, run.Settlement{Owner: s.owner, Status: status, Reason: reason, ErrClass: errClass, ErrMsg: msg, Answer: run.StoredAnswer(s.privacy, answer)}, s.flush())
 	})
 	if err != nil && !errors.Is(err, errLost) {
@@ -142,11 +177,20 @@ func (s *segment) requeue(ctx context.Context) error {
 	})
 }
 
-// suspend moves the run to a waiting status with its state, under the owner guard.
-func (s *segment) suspend(ctx context.Context, to run.Status, body []byte) error {
-	return s.commit(ctx, s.rt.db.InTx, errLost, func(tx *store.Tx) (bool, error) {
+// suspend moves the run to a waiting status with its state, under the owner
+// guard, committing the buffered events; pause is how many of them (the
+// last) announce the pause. A suspension that cannot be stored even after
+// retries drops those: the run did not pause, and what ends it next (a
+// failure) must not tell a pause that never happened — an accepted skip
+// before it would look accepted (ADR-022 P.R4).
+func (s *segment) suspend(ctx context.Context, to run.Status, body []byte, pause int) error {
+	err := s.commitEnd(ctx, errLost, func(tx *store.Tx) (bool, error) {
 		return s.rt.runs.SuspendTx(ctx, tx, s.run.UUID, run.Suspension{Owner: s.owner, To: to, State: body}, s.flush())
 	})
+	if err != nil && pause <= len(s.events) {
+		s.events = s.events[:len(s.events)-pause]
+	}
+	return err
 }
 
 func (s *segment) String() string { return fmt.Sprintf("%s@%s", s.run.UUID, s.owner) }

@@ -202,7 +202,7 @@ func (rt *Runtime) suspendForApproval(ctx context.Context, seg *segment, st *sta
 	}
 	seg.emit(run.EventApproval, map[string]any{"status": run.StatusWaitingForApproval, "turnDigest": s.Digest, "tools": names, "callCount": len(names)})
 	seg.emit(run.EventStatus, map[string]any{"status": run.StatusWaitingForApproval})
-	return true, seg.suspend(ctx, run.StatusWaitingForApproval, body)
+	return true, seg.suspend(ctx, run.StatusWaitingForApproval, body, 2)
 }
 
 // suspendForInput stores a question and waits for the answer.
@@ -221,5 +221,5 @@ func (rt *Runtime) suspendForInput(ctx context.Context, seg *segment, st *state,
 	}
 	seg.emit(run.EventInput, map[string]any{"status": run.StatusWaitingForInput, "turnDigest": s.Digest, "tool": c.Name})
 	seg.emit(run.EventStatus, map[string]any{"status": run.StatusWaitingForInput})
-	return seg.suspend(ctx, run.StatusWaitingForInput, body)
+	return seg.suspend(ctx, run.StatusWaitingForInput, body, 2)
 }

@@ -99,7 +99,12 @@ type row struct {
 	PendingRun     string
 	Card           *Card     // while awaiting approval
 	Question       *Question // while awaiting input
-	card           string    // the card column as stored: what a claim compares
+	// Decided is the card whose answer the conversation is carrying out
+	// while processing a decision (kept from the claim, change.keepCard):
+	// whoever finds the decision's job gone settles the card from the run
+	// (settleDecided), not only the job that took it.
+	Decided *Card
+	card    string // the card column as stored: what a claim compares
 	// Follows: the pending run was decided elsewhere and still runs; the
 	// conversation is processing without a turn of its own and takes the
 	// run's state once it pauses or ends (reconcile).
@@ -139,7 +144,7 @@ const convColumns = `id, owner_uid, configuration_uid, page_uid, language, skill
 // setDecision sets the decision r waits for from the card column as stored
 // (raw): a question while awaiting input, else a card of the pending run.
 func (r *row) setDecision(raw string) error {
-	r.card, r.Card, r.Question = raw, nil, nil
+	r.card, r.Card, r.Question, r.Decided = raw, nil, nil, nil
 	switch {
 	case raw == "":
 	case r.Status == AwaitingInput:
@@ -155,7 +160,11 @@ func (r *row) setDecision(raw string) error {
 			return fmt.Errorf("card of conversation %d: %w", r.ID, err)
 		}
 		c.RunUUID = r.PendingRun
-		r.Card = &c
+		if r.Status == Processing {
+			r.Decided = &c // a decided card, kept while its decision is carried out
+		} else {
+			r.Card = &c
+		}
 	}
 	return nil
 }
@@ -200,8 +209,11 @@ type change struct {
 	follows             bool       // the conversation follows a run decided elsewhere
 	progress, highlight *json.RawMessage
 	err                 *string
-	skill               *int64
-	process             *bool
+	// keepCard leaves the card column as it is: a claim of a card's
+	// decision (processing) keeps the card decided (row.Decided).
+	keepCard bool
+	skill    *int64
+	process  *bool
 	// seen, when set, makes the change win only while the conversation still
 	// waits for the very decision the caller read (the card column as stored);
 	// seenFollow only while it still follows the run it followed.
@@ -232,7 +244,9 @@ func (c change) guarded(r row, from Status) change {
 // The card column holds the decision the conversation waits for — a card
 // while awaiting approval, a question while awaiting input — and nothing
 // else: every change to a status that waits for none clears it (a decided,
-// withdrawn or handed-back card leaves). Every change not naming follows
+// withdrawn or handed-back card leaves) — except the claim of a card's
+// decision (keepCard), which keeps the decided card until the decision
+// is settled. Every change not naming follows
 // ends following a run.
 func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c change, now int64) (bool, error) {
 	set := "status = ?, updated_at = ?, follows_run = ?"
@@ -247,6 +261,7 @@ func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c chan
 	str("pending_run_uuid", c.pendingRun)
 	str("error", c.err)
 	switch decision := ""; {
+	case c.keepCard:
 	case c.status == AwaitingApproval && c.card != nil:
 		if *c.card != nil {
 			b, _ := json.Marshal(*c.card)

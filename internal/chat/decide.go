@@ -2,8 +2,10 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"waymark/internal/agent"
 	"waymark/internal/fault"
@@ -68,7 +70,9 @@ func (s *Service) claimDecision(ctx context.Context, r row, said string, j job) 
 	now := s.now()
 	j.Conversation, j.At, j.From, j.Decision, j.Run = r.ID, now, r.Status, r.card, r.PendingRun
 	won, err := s.commit(ctx, j, func(tx *store.Tx) (bool, error) {
-		won, err := casTx(ctx, tx, r.ID, []Status{r.Status}, change{status: Processing, seen: &r.card}, now)
+		// A card's claim keeps the card (row.Decided): a decision the runtime
+		// accepted is settled even when the job that took it is lost.
+		won, err := casTx(ctx, tx, r.ID, []Status{r.Status}, change{status: Processing, seen: &r.card, keepCard: j.Op == opDecide}, now)
 		if err != nil || !won {
 			return won, err
 		}
@@ -97,21 +101,59 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 	case AnswerKeep:
 		d.Reason = agent.DenyKeep
 	}
-	res, err := s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
+	res, err := s.carryOut(ctx, r, card, d)
 	if err != nil {
 		s.handBack(ctx, r, err)
 		return
 	}
 	// A continuation that failed, and a run cancelled before or while it
 	// continued after the decision, record nothing (P.R4); so does a run
-	// whose state cannot be read (fail closed). Approve returns once the
-	// continuation paused or ended, so a later cancel concerns a later card.
+	// whose state cannot be read even after retries (fail closed). Approve
+	// returns once the continuation paused or ended, so a later cancel
+	// concerns a later card. A state Approve could not read (a store error
+	// after the continuation) is read again: the skip was accepted, and its
+	// open point must not be lost to that error (issue 15 item 8).
+	if res.Status == nil {
+		_ = s.persist(ctx, "decided run's state", func() error {
+			st, err := s.rt.Status(ctx, r.Owner, card.RunUUID)
+			if err == nil {
+				res.Status = &st
+			}
+			return err
+		})
+	}
 	mayRecord := res.Status != nil && res.Status.Status != run.StatusFailed && res.Status.Status != run.StatusCancelled
 	// The card's outcome and open points commit in the transaction that
 	// gives the conversation the run's state (issue 15: one commit fewer per
 	// answer). They are recorded whether or not that compare-and-set wins,
 	// as when they were a transaction of their own before it.
 	s.applyWith(ctx, r.ID, card.RunUUID, res.Answer, s.settleCard(r, card, answer, res.Calls, mayRecord))
+}
+
+// carryOut hands decision d on card to the runtime. An error that is not
+// the runtime's refusal (a *fault.Error) is a store error before the
+// decision took the run — Approve changes nothing until its guarded claim,
+// and a claim that failed rolled back — so the decision is carried out
+// again, a few times (persist's bound and waits): the process continues
+// here (issue 15 item 8). A refusal is never retried; it is handed back.
+func (s *Service) carryOut(ctx context.Context, r row, card Card, d agent.Decision) (agent.Result, error) {
+	var res agent.Result
+	var err error
+	for n := 1; ; n++ {
+		res, err = s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
+		var refusal *fault.Error
+		if err == nil || errors.As(err, &refusal) || n == persistAttempts || ctx.Err() != nil {
+			return res, err
+		}
+		s.log.Warn("decision failed; retrying", "conversation", r.ID, "run", card.RunUUID, "attempt", n, "err", err)
+		t := time.NewTimer(persistBackoff(n))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return res, err
+		}
+	}
 }
 
 // settleCard returns what records the outcome of a decided card and what it
@@ -138,12 +180,94 @@ func (s *Service) settleCard(r row, card Card, answer string, calls []agent.Call
 	return func(ctx context.Context, tx *store.Tx) error {
 		err := s.settleCardTx(ctx, tx, settlement{row: r, target: target, outcome: o, answer: answer, card: card,
 			calls: calls, touches: touches, eligible: eligible, mayRecord: mayRecord})
+		if errors.Is(err, errSettled) {
+			return nil // recorded before: the job and a recovery both settled it
+		}
 		if errors.Is(err, openpoint.ErrInvalidKey) {
 			s.log.Error("open points", "conversation", r.ID, "err", err)
 			return nil
 		}
 		return err
 	}
+}
+
+// settleDecided settles the card conversation r was carrying out when its
+// decision's job is gone — the worker died after the runtime accepted the
+// decision, or a retried job found the run no longer waiting (ADR-022 P.R2,
+// P.R4; issue 15 items 7 and 8) — once the run paused or ended (st). The
+// run's events say what the runtime accepted: the approval event with the
+// card's turn digest (none: the decision never reached the runtime, nothing
+// to settle), the continuation's end (failed or cancelled: nothing
+// recorded), and for an applied card the write step the write recorded
+// (tool_write, stored at every privacy level; none: not applied).
+//
+// It returns what records the card inside the transaction that gives the
+// conversation the run's state (applyWith), or nil when there is nothing to
+// record.
+func (s *Service) settleDecided(ctx context.Context, r row, st agent.Status) (func(ctx context.Context, tx *store.Tx) error, error) {
+	card := r.Decided
+	if card == nil || !(st.Status.Terminal() || st.Status.Waiting()) {
+		return nil, nil
+	}
+	evs, err := s.rt.Events(ctx, r.Owner, card.RunUUID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	at := -1
+	var answer string
+	for i, e := range evs {
+		var p struct {
+			Approved       *bool  `json:"approved"`
+			Reason         string `json:"reason"`
+			TurnDigest     string `json:"turnDigest"`
+			PreviewChanged bool   `json:"previewChanged"`
+		}
+		if e.Kind != run.EventApproval || json.Unmarshal(e.Payload, &p) != nil || p.Approved == nil ||
+			p.PreviewChanged || p.TurnDigest != card.TurnDigest {
+			continue
+		}
+		at, answer = i, answerOf(*p.Approved, agent.DenyReason(p.Reason))
+		break
+	}
+	if at < 0 {
+		return nil, nil
+	}
+	mayRecord := true
+	var calls []agent.CallResult
+	for _, e := range evs[at+1:] {
+		var p struct {
+			Status string `json:"status"`
+		}
+		if e.Kind == run.EventStatus && json.Unmarshal(e.Payload, &p) == nil && p.Status != string(run.StatusRunning) {
+			mayRecord = p.Status != string(run.StatusFailed) && p.Status != string(run.StatusCancelled)
+			break
+		}
+		if e.Kind == run.EventToolWrite && len(calls) == 0 && len(card.Calls) > 0 {
+			var w tool.WriteStep
+			if json.Unmarshal(e.Payload, &w) == nil {
+				calls = append(calls, agent.CallResult{ID: card.Calls[0].ID, Tool: card.Calls[0].Tool, Write: &w})
+			}
+		}
+	}
+	if len(calls) == 0 && len(card.Calls) > 0 {
+		calls = []agent.CallResult{{ID: card.Calls[0].ID, Tool: card.Calls[0].Tool, IsError: true}}
+	}
+	return s.settleCard(r, *card, answer, calls, mayRecord), nil
+}
+
+// answerOf is the card answer an approval event records.
+func answerOf(approved bool, reason agent.DenyReason) string {
+	switch {
+	case approved:
+		return AnswerApply
+	case reason == agent.DenyVariant:
+		return AnswerVariant
+	case reason == agent.DenySkip:
+		return AnswerSkip
+	case reason == agent.DenyKeep:
+		return AnswerKeep
+	}
+	return AnswerCancel
 }
 
 // settlement is what settleCardTx records for one decided card (issue 16
@@ -164,6 +288,23 @@ type settlement struct {
 func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, st settlement) error {
 	r, target, o, answer, card, calls := st.row, st.target, st.outcome, st.answer, st.card, st.calls
 	touches, eligible, mayRecord := st.touches, st.eligible, st.mayRecord
+	msgs, err := messages(ctx, tx, r.ID)
+	if err != nil {
+		return err
+	}
+	o.After = int64(len(msgs))
+	// One card is settled once: the decision's job and a recovery that
+	// found the job lost (settleDecided) both count the same messages —
+	// nothing is added between the claim and the settlement — and the
+	// first to commit wins; the other records nothing, open points neither.
+	var n int
+	if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM conversation_outcomes WHERE conversation_id = ? AND run_uuid = ? AND after_message = ?",
+		r.ID, o.Run, o.After).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return errSettled
+	}
 	switch answer {
 	case AnswerApply, AnswerApprove:
 		step, firstOK := appliedWrite(card, calls)
@@ -192,13 +333,11 @@ func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, st settlement)
 	default:
 		o.Outcome = OutcomeNotApplied
 	}
-	msgs, err := messages(ctx, tx, r.ID)
-	if err != nil {
-		return err
-	}
-	o.After = int64(len(msgs))
 	return addOutcomeTx(ctx, tx, r.ID, o, s.now())
 }
+
+// errSettled: the card was settled before; this settlement records nothing.
+var errSettled = errors.New("the card was settled before")
 
 func outcomeOf(step *tool.WriteStep, firstOK bool) string {
 	switch {

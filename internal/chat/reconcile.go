@@ -185,7 +185,22 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		}
 	}
 	if r.PendingRun != "" {
-		s.apply(ctx, r.ID, r.PendingRun, "")
+		// A card whose decision the runtime accepted before the job was
+		// lost is settled first — its outcome and open point — then the
+		// conversation takes the run's state (issue 15 item 7).
+		// Both commit in one transaction (applyWith).
+		var record func(ctx context.Context, tx *store.Tx) error
+		if err := s.persist(ctx, "settle decided card", func() error {
+			st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
+			if err != nil {
+				return err
+			}
+			record, err = s.settleDecided(ctx, r, st)
+			return err
+		}); err != nil {
+			s.log.Error("settle decided card", "conversation", r.ID, "run", r.PendingRun, "err", err)
+		}
+		s.applyWith(ctx, r.ID, r.PendingRun, "", record)
 	} else {
 		s.fail(ctx, r, errors.New("interrupted"))
 	}

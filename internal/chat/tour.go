@@ -53,30 +53,51 @@ func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 	ended := r.LastRun
 	if ended != "" && s.ender != nil {
 		if _, _, err := s.ender.EndProcess(ctx, r.Owner, ended); err != nil && !errors.Is(err, process.ErrNotFound) {
-			if withdrawn {
-				s.follow(ctx, r) // the withdrawn run ended: the next read takes its state
-			} else if _, rerr := casTx(context.WithoutCancel(ctx), s.db, r.ID, []Status{Processing}, change{status: r.Status}, s.now()); rerr != nil {
-				s.log.Error("end tour: restore", "conversation", r.ID, "err", rerr)
-			}
+			s.release(ctx, r, withdrawn)
 			return View{}, err
 		}
 	}
 	zero, no, empty := int64(0), false, ""
-	now := s.now()
-	if err := s.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Idle, skill: &zero, process: &no,
-			pendingRun: &empty, lastRun: &ended, progress: emptyJSON(), highlight: emptyJSON(), err: &empty}, now)
-		if err != nil || !won {
-			return err
-		}
-		if !r.Process {
-			return nil // a free chat had no tour to end
-		}
-		return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: NoticeTourEnded}, now)
+	// The run is withdrawn and the process ended: the end goes on here, so
+	// a store error is retried (persist), and one that persists releases
+	// the claim rather than leave the conversation processing with nothing
+	// to move it on (issue 15 item 8).
+	if err := s.persist(ctx, "end tour", func() error {
+		now := s.now()
+		return s.db.InTx(ctx, func(tx *store.Tx) error {
+			won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Idle, skill: &zero, process: &no,
+				pendingRun: &empty, lastRun: &ended, progress: emptyJSON(), highlight: emptyJSON(), err: &empty}, now)
+			if err != nil || !won {
+				return err
+			}
+			if !r.Process {
+				return nil // a free chat had no tour to end
+			}
+			return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: NoticeTourEnded}, now)
+		})
 	}); err != nil {
+		s.release(ctx, r, withdrawn)
 		return View{}, err
 	}
 	return s.Get(ctx, actor, id)
+}
+
+// release lets go of a claim a request took (a message, an end) when the
+// request fails after it: a withdrawn run's conversation takes the run's
+// state (idle after the cancel), any other gets back the status r read
+// (issue 15 item 8: a failure never leaves a conversation stuck).
+func (s *Service) release(ctx context.Context, r row, withdrawn bool) {
+	ctx = context.WithoutCancel(ctx)
+	if withdrawn {
+		s.apply(ctx, r.ID, r.PendingRun, "")
+		return
+	}
+	if err := s.persist(ctx, "release", func() error {
+		_, err := casTx(ctx, s.db, r.ID, []Status{Processing}, change{status: r.Status}, s.now())
+		return err
+	}); err != nil {
+		s.log.Error("release claim", "conversation", r.ID, "err", err)
+	}
 }
 
 // SetSkill changes the conversation's skill (0 removes it) while it is idle or

@@ -37,6 +37,7 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 	if r, err = s.reconcile(ctx, r); err != nil {
 		return err
 	}
+	withdrawn := false
 	switch r.Status {
 	case Processing:
 		return ErrBusy
@@ -48,6 +49,7 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 		if r, err = s.withdraw(ctx, r); err != nil {
 			return err
 		}
+		withdrawn = r.Status == Processing // else handed back after a run that ended
 	default:
 		s.beforeClaim("message")
 	}
@@ -61,6 +63,12 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 		return true, addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: text}, now)
 	})
 	if err != nil {
+		if withdrawn {
+			// The run is cancelled but the message and its turn did not
+			// commit: the conversation takes the cancelled run's state, not
+			// processing with no job to move it on (issue 15 item 8).
+			s.release(ctx, r, true)
+		}
 		return err
 	}
 	if !won {

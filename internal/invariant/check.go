@@ -35,7 +35,8 @@ const (
 	ConversationStuck = "conversation_stuck"
 	// OpenPoint: every accepted skip has its open points unless a later
 	// applied write or keep on the same field closed them (§6 invariant 9,
-	// ADR-022 P.R2, P.C1, P.K1).
+	// ADR-022 P.R2, P.C1, P.K1), and every skip the runtime accepted in a
+	// conversation's process run has its outcome recorded (issue 15 item 7).
 	OpenPoint = "open_point"
 	// Privacy: at the levels metadata and none, stored events hold only what
 	// the metadata filter keeps, and no run keeps its answer (§6 invariant 10).

@@ -83,6 +83,8 @@ func TestEachInvariantReportsTheStateThatBreaksItAndACleanTourNone(t *testing.T)
 				"UPDATE conversations SET status = 'processing'"}},
 			{"an accepted skip whose open point is gone", invariant.OpenPoint, []string{
 				"DELETE FROM open_points WHERE field = 'seoTitle'"}},
+			{"an accepted skip the chat recorded nothing of", invariant.OpenPoint, []string{
+				"DELETE FROM conversation_outcomes WHERE outcome = 'skipped'"}},
 			{"content in an event at privacy metadata", invariant.Privacy, []string{
 				`UPDATE run_events SET payload = '{"callId":"c1","arguments":"{\"description\": \"Eine neue Beschreibung.\"}"}'
 					WHERE kind = 'tool' AND payload LIKE '%completeness%'`}},

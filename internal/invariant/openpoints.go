@@ -88,6 +88,45 @@ func checkOpenPoints(s *snapshot) []Violation {
 				fmt.Sprintf("skip of %s:%d field %q in run %s has no open point and nothing closed it", o.table, o.uid, f, o.run)})
 		}
 	}
+	return append(out, unrecordedSkips(s, skipsSeen)...)
+}
+
+// unrecordedSkips finds the skips the runtime accepted in a conversation's
+// process run (the run a conversation names, or one it recorded an outcome
+// of) that the chat recorded no outcome for — and so no open point: a
+// decision whose worker died between the runtime's answer and the chat's
+// bookkeeping (issue 15 item 7). A skip decided outside the chat (the runs
+// API, the inbox) has no outcome either; the proofs decide only in the chat.
+func unrecordedSkips(s *snapshot, recorded map[string]int) []Violation {
+	owner := map[string]int64{}
+	for _, c := range s.convs {
+		for _, id := range []string{c.pendingRun, c.lastRun} {
+			if id != "" {
+				owner[id] = c.id
+			}
+		}
+	}
+	for _, o := range s.outcomes {
+		owner[o.run] = o.conv
+	}
+	var out []Violation
+	for _, id := range s.order {
+		conv, ok := owner[id]
+		r := s.runs[id]
+		if !ok || processSkill(r) == 0 {
+			continue
+		}
+		accepted := 0
+		for _, a := range acceptedSkips(r) {
+			if a {
+				accepted++
+			}
+		}
+		if accepted > recorded[id] {
+			out = append(out, Violation{OpenPoint, "conversation " + strconv.FormatInt(conv, 10),
+				fmt.Sprintf("run %s: %d skips accepted by the runtime, %d recorded with an outcome", id, accepted, recorded[id])})
+		}
+	}
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"waymark/internal/agent"
 	"waymark/internal/clock"
+	"waymark/internal/invariant"
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
@@ -156,5 +157,63 @@ func TestALostDecisionHandsTheCardBackAfterOneLease(t *testing.T) {
 		if n := modelCalls(t, survivor); n != 1 {
 			t.Errorf("the survivor made %d model calls, want 1", n)
 		}
+	})
+}
+
+// Issue 15 item 7, ADR-022 P.R2 (regression, found by the crash proof): a
+// worker that carried a skip to the runtime — the runtime accepted it and
+// the run went on to its next card — and died before the chat recorded the
+// card's outcome and open point lost both: the conversation later showed
+// the next card as if nothing had been skipped. The claim keeps the decided
+// card, and the conversation released after one lease settles it from the
+// run's events first: the skip's outcome and its open point are there,
+// once, and the next card shows.
+func TestASkipAcceptedByAWorkerThatDiedBeforeSettlingKeepsItsOpenPoint(t *testing.T) {
+	storetest.EachShared(t, func(t *testing.T, db *store.DB, another func() *store.DB) {
+		ctx := t.Context()
+		clk := clock.NewFake(time.Now())
+		api := wt.New(t, db, site, &wt.Options{APIOnly: true, Clock: clk})
+		first := wt.New(t, another(), "", &wt.Options{ChatWorkers: 1, Clock: clk})
+		api.LLM.Add(write("c1", `{"seoTitle": "Neu"}`), write("c2", `{"description": "Neu"}`))
+		erika := api.As(wt.Erika)
+		id := start(t, erika)
+		conv := send(t, api, erika, id, "Los")
+		card, _ := conv["card"].(map[string]any)
+		if conv["status"] != "awaiting_approval" || card == nil {
+			t.Fatalf("after the message: %v", conv)
+		}
+		first.StopWorkers()
+		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card["turnDigest"], "answer": "skip"}, http.StatusAccepted)
+		// A worker takes the job, carries the skip to the runtime — the run
+		// goes on to its next card — and dies before it settles the card.
+		if _, err := db.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1 WHERE kind = 'waymark_chat' AND state = 'available'"); err != nil {
+			t.Fatal(err)
+		}
+		var owner int64
+		var runUUID string
+		if err := db.QueryRow(ctx, "SELECT owner_uid, pending_run_uuid FROM conversations WHERE id = ?", int64(id)).Scan(&owner, &runUUID); err != nil {
+			t.Fatal(err)
+		}
+		res, err := api.App.Runtime.Approve(ctx, owner, runUUID, agent.Decision{TurnDigest: card["turnDigest"].(string), Reason: agent.DenySkip})
+		if err != nil || res.Status == nil || res.Status.Status != "waiting_for_approval" {
+			t.Fatalf("the skip on the runtime = %+v, %v; want the next card", res.Status, err)
+		}
+		clk.Advance(2 * agent.DefaultLease)
+		c := erika.Must("GET", path(id, ""), nil, 200).Map(t)
+		next, _ := c["card"].(map[string]any)
+		if c["status"] != "awaiting_approval" || next == nil || next["turnDigest"] == card["turnDigest"] {
+			t.Fatalf("after the lost job: status %v card %v, want the next card", c["status"], c["card"])
+		}
+		if o, _ := c["outcomes"].([]any); len(o) != 1 || o[0].(map[string]any)["outcome"] != "skipped" {
+			t.Errorf("outcomes = %v, want the skip", c["outcomes"])
+		}
+		if n := count(t, db, "SELECT COUNT(*) FROM open_points WHERE field = 'seoTitle'"); n != 1 {
+			t.Errorf("open points of the skipped card = %d, want 1", n)
+		}
+		erika.Must("GET", path(id, ""), nil, 200) // a second read settles nothing again
+		if n := count(t, db, "SELECT COUNT(*) FROM conversation_outcomes"); n != 1 {
+			t.Errorf("outcomes after a second read = %d, want 1", n)
+		}
+		expect(t, "after the lost job", invariant.New(db, &invariant.Config{Clock: clk}))
 	})
 }

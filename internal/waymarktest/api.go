@@ -130,6 +130,18 @@ func (s RunStatus) HoldsProcessIs(want bool) bool {
 	return s.HoldsProcess != nil && *s.HoldsProcess == want
 }
 
+// RunNulls is the holdsProcess of a RunStatus answer as it stands on the
+// wire, where a test tells present-and-null from absent: nil when the
+// answer has no holdsProcess, "null" when it reads null (docs/API.md:
+// holdsProcess is null when the lineage cannot be read). Decode it from the
+// same Response as the RunStatus.
+type RunNulls struct {
+	HoldsProcess json.RawMessage `json:"holdsProcess"`
+}
+
+// HoldsProcessNull reports whether holdsProcess is present and null.
+func (n RunNulls) HoldsProcessNull() bool { return string(n.HoldsProcess) == "null" }
+
 // Approve is the body of POST /api/runs/{uuid}/approval.
 type Approve struct {
 	Approve    bool   `json:"approve"`
@@ -202,6 +214,47 @@ func (c *Client) Events(uuid string, after int64) ([]Event, Response) {
 		Events []Event `json:"events"`
 	}](c, c.Do("GET", fmt.Sprintf("/api/runs/%s/events?after=%d", url.PathEscape(uuid), after), nil))
 	return v.Events, r
+}
+
+// Pin is a lineage's process pin.
+type Pin struct {
+	Skill  int64  `json:"skill"`
+	Source int64  `json:"source"`
+	Digest string `json:"digest"`
+}
+
+// Lineage is the payload of a lineage event (docs/API.md §3, ADR-228 item
+// 4): ids and a digest only.
+type Lineage struct {
+	Configuration int64    `json:"configuration"`
+	Pin           *Pin     `json:"pin"`     // nil: no process (null or absent)
+	Subject       *Subject `json:"subject"` // nil: none
+	ProcessSkill  string   `json:"processSkill"`
+	Origin        string   `json:"origin"`
+	Released      bool     `json:"released"`
+	Predecessor   string   `json:"predecessor"`
+	CarriedFrom   string   `json:"carriedFrom"`
+}
+
+// Lineage returns the payload of the run's latest lineage event: nil when
+// the run has none or that payload reads null (an unreadable one). It fails
+// the test unless the events answer 200 and the payload decodes.
+func (c *Client) Lineage(uuid string) *Lineage {
+	c.env.T.Helper()
+	evs, r := c.Events(uuid, 0)
+	if r.Status != 200 {
+		c.env.T.Fatalf("GET /api/runs/%s/events = %d, want 200: %s", uuid, r.Status, r.Body)
+	}
+	var last *Lineage
+	for _, ev := range evs {
+		if ev.Kind == "lineage" {
+			last = nil
+			if err := json.Unmarshal(ev.Payload, &last); err != nil {
+				c.env.T.Fatalf("lineage payload %s: %v", ev.Payload, err)
+			}
+		}
+	}
+	return last
 }
 
 // CancelIfWaiting is the answer of POST /api/runs/{uuid}/cancel-if-waiting.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"testing"
 	"time"
 )
 
@@ -155,6 +156,33 @@ type Event struct {
 	Kind      string          `json:"kind"`
 	Payload   json.RawMessage `json:"payload"`
 	CreatedAt time.Time       `json:"createdAt"`
+}
+
+// ApprovalPayload is the payload of an approval event as tests read it.
+// Approved is nil when the payload has none (or null): a decision carries it.
+type ApprovalPayload struct {
+	TurnDigest string `json:"turnDigest"`
+	Approved   *bool  `json:"approved"`
+}
+
+// ToolPayload is the payload of a tool event as tests read it. IsError is
+// nil when the payload has none (or null), so a test can require it false.
+type ToolPayload struct {
+	CallID  string `json:"callId"`
+	Tool    string `json:"tool"`
+	IsError *bool  `json:"isError"`
+}
+
+// Payload decodes an event's payload into a T (ApprovalPayload,
+// ToolPayload, Lineage…), failing the test when it does not decode; a null
+// payload is the zero T.
+func Payload[T any](t testing.TB, ev Event) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(ev.Payload, &v); err != nil {
+		t.Fatalf("%s payload %s: %v", ev.Kind, ev.Payload, err)
+	}
+	return v
 }
 
 // Inbox is one page of GET /api/inbox.

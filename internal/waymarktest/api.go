@@ -460,6 +460,22 @@ type Conversation struct {
 	UpdatedAt     time.Time       `json:"updatedAt"`
 }
 
+// ConversationStamp is a conversation as a poller reads it: its status,
+// its card and its updatedAt as the wire string — sent back as after= of a
+// waiting read (GET /api/conversations/{id}?wait=&after=) and compared
+// byte for byte, which a time.Time would not keep.
+type ConversationStamp struct {
+	ID        int64           `json:"id"`
+	Status    string          `json:"status"`
+	UpdatedAt string          `json:"updatedAt"`
+	Card      *Card           `json:"card"`
+	Progress  json.RawMessage `json:"progress"`
+}
+
+// NullOrAbsent reports whether a raw field is absent (nil) or JSON null:
+// the one case an untyped map read returned nil for.
+func NullOrAbsent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
 // StartConversation is the body of POST /api/conversations.
 type StartConversation struct {
 	Page          int64 `json:"page"`

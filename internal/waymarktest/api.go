@@ -740,6 +740,25 @@ type Accounts struct {
 	Users []Account `json:"users"`
 }
 
+// Group is the Group of docs/API.md (GET /api/admin/groups/{uid}). A list
+// that reads null is a nil slice, one that reads [] an empty non-nil one.
+type Group struct {
+	UID              int64    `json:"uid"`
+	Title            string   `json:"title"`
+	TablesSelect     []string `json:"tablesSelect"`
+	TablesModify     []string `json:"tablesModify"`
+	NonExcludeFields []string `json:"nonExcludeFields"`
+	Languages        []int64  `json:"languages"`
+	Mounts           []int64  `json:"mounts"`
+	Subgroups        []int64  `json:"subgroups"`
+	Grants           []string `json:"grants"`
+}
+
+// Groups is the answer of GET /api/admin/groups.
+type Groups struct {
+	Groups []Group `json:"groups"`
+}
+
 // IssuedToken is the answer of POST /api/admin/users/{uid}/tokens: the
 // token, shown this once.
 type IssuedToken struct {

@@ -655,6 +655,28 @@ type Catalogue struct {
 	Skills []CatalogueEntry `json:"skills"`
 }
 
+// SyncReport is the SyncReport of docs/API.md (POST
+// /api/skill-sources/{uid}/sync). A list that reads null or is absent is a
+// nil slice, one that reads [] an empty non-nil slice: List tells them apart.
+type SyncReport struct {
+	Source    int64    `json:"source"`
+	Added     []string `json:"added"`
+	Changed   []string `json:"changed"`
+	Disabled  []string `json:"disabled"`
+	Orphaned  []string `json:"orphaned"`
+	Restored  []string `json:"restored"`
+	Unchanged []string `json:"unchanged"`
+}
+
+// List formats one of the report's lists as the test reads it: "[a b]",
+// "[]" for an empty list, "<nil>" for a null or missing one.
+func List(l []string) string {
+	if l == nil {
+		return "<nil>"
+	}
+	return fmt.Sprint(l)
+}
+
 // CreateSkill is the body of POST /api/skills.
 type CreateSkill struct {
 	Source     int64  `json:"source"`

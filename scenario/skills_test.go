@@ -343,14 +343,14 @@ func TestSkillSyncAddsOrphansAndRefusesAVanishedFolder(t *testing.T) {
 		if src.Trust != "verified" || !src.Enabled || src.Path != dir {
 			t.Fatalf("source = %+v", src)
 		}
-		// The report stays a map: the test tells an empty list from a missing one.
-		sync := func() map[string]any {
+		// wt.List tells an empty list ("[]") from a missing or null one ("<nil>").
+		sync := func() wt.SyncReport {
 			t.Helper()
-			return a.admin.Must("POST", "/api/skill-sources/3/sync", nil, http.StatusOK).Map(t)
+			return wt.Decode[wt.SyncReport](t, a.admin.Must("POST", "/api/skill-sources/3/sync", nil, http.StatusOK))
 		}
 		rep := sync()
-		if fmt.Sprint(rep["added"]) != "[alpha beta]" || fmt.Sprint(rep["orphaned"]) != "[]" {
-			t.Fatalf("first sync = %v", rep)
+		if wt.List(rep.Added) != "[alpha beta]" || wt.List(rep.Orphaned) != "[]" {
+			t.Fatalf("first sync = %+v", rep)
 		}
 		skills := func() map[string]wt.SkillItem {
 			t.Helper()
@@ -371,8 +371,8 @@ func TestSkillSyncAddsOrphansAndRefusesAVanishedFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep = sync()
-		if fmt.Sprint(rep["orphaned"]) != "[beta]" || fmt.Sprint(rep["unchanged"]) != "[alpha]" || fmt.Sprint(rep["added"]) != "[]" {
-			t.Fatalf("sync after removing beta = %v", rep)
+		if wt.List(rep.Orphaned) != "[beta]" || wt.List(rep.Unchanged) != "[alpha]" || wt.List(rep.Added) != "[]" {
+			t.Fatalf("sync after removing beta = %+v", rep)
 		}
 		ks = skills()
 		if !ks["beta"].Orphaned || ks["alpha"].Orphaned {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"testing"
 	"time"
 )
 
@@ -130,6 +131,18 @@ func (s RunStatus) HoldsProcessIs(want bool) bool {
 	return s.HoldsProcess != nil && *s.HoldsProcess == want
 }
 
+// RunNulls is the holdsProcess of a RunStatus answer as it stands on the
+// wire, where a test tells present-and-null from absent: nil when the
+// answer has no holdsProcess, "null" when it reads null (docs/API.md:
+// holdsProcess is null when the lineage cannot be read). Decode it from the
+// same Response as the RunStatus.
+type RunNulls struct {
+	HoldsProcess json.RawMessage `json:"holdsProcess"`
+}
+
+// HoldsProcessNull reports whether holdsProcess is present and null.
+func (n RunNulls) HoldsProcessNull() bool { return string(n.HoldsProcess) == "null" }
+
 // Approve is the body of POST /api/runs/{uuid}/approval.
 type Approve struct {
 	Approve    bool   `json:"approve"`
@@ -143,6 +156,33 @@ type Event struct {
 	Kind      string          `json:"kind"`
 	Payload   json.RawMessage `json:"payload"`
 	CreatedAt time.Time       `json:"createdAt"`
+}
+
+// ApprovalPayload is the payload of an approval event as tests read it.
+// Approved is nil when the payload has none (or null): a decision carries it.
+type ApprovalPayload struct {
+	TurnDigest string `json:"turnDigest"`
+	Approved   *bool  `json:"approved"`
+}
+
+// ToolPayload is the payload of a tool event as tests read it. IsError is
+// nil when the payload has none (or null), so a test can require it false.
+type ToolPayload struct {
+	CallID  string `json:"callId"`
+	Tool    string `json:"tool"`
+	IsError *bool  `json:"isError"`
+}
+
+// Payload decodes an event's payload into a T (ApprovalPayload,
+// ToolPayload, Lineage…), failing the test when it does not decode; a null
+// payload is the zero T.
+func Payload[T any](t testing.TB, ev Event) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(ev.Payload, &v); err != nil {
+		t.Fatalf("%s payload %s: %v", ev.Kind, ev.Payload, err)
+	}
+	return v
 }
 
 // Inbox is one page of GET /api/inbox.
@@ -202,6 +242,47 @@ func (c *Client) Events(uuid string, after int64) ([]Event, Response) {
 		Events []Event `json:"events"`
 	}](c, c.Do("GET", fmt.Sprintf("/api/runs/%s/events?after=%d", url.PathEscape(uuid), after), nil))
 	return v.Events, r
+}
+
+// Pin is a lineage's process pin.
+type Pin struct {
+	Skill  int64  `json:"skill"`
+	Source int64  `json:"source"`
+	Digest string `json:"digest"`
+}
+
+// Lineage is the payload of a lineage event (docs/API.md §3, ADR-228 item
+// 4): ids and a digest only.
+type Lineage struct {
+	Configuration int64    `json:"configuration"`
+	Pin           *Pin     `json:"pin"`     // nil: no process (null or absent)
+	Subject       *Subject `json:"subject"` // nil: none
+	ProcessSkill  string   `json:"processSkill"`
+	Origin        string   `json:"origin"`
+	Released      bool     `json:"released"`
+	Predecessor   string   `json:"predecessor"`
+	CarriedFrom   string   `json:"carriedFrom"`
+}
+
+// Lineage returns the payload of the run's latest lineage event: nil when
+// the run has none or that payload reads null (an unreadable one). It fails
+// the test unless the events answer 200 and the payload decodes.
+func (c *Client) Lineage(uuid string) *Lineage {
+	c.env.T.Helper()
+	evs, r := c.Events(uuid, 0)
+	if r.Status != 200 {
+		c.env.T.Fatalf("GET /api/runs/%s/events = %d, want 200: %s", uuid, r.Status, r.Body)
+	}
+	var last *Lineage
+	for _, ev := range evs {
+		if ev.Kind == "lineage" {
+			last = nil
+			if err := json.Unmarshal(ev.Payload, &last); err != nil {
+				c.env.T.Fatalf("lineage payload %s: %v", ev.Payload, err)
+			}
+		}
+	}
+	return last
 }
 
 // CancelIfWaiting is the answer of POST /api/runs/{uuid}/cancel-if-waiting.
@@ -378,6 +459,22 @@ type Conversation struct {
 	Error         string          `json:"error,omitempty"`
 	UpdatedAt     time.Time       `json:"updatedAt"`
 }
+
+// ConversationStamp is a conversation as a poller reads it: its status,
+// its card and its updatedAt as the wire string — sent back as after= of a
+// waiting read (GET /api/conversations/{id}?wait=&after=) and compared
+// byte for byte, which a time.Time would not keep.
+type ConversationStamp struct {
+	ID        int64           `json:"id"`
+	Status    string          `json:"status"`
+	UpdatedAt string          `json:"updatedAt"`
+	Card      *Card           `json:"card"`
+	Progress  json.RawMessage `json:"progress"`
+}
+
+// NullOrAbsent reports whether a raw field is absent (nil) or JSON null:
+// the one case an untyped map read returned nil for.
+func NullOrAbsent(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
 
 // StartConversation is the body of POST /api/conversations.
 type StartConversation struct {
@@ -558,6 +655,28 @@ type Catalogue struct {
 	Skills []CatalogueEntry `json:"skills"`
 }
 
+// SyncReport is the SyncReport of docs/API.md (POST
+// /api/skill-sources/{uid}/sync). A list that reads null or is absent is a
+// nil slice, one that reads [] an empty non-nil slice: List tells them apart.
+type SyncReport struct {
+	Source    int64    `json:"source"`
+	Added     []string `json:"added"`
+	Changed   []string `json:"changed"`
+	Disabled  []string `json:"disabled"`
+	Orphaned  []string `json:"orphaned"`
+	Restored  []string `json:"restored"`
+	Unchanged []string `json:"unchanged"`
+}
+
+// List formats one of the report's lists as the test reads it: "[a b]",
+// "[]" for an empty list, "<nil>" for a null or missing one.
+func List(l []string) string {
+	if l == nil {
+		return "<nil>"
+	}
+	return fmt.Sprint(l)
+}
+
 // CreateSkill is the body of POST /api/skills.
 type CreateSkill struct {
 	Source     int64  `json:"source"`
@@ -641,6 +760,25 @@ type Account struct {
 // Accounts is the answer of GET /api/admin/users.
 type Accounts struct {
 	Users []Account `json:"users"`
+}
+
+// Group is the Group of docs/API.md (GET /api/admin/groups/{uid}). A list
+// that reads null is a nil slice, one that reads [] an empty non-nil one.
+type Group struct {
+	UID              int64    `json:"uid"`
+	Title            string   `json:"title"`
+	TablesSelect     []string `json:"tablesSelect"`
+	TablesModify     []string `json:"tablesModify"`
+	NonExcludeFields []string `json:"nonExcludeFields"`
+	Languages        []int64  `json:"languages"`
+	Mounts           []int64  `json:"mounts"`
+	Subgroups        []int64  `json:"subgroups"`
+	Grants           []string `json:"grants"`
+}
+
+// Groups is the answer of GET /api/admin/groups.
+type Groups struct {
+	Groups []Group `json:"groups"`
 }
 
 // IssuedToken is the answer of POST /api/admin/users/{uid}/tokens: the

@@ -54,6 +54,7 @@ func TestAdministrationRoutesRefuseNonAdminsBeforeAnyLookup(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		admin := e.As(wt.Admin)
+		// Raw snapshots compared as whole maps (see unchanged): maps on purpose.
 		before := map[string]map[string]any{}
 		for _, p := range []string{"/api/admin/configurations", "/api/admin/users", "/api/admin/groups"} {
 			before[p] = admin.Must("GET", p, nil, 200).Map(t)

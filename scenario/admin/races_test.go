@@ -44,6 +44,7 @@ func TestConcurrentCreatesNeverReplaceEachOther(t *testing.T) {
 			}
 		}
 		for path, want := range map[string]int{"/api/admin/users": 5 + n, "/api/admin/groups": 1 + n, "/api/admin/configurations": 2 + n} {
+			// A map on purpose: one loop counts the one list of three different answers.
 			m := admin.Must("GET", path, nil, 200).Map(t)
 			for _, v := range m {
 				if got := len(v.([]any)); got != want {

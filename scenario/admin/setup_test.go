@@ -21,6 +21,8 @@ func newEnv(t *testing.T, db *store.DB) *wt.Env {
 }
 
 // unchanged fails the test when GET path answers other than before.
+// Before and after stay untyped maps on purpose: a raw snapshot compared as
+// a whole also catches a field the typed client does not know.
 func unchanged(t *testing.T, c *wt.Client, path string, before map[string]any, what string) {
 	t.Helper()
 	after := c.Must("GET", path, nil, http.StatusOK).Map(t)

@@ -231,11 +231,12 @@ func TestAdministratorEditsGroupsAndMembersGetTheirRights(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		admin := e.As(wt.Admin)
-		g := admin.Must("POST", "/api/admin/groups", map[string]any{"title": "Reviewers", "grants": []string{"approve"},
-			"subgroups": []int{1}, "tablesSelect": []string{"pages"}}, http.StatusCreated).Map(t)
-		uid := g["uid"].(float64)
-		if uid <= 1 || g["title"] != "Reviewers" || len(g["subgroups"].([]any)) != 1 || len(g["tablesModify"].([]any)) != 0 {
-			t.Fatalf("created group = %v", g)
+		g := wt.Decode[wt.Group](t, admin.Must("POST", "/api/admin/groups", map[string]any{"title": "Reviewers", "grants": []string{"approve"},
+			"subgroups": []int{1}, "tablesSelect": []string{"pages"}}, http.StatusCreated))
+		uid := g.UID
+		// tablesModify must read [] (a nil slice: null or absent, which the map read refused too).
+		if uid <= 1 || g.Title != "Reviewers" || len(g.Subgroups) != 1 || g.TablesModify == nil || len(g.TablesModify) != 0 {
+			t.Fatalf("created group = %+v", g)
 		}
 		// otto joins the new group and holds its grant at once.
 		admin.Must("PUT", "/api/admin/users/4", map[string]any{"username": "otto", "groups": []int{int(uid)}}, http.StatusOK)
@@ -244,14 +245,15 @@ func TestAdministratorEditsGroupsAndMembersGetTheirRights(t *testing.T) {
 			t.Errorf("me of a member of Reviewers = %+v, want the approve grant", me)
 		}
 		path := "/api/admin/groups/" + strconv.Itoa(int(uid))
-		got := admin.Must("PUT", path, map[string]any{"title": "Reviewers", "subgroups": []int{1}}, http.StatusOK).Map(t)
-		if len(got["grants"].([]any)) != 0 {
-			t.Errorf("PUT = %v, want no grants", got)
+		got := wt.Decode[wt.Group](t, admin.Must("PUT", path, map[string]any{"title": "Reviewers", "subgroups": []int{1}}, http.StatusOK))
+		// grants must read [] (nil: null or absent, which the map read refused too).
+		if got.Grants == nil || len(got.Grants) != 0 {
+			t.Errorf("PUT = %+v, want no grants", got)
 		}
 		if strings.Contains(string(e.As(wt.Otto).Must("GET", "/api/me", nil, 200).Body), `"approve"`) {
 			t.Errorf("otto keeps the approve grant after the group lost it")
 		}
-		if n := len(admin.Must("GET", "/api/admin/groups", nil, 200).Map(t)["groups"].([]any)); n != 2 {
+		if n := len(wt.Decode[wt.Groups](t, admin.Must("GET", "/api/admin/groups", nil, 200)).Groups); n != 2 {
 			t.Errorf("groups listed = %d, want 2", n)
 		}
 

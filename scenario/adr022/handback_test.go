@@ -21,21 +21,24 @@ func TestHandBackOfACardReleasedElsewhere(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "released elsewhere"}`), answer("done"))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		card := conv["card"].(map[string]any)
-		run := conv["lastRunUuid"].(string)
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		card := conv.Card
+		if card == nil {
+			t.Fatalf("no card: %+v", conv)
+		}
+		run := conv.LastRunUUID
 		if run != "" {
 			t.Fatalf("a waiting conversation names a last run: %v", run)
 		}
 		var pending string
 		_ = db.QueryRow(context.Background(), "SELECT pending_run_uuid FROM conversations").Scan(&pending)
-		erika.Must("POST", "/api/runs/"+pending+"/approval", map[string]any{"approve": true, "turnDigest": card["turnDigest"]}, 200)
-		got := settled(t, e, erika, conv["id"].(float64))
-		if got["status"] != "idle" || got["lastRunUuid"] != pending || got["card"] != nil {
-			t.Fatalf("after hand-back: %v", got)
+		erika.Must("POST", "/api/runs/"+pending+"/approval", wt.Approve{Approve: true, TurnDigest: card.TurnDigest}, 200)
+		got := current(t, e, erika, conv.ID)
+		if got.Status != "idle" || got.LastRunUUID != pending || got.Card != nil {
+			t.Fatalf("after hand-back: %+v", got)
 		}
-		msgs := got["messages"].([]any)
-		notice := msgs[len(msgs)-1].(map[string]any)["notice"].(string)
+		msgs := got.Messages
+		notice := msgs[len(msgs)-1].Notice
 		if !strings.Contains(notice, "pages:1 (description)") || strings.Contains(notice, "released elsewhere") {
 			t.Errorf("hand-back notice = %q", notice)
 		}
@@ -52,18 +55,18 @@ func TestPR4_CancelledRunRecordsNothing(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "x"}`), answer("weiter"))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
 		var pending string
 		_ = db.QueryRow(context.Background(), "SELECT pending_run_uuid FROM conversations").Scan(&pending)
 		erika.Must("POST", "/api/runs/"+pending+"/cancel", nil, 200)
-		if got := settled(t, e, erika, conv["id"].(float64)); got["status"] != "idle" {
-			t.Fatalf("after the cancel: %v", got)
+		if got := current(t, e, erika, conv.ID); got.Status != "idle" {
+			t.Fatalf("after the cancel: %+v", got)
 		}
 		if n := countPoints(t, db); n != 0 {
 			t.Errorf("%d open points", n)
 		}
-		if got := send(t, e, erika, conv["id"].(float64), "Weiter"); got["status"] != "idle" {
-			t.Errorf("the next turn: %v", got)
+		if got := said(t, e, erika, conv.ID, "Weiter"); got.Status != "idle" {
+			t.Errorf("the next turn: %+v", got)
 		}
 	})
 }
@@ -76,7 +79,7 @@ func TestPR4_RefusedDecisionRecordsNothing(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"seoTitle": "a"}`))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
 		k, err := e.App.Skills.Get(ctx, seo)
 		if err != nil {
 			t.Fatal(err)
@@ -84,9 +87,9 @@ func TestPR4_RefusedDecisionRecordsNothing(t *testing.T) {
 		if err := e.App.Skills.Revoke(ctx, 1, seo, k.Digest()); err != nil {
 			t.Fatal(err)
 		}
-		after := decide(t, e, erika, conv, "skip")
-		if after["status"] != "failed" {
-			t.Fatalf("after the refused decision: %v", after)
+		after := decided(t, e, erika, conv, "skip")
+		if after.Status != "failed" {
+			t.Fatalf("after the refused decision: %+v", after)
 		}
 		if n := countPoints(t, db); n != 0 {
 			t.Fatalf("a refused skip recorded %d open points", n)
@@ -102,19 +105,19 @@ func TestPC2_FailedCallClosesNothing(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "a"}`), answer("ok"), write("c2", `{"description": "b"}`), answer("ok"))
 		erika := e.As(wt.Erika)
-		decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "skip")
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Nochmal")
+		decided(t, e, erika, said(t, e, erika, opened(t, erika, seo).ID, "Los"), "skip")
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Nochmal")
 		// The editor loses the grant for the description: the approved write fails.
 		if _, err := db.Exec(ctx, `UPDATE be_groups SET non_exclude_fields = '["pages:seoTitle"]' WHERE uid = 1`); err != nil {
 			t.Fatal(err)
 		}
-		after := decide(t, e, erika, conv, "apply")
+		after := decided(t, e, erika, conv, "apply")
 		if n := countPoints(t, db); n != 1 {
 			t.Fatalf("a failed write changed the open points: %d left", n)
 		}
-		out := after["outcomes"].([]any)
-		if last := out[len(out)-1].(map[string]any); last["outcome"] != "not_applied" {
-			t.Errorf("outcome of the failed write = %v", last)
+		out := after.Outcomes
+		if last := out[len(out)-1]; last.Outcome != "not_applied" {
+			t.Errorf("outcome of the failed write = %+v", last)
 		}
 	})
 }
@@ -127,10 +130,9 @@ func TestSummaryAfterTheProcessReportsCompletion(t *testing.T) {
 			llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "p", Name: "set_progress", Arguments: `{"current": 1, "total": 1, "completed": true}`}}},
 			answer("Fertig."))
 		erika := e.As(wt.Erika)
-		conv := decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "apply")
-		sum, ok := conv["summary"].(map[string]any)
-		if !ok || sum["applied"] != 1.0 || sum["skipped"] != 0.0 {
-			t.Fatalf("summary = %v (progress %v)", conv["summary"], conv["progress"])
+		conv := decided(t, e, erika, said(t, e, erika, opened(t, erika, seo).ID, "Los"), "apply")
+		if sum := conv.Summary; sum == nil || sum.Applied != 1 || sum.Skipped != 0 {
+			t.Fatalf("summary = %+v (progress %s)", conv.Summary, conv.Progress)
 		}
 	})
 }
@@ -141,9 +143,9 @@ func TestPR4_FailedContinuationRecordsNothing(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "x"}`), llmtest.Reply{Status: 400, ErrorMessage: "model gone"})
 		erika := e.As(wt.Erika)
-		conv := decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "skip")
-		if conv["status"] != "failed" {
-			t.Fatalf("after the failed continuation: %v", conv)
+		conv := decided(t, e, erika, said(t, e, erika, opened(t, erika, seo).ID, "Los"), "skip")
+		if conv.Status != "failed" {
+			t.Fatalf("after the failed continuation: %+v", conv)
 		}
 		if n := countPoints(t, db); n != 0 {
 			t.Fatalf("%d open points recorded", n)
@@ -159,19 +161,19 @@ func TestInterruptedTurnIsRecoveredOnRead(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(answer("first"))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, tone)["id"].(float64), "Hallo")
-		run := conv["lastRunUuid"].(string)
+		conv := said(t, e, erika, opened(t, erika, tone).ID, "Hallo")
+		run := conv.LastRunUUID
 		if _, err := db.Exec(ctx, `UPDATE conversations SET status = 'processing', pending_run_uuid = ?, updated_at = 1`, run); err != nil {
 			t.Fatal(err)
 		}
-		if got := settled(t, e, erika, conv["id"].(float64)); got["status"] != "idle" {
-			t.Fatalf("recovered conversation = %v", got)
+		if got := current(t, e, erika, conv.ID); got.Status != "idle" {
+			t.Fatalf("recovered conversation = %+v", got)
 		}
 		if _, err := db.Exec(ctx, `UPDATE conversations SET status = 'processing', pending_run_uuid = '', updated_at = 1`); err != nil {
 			t.Fatal(err)
 		}
-		if got := settled(t, e, erika, conv["id"].(float64)); got["status"] != "failed" || got["error"] != "failed" {
-			t.Fatalf("a turn without a run = %v", got)
+		if got := current(t, e, erika, conv.ID); got.Status != "failed" || got.Error != "failed" {
+			t.Fatalf("a turn without a run = %+v", got)
 		}
 	})
 }
@@ -179,18 +181,18 @@ func TestInterruptedTurnIsRecoveredOnRead(t *testing.T) {
 // pendingRun is the uuid of the one run of c that waits for a decision, as the inbox lists it.
 func pendingRun(t *testing.T, c *wt.Client) string {
 	t.Helper()
-	runs := c.Must("GET", "/api/inbox", nil, 200).Map(t)["runs"].([]any)
+	runs := wt.Decode[wt.Inbox](t, c.Must("GET", "/api/inbox", nil, 200)).Runs
 	if len(runs) != 1 {
-		t.Fatalf("inbox = %v, want one waiting run", runs)
+		t.Fatalf("inbox = %+v, want one waiting run", runs)
 	}
-	return runs[0].(map[string]any)["uuid"].(string)
+	return runs[0].UUID
 }
 
 // lastNotice is the notice of the conversation's last message that has one.
-func lastNotice(conv map[string]any) string {
-	msgs := conv["messages"].([]any)
+func lastNotice(conv wt.Conversation) string {
+	msgs := conv.Messages
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if n, _ := msgs[i].(map[string]any)["notice"].(string); n != "" {
+		if n := msgs[i].Notice; n != "" {
 			return n
 		}
 	}
@@ -221,35 +223,38 @@ func TestCardApprovedElsewhereIsHandedBackAtOnce(t *testing.T) {
 		slow.Delay = 500 * time.Millisecond
 		e.LLM.Add(write("c1", `{"description": "released elsewhere"}`), slow, answer("weiter"))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		id, digest := conv["id"].(float64), conv["card"].(map[string]any)["turnDigest"]
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		if conv.Card == nil {
+			t.Fatalf("no card: %+v", conv)
+		}
+		id, digest := conv.ID, conv.Card.TurnDigest
 		pending := pendingRun(t, erika)
 		approved := make(chan int, 1)
 		go func() {
-			approved <- erika.Do("POST", "/api/runs/"+pending+"/approval", map[string]any{"approve": true, "turnDigest": digest}).Status
+			approved <- erika.Do("POST", "/api/runs/"+pending+"/approval", wt.Approve{Approve: true, TurnDigest: digest}).Status
 		}()
 		waitForModelRequests(t, e, 2)
-		during := erika.Must("GET", "/api/conversations/"+itoa(id), nil, 200).Map(t)
-		if during["status"] != "processing" || during["card"] != nil || !strings.HasPrefix(lastNotice(during), "approved_elsewhere") {
-			t.Errorf("while the approved turn runs: status %v, card %v, notice %q", during["status"], during["card"], lastNotice(during))
+		during := wt.Decode[wt.Conversation](t, erika.Must("GET", "/api/conversations/"+itoa(float64(id)), nil, 200))
+		if during.Status != "processing" || during.Card != nil || !strings.HasPrefix(lastNotice(during), "approved_elsewhere") {
+			t.Errorf("while the approved turn runs: status %v, card %v, notice %q", during.Status, during.Card, lastNotice(during))
 		}
-		if r := erika.Do("POST", "/api/conversations/"+itoa(id)+"/messages", map[string]any{"content": "und?"}); r.Status != 409 || r.ErrorCode() != "busy" {
+		if r := erika.Do("POST", "/api/conversations/"+itoa(float64(id))+"/messages", map[string]any{"content": "und?"}); r.Status != 409 || r.ErrorCode() != "busy" {
 			t.Errorf("a message while the approved turn runs = %d %s", r.Status, r.Body)
 		}
 		if status := <-approved; status != 200 {
 			t.Fatalf("the approval elsewhere = %d", status)
 		}
-		after := settled(t, e, erika, id)
-		if after["status"] != "idle" || after["lastRunUuid"] != pending || after["card"] != nil {
-			t.Fatalf("after the approved turn: status %v, lastRun %v, card %v", after["status"], after["lastRunUuid"], after["card"])
+		after := current(t, e, erika, id)
+		if after.Status != "idle" || after.LastRunUUID != pending || after.Card != nil {
+			t.Fatalf("after the approved turn: status %v, lastRun %v, card %v", after.Status, after.LastRunUUID, after.Card)
 		}
-		msgs := after["messages"].([]any)
-		if last := msgs[len(msgs)-1].(map[string]any); last["notice"] != "approved_elsewhere: pages:1 (description)" {
-			t.Errorf("last message = %v, want the notice approved_elsewhere with the record written", last)
+		msgs := after.Messages
+		if last := msgs[len(msgs)-1]; last.Notice != "approved_elsewhere: pages:1 (description)" {
+			t.Errorf("last message = %+v, want the notice approved_elsewhere with the record written", last)
 		}
-		next := send(t, e, erika, id, "Weiter")
-		if st := erika.Must("GET", "/api/runs/"+next["lastRunUuid"].(string), nil, 200).Map(t); st["holdsProcess"] != true || st["predecessorRunUuid"] != pending {
-			t.Errorf("the next turn = holdsProcess %v, predecessor %v", st["holdsProcess"], st["predecessorRunUuid"])
+		next := said(t, e, erika, id, "Weiter")
+		if st := erika.MustRun(next.LastRunUUID); !st.HoldsProcessIs(true) || st.PredecessorRunUUID != pending {
+			t.Errorf("the next turn = holdsProcess %v, predecessor %v", st.HoldsProcess, st.PredecessorRunUUID)
 		}
 	})
 }
@@ -259,15 +264,15 @@ func TestCardApprovedElsewhereIsHandedBackAtOnce(t *testing.T) {
 func TestCardDecidedElsewhereSaysWhatHappened(t *testing.T) {
 	cases := []struct {
 		name, notice string
-		release      func(t *testing.T, c *wt.Client, run string, digest any)
+		release      func(t *testing.T, c *wt.Client, run string, digest string)
 	}{
-		{"denied", "denied_elsewhere", func(t *testing.T, c *wt.Client, run string, digest any) {
-			c.Must("POST", "/api/runs/"+run+"/approval", map[string]any{"approve": false, "turnDigest": digest}, 200)
+		{"denied", "denied_elsewhere", func(t *testing.T, c *wt.Client, run string, digest string) {
+			c.Must("POST", "/api/runs/"+run+"/approval", wt.Approve{Approve: false, TurnDigest: digest}, 200)
 		}},
-		{"cancelled", "cancelled_elsewhere", func(t *testing.T, c *wt.Client, run string, _ any) {
+		{"cancelled", "cancelled_elsewhere", func(t *testing.T, c *wt.Client, run string, _ string) {
 			c.Must("POST", "/api/runs/"+run+"/cancel", nil, 200)
 		}},
-		{"process ended", "process_ended", func(t *testing.T, c *wt.Client, run string, _ any) {
+		{"process ended", "process_ended", func(t *testing.T, c *wt.Client, run string, _ string) {
 			c.Must("POST", "/api/runs/"+run+"/end-process", nil, 200)
 		}},
 	}
@@ -277,11 +282,11 @@ func TestCardDecidedElsewhereSaysWhatHappened(t *testing.T) {
 				e := newEnv(t, db)
 				e.LLM.Add(write("c1", `{"description": "x"}`), answer("ok"))
 				erika := e.As(wt.Erika)
-				conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-				tc.release(t, erika, pendingRun(t, erika), conv["card"].(map[string]any)["turnDigest"])
-				got := settled(t, e, erika, conv["id"].(float64))
-				if got["status"] != "idle" || got["card"] != nil || lastNotice(got) != tc.notice {
-					t.Errorf("after %s elsewhere: status %v, card %v, notice %q", tc.name, got["status"], got["card"], lastNotice(got))
+				conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+				tc.release(t, erika, pendingRun(t, erika), conv.Card.TurnDigest)
+				got := current(t, e, erika, conv.ID)
+				if got.Status != "idle" || got.Card != nil || lastNotice(got) != tc.notice {
+					t.Errorf("after %s elsewhere: status %v, card %v, notice %q", tc.name, got.Status, got.Card, lastNotice(got))
 				}
 			})
 		})

@@ -13,9 +13,9 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-func pagePoints(t *testing.T, c *wt.Client) []any {
+func pagePoints(t *testing.T, c *wt.Client) []wt.OpenPoint {
 	t.Helper()
-	return c.Must("GET", "/api/pages/1/open-points", nil, http.StatusOK).Map(t)["openPoints"].([]any)
+	return wt.Decode[wt.OpenPoints](t, c.Must("GET", "/api/pages/1/open-points", nil, http.StatusOK)).OpenPoints
 }
 
 func countPoints(t *testing.T, db *store.DB) int {
@@ -36,34 +36,33 @@ func TestPR2_SkipRecordsOneOpenPointPerField(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "x", "seoTitle": "y"}`), answer("Weiter."))
 		erika, paula := e.As(wt.Erika), e.As(wt.Paula)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		conv = decide(t, e, erika, conv, "skip")
-		if conv["status"] != "idle" {
-			t.Fatalf("after skip: %v", conv)
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		conv = decided(t, e, erika, conv, "skip")
+		if conv.Status != "idle" {
+			t.Fatalf("after skip: %+v", conv)
 		}
 		pts := pagePoints(t, erika)
 		if len(pts) != 2 {
-			t.Fatalf("open points = %v", pts)
+			t.Fatalf("open points = %+v", pts)
 		}
 		fields := map[string]string{}
 		for _, p := range pts {
-			m := p.(map[string]any)
-			if m["skill"] != 12.0 || m["skillIdentifier"] != "seo" || m["page"] != 1.0 || m["table"] != "pages" || m["uid"] != 1.0 {
-				t.Errorf("point = %v", m)
+			if p.Skill != 12 || p.SkillIdentifier != "seo" || p.Page != 1 || p.Table != "pages" || p.UID != 1 {
+				t.Errorf("point = %+v", p)
 			}
-			fields[m["field"].(string)] = m["summary"].(string)
+			fields[p.Field] = p.Summary
 		}
 		if fields["description"] != "Beschreibung fehlt auf „Home“" {
 			t.Errorf("erika's (de) summary = %q", fields["description"])
 		}
 		en := pagePoints(t, paula)
 		for _, p := range en {
-			if m := p.(map[string]any); m["field"] == "description" && m["summary"] != "Description is missing on “Home”" {
-				t.Errorf("paula's (en) summary = %q", m["summary"])
+			if p.Field == "description" && p.Summary != "Description is missing on “Home”" {
+				t.Errorf("paula's (en) summary = %q", p.Summary)
 			}
 		}
-		if out := conv["outcomes"].([]any); out[0].(map[string]any)["outcome"] != "skipped" {
-			t.Errorf("outcome = %v", out)
+		if out := conv.Outcomes; len(out) == 0 || out[0].Outcome != "skipped" {
+			t.Errorf("outcome = %+v", out)
 		}
 	})
 }
@@ -73,7 +72,7 @@ func TestPR2_SkipRecordsOneOpenPointPerField(t *testing.T) {
 func TestPR4_NothingIsRecordedWithoutAnAcceptedSkipOfOneTarget(t *testing.T) {
 	cases := []struct {
 		name   string
-		skill  int
+		skill  int64
 		answer string
 	}{
 		{"variant", seo, "variant"},
@@ -88,14 +87,14 @@ func TestPR4_NothingIsRecordedWithoutAnAcceptedSkipOfOneTarget(t *testing.T) {
 				e := newEnv(t, db)
 				e.LLM.Add(write("c1", `{"description": "x"}`), answer("ok"), answer("ok"))
 				erika := e.As(wt.Erika)
-				conv := send(t, e, erika, start(t, erika, c.skill)["id"].(float64), "Los")
-				if conv["status"] != "awaiting_approval" {
-					t.Fatalf("conv = %v", conv)
+				conv := said(t, e, erika, opened(t, erika, c.skill).ID, "Los")
+				if conv.Status != "awaiting_approval" {
+					t.Fatalf("conv = %+v", conv)
 				}
 				if c.answer == "" {
-					send(t, e, erika, conv["id"].(float64), "Etwas anderes")
+					said(t, e, erika, conv.ID, "Etwas anderes")
 				} else {
-					decide(t, e, erika, conv, c.answer)
+					decided(t, e, erika, conv, c.answer)
 				}
 				if n := countPoints(t, db); n != 0 {
 					t.Fatalf("%d open points recorded", n)
@@ -114,11 +113,11 @@ func TestPR4_CardWithMoreThanOneCallRecordsNothing(t *testing.T) {
 			{ID: "c2", Name: "update_content", Arguments: `{"uid": 100, "fields": {"header": "y"}}`},
 		}}, answer("ok"))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, tone)["id"].(float64), "Los")
-		if len(conv["card"].(map[string]any)["calls"].([]any)) != 2 {
-			t.Fatalf("card = %v", conv["card"])
+		conv := said(t, e, erika, opened(t, erika, tone).ID, "Los")
+		if conv.Card == nil || len(conv.Card.Calls) != 2 {
+			t.Fatalf("card = %+v", conv.Card)
 		}
-		decide(t, e, erika, conv, "skip")
+		decided(t, e, erika, conv, "skip")
 		if n := countPoints(t, db); n != 0 {
 			t.Fatalf("%d open points recorded", n)
 		}
@@ -133,24 +132,24 @@ func TestPC1_PO1_OfferedAgainAndClosedByAnAppliedWrite(t *testing.T) {
 		e.LLM.Add(write("c1", `{"description": "first"}`), answer("weiter"),
 			write("c2", `{"description": "second"}`), answer("fertig"))
 		erika := e.As(wt.Erika)
-		first := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		decide(t, e, erika, first, "skip")
+		first := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		decided(t, e, erika, first, "skip")
 		if countPoints(t, db) != 1 {
 			t.Fatal("no open point recorded")
 		}
 		// A new conversation with the same skill on the same page is offered the point.
-		second := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Nochmal")
+		second := said(t, e, erika, opened(t, erika, seo).ID, "Nochmal")
 		reqs := e.LLM.Requests()
 		sys := reqs[len(reqs)-1].Messages[0]
 		if sys.Role != llm.RoleSystem || !strings.Contains(sys.Content, "pages:1") || !strings.Contains(sys.Content, "description") || strings.Contains(sys.Content, "first") {
 			t.Fatalf("system message = %q", sys.Content)
 		}
-		second = decide(t, e, erika, second, "apply")
+		second = decided(t, e, erika, second, "apply")
 		if n := countPoints(t, db); n != 0 {
 			t.Fatalf("the applied write left %d open points", n)
 		}
-		if out := second["outcomes"].([]any); out[0].(map[string]any)["outcome"] != "applied" {
-			t.Errorf("outcome = %v", out)
+		if out := second.Outcomes; len(out) == 0 || out[0].Outcome != "applied" {
+			t.Errorf("outcome = %+v", out)
 		}
 	})
 }
@@ -162,16 +161,16 @@ func TestPK1_KeepClosesAndRecordsNothing(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "a"}`), answer("weiter"), write("c2", `{"description": "b"}`), answer("fertig"))
 		erika := e.As(wt.Erika)
-		decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "skip")
+		decided(t, e, erika, said(t, e, erika, opened(t, erika, seo).ID, "Los"), "skip")
 		if countPoints(t, db) != 1 {
 			t.Fatal("no open point")
 		}
-		conv := decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "keep")
+		conv := decided(t, e, erika, said(t, e, erika, opened(t, erika, seo).ID, "Los"), "keep")
 		if n := countPoints(t, db); n != 0 {
 			t.Fatalf("keep left %d open points", n)
 		}
-		if out := conv["outcomes"].([]any); out[0].(map[string]any)["outcome"] != "kept" {
-			t.Errorf("outcome = %v", out)
+		if out := conv.Outcomes; len(out) == 0 || out[0].Outcome != "kept" {
+			t.Errorf("outcome = %+v", out)
 		}
 		var fields string
 		_ = db.QueryRow(context.Background(), "SELECT fields FROM records WHERE tbl = 'pages' AND uid = 1").Scan(&fields)
@@ -189,10 +188,10 @@ func TestPD1_PZ1_DashboardAndSurvivalOfDeletedTargets(t *testing.T) {
 		e := newEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "a"}`), answer("ok"))
 		erika, otto := e.As(wt.Erika), e.As(wt.Otto)
-		decide(t, e, erika, send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los"), "skip")
-		got := erika.Must("GET", "/api/open-points?limit=5", nil, 200).Map(t)["openPoints"].([]any)
+		decided(t, e, erika, said(t, e, erika, opened(t, erika, seo).ID, "Los"), "skip")
+		got := wt.Decode[wt.OpenPoints](t, erika.Must("GET", "/api/open-points?limit=5", nil, 200)).OpenPoints
 		if len(got) != 1 {
-			t.Fatalf("dashboard = %v", got)
+			t.Fatalf("dashboard = %+v", got)
 		}
 		// otto's groups may not edit the excluded description field: he does not see it (P.D3).
 		if _, err := db.Exec(context.Background(), `INSERT INTO be_groups (uid, title, tables_select, tables_modify, languages, mounts) VALUES (8, 'No grants', '["pages"]', '["pages"]', '[0]', '[1]')`); err != nil {
@@ -201,8 +200,8 @@ func TestPD1_PZ1_DashboardAndSurvivalOfDeletedTargets(t *testing.T) {
 		if _, err := db.Exec(context.Background(), `UPDATE be_users SET group_uids = '[8]' WHERE uid = 4`); err != nil {
 			t.Fatal(err)
 		}
-		if l := otto.Must("GET", "/api/open-points", nil, 200).Map(t)["openPoints"].([]any); len(l) != 0 {
-			t.Errorf("otto sees %v", l)
+		if l := wt.Decode[wt.OpenPoints](t, otto.Must("GET", "/api/open-points", nil, 200)).OpenPoints; len(l) != 0 {
+			t.Errorf("otto sees %+v", l)
 		}
 		if r := erika.Do("GET", "/api/open-points?limit=0", nil); r.Status != 400 {
 			t.Errorf("limit 0 = %d", r.Status)

@@ -47,26 +47,39 @@ func hookOnce(t *testing.T, h *claimHook, op string, f func()) {
 
 // approvalsOf counts the run's decisions on the turn digest and its tool
 // calls with callID that ran without error: what was executed.
-func approvalsOf(t *testing.T, c *wt.Client, run string, digest any, callID string) (decisions, executed int) {
+func approvalsOf(t *testing.T, c *wt.Client, run string, digest string, callID string) (decisions, executed int) {
 	t.Helper()
-	evs := c.Must("GET", "/api/runs/"+run+"/events?after=0", nil, 200).Map(t)["events"].([]any)
+	evs := wt.Decode[wt.Events](t, c.Must("GET", "/api/runs/"+run+"/events?after=0", nil, 200)).Events
 	for _, ev := range evs {
-		m := ev.(map[string]any)
-		p, _ := m["payload"].(map[string]any)
-		switch {
-		case m["kind"] == "approval" && p["turnDigest"] == digest && p["approved"] != nil:
-			decisions++
-		case m["kind"] == "tool" && p["callId"] == callID && p["isError"] == false:
-			executed++
+		switch ev.Kind {
+		case "approval":
+			// A decision carries approved (present, not null).
+			if p := wt.Payload[wt.ApprovalPayload](t, ev); p.TurnDigest == digest && p.Approved != nil {
+				decisions++
+			}
+		case "tool":
+			// Executed: isError present and false.
+			if p := wt.Payload[wt.ToolPayload](t, ev); p.CallID == callID && p.IsError != nil && !*p.IsError {
+				executed++
+			}
 		}
 	}
 	return decisions, executed
 }
 
-func transcriptHas(conv map[string]any, content string) int {
+// cardDigest is the turn digest of the conversation's waiting card.
+func cardDigest(t *testing.T, conv wt.Conversation) string {
+	t.Helper()
+	if conv.Card == nil {
+		t.Fatalf("conversation %d has no card: %+v", conv.ID, conv)
+	}
+	return conv.Card.TurnDigest
+}
+
+func transcriptHas(conv wt.Conversation, content string) int {
 	n := 0
-	for _, m := range conv["messages"].([]any) {
-		if m.(map[string]any)["content"] == content {
+	for _, m := range conv.Messages {
+		if m.Content == content {
 			n++
 		}
 	}
@@ -82,8 +95,8 @@ func TestMessageLosingTheClaimToAnAnswerChangesNothing(t *testing.T) {
 		e, hook := newRaceEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "the accepted answer"}`), answer("Erledigt."))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		id, digest, run := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"], pendingRun(t, erika)
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		id, digest, run := itoa(float64(conv.ID)), cardDigest(t, conv), pendingRun(t, erika)
 		answered := 0
 		hookOnce(t, hook, "message", func() {
 			answered = erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"}).Status
@@ -92,13 +105,13 @@ func TestMessageLosingTheClaimToAnAnswerChangesNothing(t *testing.T) {
 		if answered != http.StatusAccepted || r.Status != http.StatusConflict {
 			t.Fatalf("answer = %d, message = %d %s; want 202 and 409", answered, r.Status, r.Body)
 		}
-		got := settled(t, e, erika, conv["id"].(float64))
-		if got["status"] != "idle" || lastNotice(got) != "" || transcriptHas(got, "Lieber nicht") != 0 {
-			t.Errorf("after the race: status %v, notice %q, messages %v", got["status"], lastNotice(got), got["messages"])
+		got := current(t, e, erika, conv.ID)
+		if got.Status != "idle" || lastNotice(got) != "" || transcriptHas(got, "Lieber nicht") != 0 {
+			t.Errorf("after the race: status %v, notice %q, messages %v", got.Status, lastNotice(got), got.Messages)
 		}
-		st := erika.Must("GET", "/api/runs/"+run, nil, 200).Map(t)
-		if d, x := approvalsOf(t, erika, run, digest, "c1"); st["status"] != "completed" || d != 1 || x != 1 {
-			t.Errorf("the answered run = %v, %d decisions, %d executions; want completed, 1, 1", st["status"], d, x)
+		st := erika.MustRun(run)
+		if d, x := approvalsOf(t, erika, run, digest, "c1"); st.Status != "completed" || d != 1 || x != 1 {
+			t.Errorf("the answered run = %v, %d decisions, %d executions; want completed, 1, 1", st.Status, d, x)
 		}
 	})
 }
@@ -111,8 +124,8 @@ func TestAnswerLosingTheClaimToAMessageChangesNothing(t *testing.T) {
 		e, hook := newRaceEnv(t, db)
 		e.LLM.Add(write("c1", `{"description": "never written"}`), answer("Gut, anders."))
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		id, digest, run := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"], pendingRun(t, erika)
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		id, digest, run := itoa(float64(conv.ID)), cardDigest(t, conv), pendingRun(t, erika)
 		sent := 0
 		hookOnce(t, hook, "answer", func() {
 			sent = erika.Do("POST", "/api/conversations/"+id+"/messages", map[string]any{"content": "Lieber anders"}).Status
@@ -121,13 +134,13 @@ func TestAnswerLosingTheClaimToAMessageChangesNothing(t *testing.T) {
 		if sent != http.StatusAccepted || r.Status != http.StatusConflict || r.ErrorCode() != "stale_card" {
 			t.Fatalf("message = %d, answer = %d %s; want 202 and 409 stale_card", sent, r.Status, r.Body)
 		}
-		got := settled(t, e, erika, conv["id"].(float64))
-		if got["status"] != "idle" || transcriptHas(got, "Übernehmen") != 0 || transcriptHas(got, "Lieber anders") != 1 {
-			t.Errorf("after the race: status %v, messages %v", got["status"], got["messages"])
+		got := current(t, e, erika, conv.ID)
+		if got.Status != "idle" || transcriptHas(got, "Übernehmen") != 0 || transcriptHas(got, "Lieber anders") != 1 {
+			t.Errorf("after the race: status %v, messages %v", got.Status, got.Messages)
 		}
-		st := erika.Must("GET", "/api/runs/"+run, nil, 200).Map(t)
-		if d, x := approvalsOf(t, erika, run, digest, "c1"); st["status"] != "cancelled" || d != 0 || x != 0 {
-			t.Errorf("the withdrawn run = %v, %d decisions, %d executions; want cancelled, 0, 0", st["status"], d, x)
+		st := erika.MustRun(run)
+		if d, x := approvalsOf(t, erika, run, digest, "c1"); st.Status != "cancelled" || d != 0 || x != 0 {
+			t.Errorf("the withdrawn run = %v, %d decisions, %d executions; want cancelled, 0, 0", st.Status, d, x)
 		}
 		if strings.Contains(description(t, db), "never written") {
 			t.Error("the withdrawn proposal was written")
@@ -143,8 +156,8 @@ func TestEndTourAndAnswerRacingForTheClaim(t *testing.T) {
 			e, hook := newRaceEnv(t, db)
 			e.LLM.Add(write("c1", `{"description": "applied"}`), answer("Erledigt."))
 			erika := e.As(wt.Erika)
-			conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-			id, digest, run := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"], pendingRun(t, erika)
+			conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+			id, digest, run := itoa(float64(conv.ID)), cardDigest(t, conv), pendingRun(t, erika)
 			answered := 0
 			hookOnce(t, hook, "end-tour", func() {
 				answered = erika.Do("POST", "/api/conversations/"+id+"/answer", map[string]any{"turnDigest": digest, "answer": "apply"}).Status
@@ -153,10 +166,10 @@ func TestEndTourAndAnswerRacingForTheClaim(t *testing.T) {
 			if answered != http.StatusAccepted || r.Status != http.StatusConflict {
 				t.Fatalf("answer = %d, end-tour = %d %s; want 202 and 409", answered, r.Status, r.Body)
 			}
-			got := settled(t, e, erika, conv["id"].(float64))
-			st := erika.Must("GET", "/api/runs/"+run, nil, 200).Map(t)
-			if got["status"] != "idle" || got["skill"] == nil || st["status"] != "completed" || st["holdsProcess"] != true {
-				t.Errorf("after the race: conversation %v skill %v; run %v holdsProcess %v", got["status"], got["skill"], st["status"], st["holdsProcess"])
+			got := current(t, e, erika, conv.ID)
+			st := erika.MustRun(run)
+			if got.Status != "idle" || got.Skill == nil || st.Status != "completed" || !st.HoldsProcessIs(true) {
+				t.Errorf("after the race: conversation %v skill %+v; run %v holdsProcess %v", got.Status, got.Skill, st.Status, st.HoldsProcess)
 			}
 		})
 	})
@@ -165,8 +178,8 @@ func TestEndTourAndAnswerRacingForTheClaim(t *testing.T) {
 			e, hook := newRaceEnv(t, db)
 			e.LLM.Add(write("c1", `{"description": "never written"}`))
 			erika := e.As(wt.Erika)
-			conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-			id, digest := itoa(conv["id"].(float64)), conv["card"].(map[string]any)["turnDigest"]
+			conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+			id, digest := itoa(float64(conv.ID)), cardDigest(t, conv)
 			ended := 0
 			hookOnce(t, hook, "answer", func() {
 				ended = erika.Do("POST", "/api/conversations/"+id+"/end-tour", nil).Status
@@ -175,9 +188,9 @@ func TestEndTourAndAnswerRacingForTheClaim(t *testing.T) {
 			if ended != http.StatusOK || r.Status != http.StatusConflict || r.ErrorCode() != "stale_card" {
 				t.Fatalf("end-tour = %d, answer = %d %s; want 200 and 409 stale_card", ended, r.Status, r.Body)
 			}
-			got := settled(t, e, erika, conv["id"].(float64))
-			if got["status"] != "idle" || got["skill"] != nil || transcriptHas(got, "Übernehmen") != 0 || strings.Contains(description(t, db), "never written") {
-				t.Errorf("after the race: %v", got)
+			got := current(t, e, erika, conv.ID)
+			if got.Status != "idle" || got.Skill != nil || transcriptHas(got, "Übernehmen") != 0 || strings.Contains(description(t, db), "never written") {
+				t.Errorf("after the race: %+v", got)
 			}
 		})
 	})
@@ -199,16 +212,19 @@ func TestAnswersAndMessagesRacingInParallelLoseNothing(t *testing.T) {
 			e.LLM.Add(write(fmt.Sprintf("w%d", k), fmt.Sprintf(`{"description": "value %d"}`, k)))
 		}
 		erika := e.As(wt.Erika)
-		conv := send(t, e, erika, start(t, erika, seo)["id"].(float64), "Los")
-		id := itoa(conv["id"].(float64))
+		conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+		id := itoa(float64(conv.ID))
 		landed := map[string]int{}
 		defer func() { t.Logf("of %d attempts: %v", attempts, landed) }()
 		for i := range attempts {
-			if conv["status"] != "awaiting_approval" {
-				t.Fatalf("attempt %d: conversation = %v", i, conv)
+			if conv.Status != "awaiting_approval" {
+				t.Fatalf("attempt %d: conversation = %+v", i, conv)
 			}
-			card := conv["card"].(map[string]any)
-			digest, callID := card["turnDigest"], card["calls"].([]any)[0].(map[string]any)["id"].(string)
+			digest := cardDigest(t, conv)
+			if len(conv.Card.Calls) == 0 {
+				t.Fatalf("attempt %d: card without calls: %+v", i, conv.Card)
+			}
+			callID := conv.Card.Calls[0].ID
 			run := pendingRun(t, erika)
 			text := fmt.Sprintf("Nachricht %d", i)
 			var answered, sent wt.Response
@@ -224,7 +240,7 @@ func TestAnswersAndMessagesRacingInParallelLoseNothing(t *testing.T) {
 			}()
 			wg.Wait()
 			landed[fmt.Sprintf("answer %d, message %d", answered.Status, sent.Status)]++
-			conv = settled(t, e, erika, conv["id"].(float64))
+			conv = current(t, e, erika, conv.ID)
 			for what, r := range map[string]wt.Response{"answer": answered, "message": sent} {
 				if r.Status != http.StatusAccepted && r.Status != http.StatusConflict {
 					t.Fatalf("attempt %d: %s = %d %s", i, what, r.Status, r.Body)

@@ -53,37 +53,6 @@ func write(id, fields string) llmtest.Reply {
 
 func answer(s string) llmtest.Reply { return llmtest.Reply{Content: s} }
 
-// start opens a conversation about page 1 in English with skill.
-func start(t *testing.T, c *wt.Client, skill int) map[string]any {
-	t.Helper()
-	return c.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0, "skill": skill}, http.StatusCreated).Map(t)
-}
-
-// settled waits until the conversation is no longer processing and returns it.
-func settled(t *testing.T, e *wt.Env, c *wt.Client, id float64) map[string]any {
-	t.Helper()
-	e.App.Chat.Wait()
-	return c.Must("GET", "/api/conversations/"+itoa(id), nil, 200).Map(t)
-}
-
-// send posts a message and waits for the turn.
-func send(t *testing.T, e *wt.Env, c *wt.Client, id float64, text string) map[string]any {
-	t.Helper()
-	c.Must("POST", "/api/conversations/"+itoa(id)+"/messages", map[string]any{"content": text}, http.StatusAccepted)
-	return settled(t, e, c, id)
-}
-
-// decide answers the waiting card and waits for the continuation.
-func decide(t *testing.T, e *wt.Env, c *wt.Client, conv map[string]any, answer string) map[string]any {
-	t.Helper()
-	card := conv["card"].(map[string]any)
-	c.Must("POST", "/api/conversations/"+itoa(conv["id"].(float64))+"/answer",
-		map[string]any{"turnDigest": card["turnDigest"], "answer": answer}, http.StatusAccepted)
-	return settled(t, e, c, conv["id"].(float64))
-}
-
-// The typed forms of start, settled and send (waymarktest's typed client).
-
 // opened opens a conversation about page 1 in English with skill.
 func opened(t *testing.T, c *wt.Client, skill int64) wt.Conversation {
 	t.Helper()

@@ -41,24 +41,24 @@ func TestL7_11_FailedReleaseLeavesTheRunHoldingAndARetryCompletesIt(t *testing.T
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("one"))
 		erika := e.As(wt.Erika)
-		id := invoke(t, erika, 1, nil)["uuid"].(string)
+		id := startSEO(t, erika, 1).UUID
 		lift := failLineageWrites(t, db)
 		if r := erika.Do("POST", "/api/runs/"+id+"/end-process", nil); r.Status != 500 {
 			t.Fatalf("end-process while the lineage cannot be stored = %d %s, want 500", r.Status, r.Body)
 		}
-		if st := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t); st["holdsProcess"] != true || st["status"] != "completed" {
-			t.Fatalf("after the failed release: %v, want the run completed and still holding", st)
+		if st := erika.MustRun(id); !st.HoldsProcessIs(true) || st.Status != "completed" {
+			t.Fatalf("after the failed release: %+v, want the run completed and still holding", st)
 		}
 		lift()
-		got := erika.Must("POST", "/api/runs/"+id+"/end-process", nil, 200).Map(t)
-		if got["ended"] != true || got["status"] != "completed" {
-			t.Fatalf("retried end-process = %v", got)
+		got := wt.Decode[wt.Ended](t, erika.Must("POST", "/api/runs/"+id+"/end-process", nil, 200))
+		if !got.Ended || got.Status != "completed" {
+			t.Fatalf("retried end-process = %+v", got)
 		}
-		if st := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t); st["holdsProcess"] != false {
-			t.Fatalf("after the retry: holdsProcess %v, want false", st["holdsProcess"])
+		if st := erika.MustRun(id); !st.HoldsProcessIs(false) {
+			t.Fatalf("after the retry: holdsProcess %v, want false", st.HoldsProcess)
 		}
-		if l := lineage(t, erika, id); l == nil || l["released"] != true {
-			t.Errorf("latest lineage = %v, want released", l)
+		if l := lineage(t, erika, id); l == nil || !l.Released {
+			t.Errorf("latest lineage = %+v, want released", l)
 		}
 	})
 }
@@ -72,25 +72,25 @@ func TestL4_4_ContinuationThatCannotStoreItsLineageIsRefused(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("one"), answer("three"))
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)["uuid"].(string)
+		first := startSEO(t, erika, 1).UUID
 		lift := failLineageWrites(t, db)
-		second := continueRun(t, erika, 1, first)
+		second := continued(t, erika, 1, first, false)
 		lift()
-		id := second["uuid"].(string)
-		st := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		if st["status"] != "failed" || st["terminationReason"] != "policy_denied" ||
-			st["errorClass"] != "process_invocation_refused" || st["refusal"] != "lineage_unreadable" {
-			t.Fatalf("continuation = %v, want failed policy_denied, refusal lineage_unreadable", st)
+		id := second.UUID
+		st := erika.MustRun(id)
+		if st.Status != "failed" || st.TerminationReason != "policy_denied" ||
+			st.ErrorClass != "process_invocation_refused" || st.Refusal != "lineage_unreadable" {
+			t.Fatalf("continuation = %+v, want failed policy_denied, refusal lineage_unreadable", st)
 		}
 		if n := len(e.LLM.Requests()); n != 1 {
 			t.Errorf("model calls = %d, want 1 (the first turn only)", n)
 		}
 		if l := lineage(t, erika, id); l != nil {
-			t.Errorf("the refused run stored a lineage: %v", l)
+			t.Errorf("the refused run stored a lineage: %+v", l)
 		}
-		third := continueRun(t, erika, 1, first)
-		if third["status"] != "completed" || third["holdsProcess"] != true || third["processSkill"] != "seo" {
-			t.Fatalf("the next turn = %v, want it to continue the process", third)
+		third := continued(t, erika, 1, first, false)
+		if third.Status != "completed" || !third.HoldsProcessIs(true) || third.ProcessSkill != "seo" {
+			t.Fatalf("the next turn = %+v, want it to continue the process", third)
 		}
 	})
 }
@@ -104,29 +104,29 @@ func TestL4_10_QueuedContinuationRetriesAStoreErrorAndKeepsTheProcess(t *testing
 		e.LLM.Add(answer("one"), answer("two"))
 		erika := e.As(wt.Erika)
 		ctx := context.Background()
-		first := invoke(t, erika, 1, nil)["uuid"].(string)
+		first := startSEO(t, erika, 1).UUID
 		queued := func() string {
-			return continueRunWith(t, erika, 1, first, map[string]any{"queued": true})["uuid"].(string)
+			return continued(t, erika, 1, first, true).UUID
 		}
 		lift := failLineageWrites(t, db)
 		id := queued()
 		if err := e.App.Runtime.RunQueued(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		st := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		if st["status"] != "queued" || st["requeueCount"] != float64(1) {
-			t.Fatalf("after a pickup that could not store the lineage: %v, want queued again, requeueCount 1", st)
+		st := erika.MustRun(id)
+		if st.Status != "queued" || st.RequeueCount != 1 {
+			t.Fatalf("after a pickup that could not store the lineage: %+v, want queued again, requeueCount 1", st)
 		}
 		lift()
 		if err := e.App.Runtime.RunQueued(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		st = erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		if st["status"] != "completed" || st["holdsProcess"] != true || st["processSkill"] != "seo" {
-			t.Fatalf("after the retry: %v, want completed, holding the process", st)
+		st = erika.MustRun(id)
+		if st.Status != "completed" || !st.HoldsProcessIs(true) || st.ProcessSkill != "seo" {
+			t.Fatalf("after the retry: %+v, want completed, holding the process", st)
 		}
-		if l := lineage(t, erika, id); l == nil || l["origin"] != first || l["pin"] == nil {
-			t.Errorf("lineage after the retry = %v, want the process carried from %s", l, first)
+		if l := lineage(t, erika, id); l == nil || l.Origin != first || l.Pin == nil {
+			t.Errorf("lineage after the retry = %+v, want the process carried from %s", l, first)
 		}
 
 		// A store error that outlasts the budget dead-letters the run.
@@ -137,12 +137,12 @@ func TestL4_10_QueuedContinuationRetriesAStoreErrorAndKeepsTheProcess(t *testing
 			if err := e.App.Runtime.RunQueued(ctx, id); err != nil {
 				t.Fatal(err)
 			}
-			if st = erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t); st["status"] != "queued" {
+			if st = erika.MustRun(id); st.Status != "queued" {
 				break
 			}
 		}
-		if st["status"] != "failed" || st["terminationReason"] != "retries_exhausted" {
-			t.Fatalf("after the budget: %v, want failed retries_exhausted", st)
+		if st.Status != "failed" || st.TerminationReason != "retries_exhausted" {
+			t.Fatalf("after the budget: %+v, want failed retries_exhausted", st)
 		}
 		if n := len(e.LLM.Requests()); n != 2 {
 			t.Errorf("model calls = %d, want 2 (the first turn and the retried one)", n)
@@ -173,10 +173,10 @@ func TestLC5_ResumeWithUnreadableProcessApprovalGoesOnWithoutItsToolsBoundedByTh
 		erika := e.As(wt.Erika)
 		// The configuration's other skill declares two tools: the allow-list is that plus the process's.
 		exec(t, db, `UPDATE skill_approvals SET allowed_tools = '["read_page","set_progress"]' WHERE skill_uid = 13`)
-		first := invoke(t, erika, 1, nil)
-		id := first["uuid"].(string)
-		if first["status"] != "waiting_for_approval" {
-			t.Fatalf("first = %v", first)
+		first := startSEO(t, erika, 1)
+		id := first.UUID
+		if first.Status != "waiting_for_approval" {
+			t.Fatalf("first = %+v", first)
 		}
 		start := strings.Join(toolNames(e.LLM.Requests()[0]), ",")
 		for _, want := range []string{"read_page", "update_page_metadata", "set_progress", "highlight_record"} {
@@ -196,14 +196,18 @@ func TestLC5_ResumeWithUnreadableProcessApprovalGoesOnWithoutItsToolsBoundedByTh
 		if r.Status != 409 || !strings.Contains(string(r.Body), "preview_changed") {
 			t.Fatalf("first release = %d %s, want 409 preview_changed", r.Status, r.Body)
 		}
-		card := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-		pending := card["pending"].(map[string]any)["calls"].([]any)[0].(map[string]any)
-		if pending["declaresWrite"] != false || pending["preview"] != nil {
-			t.Fatalf("card after the refusal = %v, want the call without a preview", pending)
+		card := erika.MustRun(id)
+		if card.Pending == nil || len(card.Pending.Calls) == 0 {
+			t.Fatalf("card after the refusal = %+v, want a pending call", card)
 		}
-		done := erika.Must("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digest(t, card)}, 200).Map(t)
-		if done["status"] != "completed" {
-			t.Fatalf("second release = %v, want the turn to go on and complete", done)
+		// Preview nil: absent or null, as the map read had it ([] would be non-nil).
+		pending := card.Pending.Calls[0]
+		if pending.DeclaresWrite || pending.Preview != nil {
+			t.Fatalf("card after the refusal = %+v, want the call without a preview", pending)
+		}
+		done := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+id+"/approval", wt.Approve{Approve: true, TurnDigest: digest(t, card)}, 200))
+		if done.Status != "completed" {
+			t.Fatalf("second release = %+v, want the turn to go on and complete", done)
 		}
 		var fields string
 		if err := db.QueryRow(context.Background(), `SELECT fields FROM records WHERE tbl = 'pages' AND uid = 1`).Scan(&fields); err != nil {
@@ -236,26 +240,26 @@ func TestLC7_UnfixableFaultInAGuardedReadIsRetriedThenDeadLettered(t *testing.T)
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("one"))
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)["uuid"].(string)
-		id := continueRunWith(t, erika, 1, first, map[string]any{"queued": true})["uuid"].(string)
+		first := startSEO(t, erika, 1).UUID
+		id := continued(t, erika, 1, first, true).UUID
 		exec(t, db, `UPDATE skill_approvals SET allowed_tools = 'not json' WHERE skill_uid = 12`)
-		var st map[string]any
+		var st wt.RunStatus
 		pickups := 0
 		for pickups < 10 {
 			pickups++
 			if err := e.App.Runtime.RunQueued(context.Background(), id); err != nil {
 				t.Fatal(err)
 			}
-			st = erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-			if st["status"] != "queued" {
+			st = erika.MustRun(id)
+			if st.Status != "queued" {
 				break
 			}
-			if st["requeueCount"] != float64(pickups) {
-				t.Fatalf("after pickup %d: %v, want requeueCount %d", pickups, st, pickups)
+			if st.RequeueCount != pickups {
+				t.Fatalf("after pickup %d: %+v, want requeueCount %d", pickups, st, pickups)
 			}
 		}
-		if st["status"] != "failed" || st["terminationReason"] != "retries_exhausted" || st["errorClass"] != "process_preparation" {
-			t.Fatalf("after %d pickups: %v, want failed retries_exhausted (process_preparation)", pickups, st)
+		if st.Status != "failed" || st.TerminationReason != "retries_exhausted" || st.ErrorClass != "process_preparation" {
+			t.Fatalf("after %d pickups: %+v, want failed retries_exhausted (process_preparation)", pickups, st)
 		}
 		if pickups < 2 {
 			t.Errorf("dead-lettered at the first pickup, want retries first")

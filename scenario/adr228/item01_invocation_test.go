@@ -25,8 +25,8 @@ func TestL1_1_L1_2_InvocationSurvivesTheQueueCodec(t *testing.T) {
 			t.Fatalf("queued process run = %+v", got)
 		}
 		l := lineage(t, erika, id)
-		if l == nil || l["pin"] == nil || l["origin"] != id {
-			t.Fatalf("lineage = %v", l)
+		if l == nil || l.Pin == nil || l.Origin != id {
+			t.Fatalf("lineage = %+v", l)
 		}
 	})
 }

@@ -17,21 +17,20 @@ func TestL4_1_L4_2_ContinuationCarriesTheLineage(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("one"), answer("two"))
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)
-		id := first["uuid"].(string)
+		first := startSEO(t, erika, 1)
+		id := first.UUID
 		l := lineage(t, erika, id)
-		pin, _ := l["pin"].(map[string]any)
-		if l["configuration"] != 1.0 || pin == nil || pin["skill"] != 12.0 || l["processSkill"] != "seo" || l["origin"] != id ||
-			l["released"] != false {
-			t.Fatalf("lineage of the start = %v", l)
+		if l == nil || l.Configuration != 1 || l.Pin == nil || l.Pin.Skill != 12 || l.ProcessSkill != "seo" || l.Origin != id ||
+			l.Released {
+			t.Fatalf("lineage of the start = %+v", l)
 		}
-		next := continueRun(t, erika, 1, id)
-		nl := lineage(t, erika, next["uuid"].(string))
-		if nl["origin"] != id || nl["predecessor"] != id || nl["pin"] == nil {
-			t.Fatalf("lineage of the continuation = %v", nl)
+		next := continued(t, erika, 1, id, false)
+		nl := lineage(t, erika, next.UUID)
+		if nl == nil || nl.Origin != id || nl.Predecessor != id || nl.Pin == nil {
+			t.Fatalf("lineage of the continuation = %+v", nl)
 		}
-		if next["holdsProcess"] != true || next["processSkill"] != "seo" {
-			t.Fatalf("continuation status = %v", next)
+		if !next.HoldsProcessIs(true) || next.ProcessSkill != "seo" {
+			t.Fatalf("continuation status = %+v", next)
 		}
 		// The continuation composed the process from its snapshot.
 		reqs := e.LLM.Requests()
@@ -47,17 +46,15 @@ func TestL4_6_PredecessorGoneAnswersAlike(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("paula's"), answer("a"), answer("b"))
-		foreign := invoke(t, e.As(wt.Paula), 1, nil)["uuid"].(string)
+		foreign := startSEO(t, e.As(wt.Paula), 1).UUID
 		erika := e.As(wt.Erika)
 		for _, pred := range []string{"00000000-0000-4000-8000-000000000000", foreign} {
-			st := continueRun(t, erika, 1, pred)
-			n, _ := st["notices"].([]any)
-			if st["status"] != "completed" || st["holdsProcess"] != false || len(n) != 1 {
-				t.Fatalf("continuation of %s = %v", pred, st)
+			st := continued(t, erika, 1, pred, false)
+			if st.Status != "completed" || !st.HoldsProcessIs(false) || len(st.Notices) != 1 {
+				t.Fatalf("continuation of %s = %+v", pred, st)
 			}
-			notice := n[0].(map[string]any)
-			if notice["kind"] != "dropped_source" || notice["reason"] != "predecessor_gone" || notice["uid"] != 0.0 {
-				t.Errorf("notice = %v", notice)
+			if notice := st.Notices[0]; notice.Kind != "dropped_source" || notice.Reason != "predecessor_gone" || notice.UID != 0 {
+				t.Errorf("notice = %+v", notice)
 			}
 		}
 	})
@@ -69,13 +66,13 @@ func TestL4_9_WaitingPredecessorWithAProcessIsNotFinished(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(call("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "A description long enough? Not needed."}}`))
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)
-		if first["status"] != "waiting_for_approval" {
-			t.Fatalf("first = %v", first)
+		first := startSEO(t, erika, 1)
+		if first.Status != "waiting_for_approval" {
+			t.Fatalf("first = %+v", first)
 		}
-		next := continueRun(t, erika, 1, first["uuid"].(string))
-		if next["status"] != "failed" || next["refusal"] != "predecessor_not_finished" {
-			t.Fatalf("continuation of a waiting process turn = %v", next)
+		next := continued(t, erika, 1, first.UUID, false)
+		if next.Status != "failed" || next.Refusal != "predecessor_not_finished" {
+			t.Fatalf("continuation of a waiting process turn = %+v", next)
 		}
 	})
 }
@@ -92,11 +89,11 @@ func TestL4_9_ContinuationOfAQueuedProcessTurnIsNotFinished(t *testing.T) {
 		queue func(t *testing.T, c *wt.Client) string
 	}{
 		{"queued invocation", func(t *testing.T, c *wt.Client) string {
-			return invoke(t, c, 1, map[string]any{"queued": true})["uuid"].(string)
+			return startSEOQueued(t, c, 1).UUID
 		}},
 		{"queued continuation", func(t *testing.T, c *wt.Client) string {
-			first := invoke(t, c, 1, nil)["uuid"].(string)
-			return continueRunWith(t, c, 1, first, map[string]any{"queued": true})["uuid"].(string)
+			first := startSEO(t, c, 1).UUID
+			return continued(t, c, 1, first, true).UUID
 		}},
 	}
 	for _, tc := range cases {
@@ -107,10 +104,10 @@ func TestL4_9_ContinuationOfAQueuedProcessTurnIsNotFinished(t *testing.T) {
 				erika := e.As(wt.Erika)
 				queued := tc.queue(t, erika)
 				calls := len(e.LLM.Requests())
-				refused := continueRun(t, erika, 1, queued)
-				if refused["status"] != "failed" || refused["terminationReason"] != "policy_denied" ||
-					refused["refusal"] != "predecessor_not_finished" {
-					t.Fatalf("continuation of a queued process turn = %v, want refused predecessor_not_finished", refused)
+				refused := continued(t, erika, 1, queued, false)
+				if refused.Status != "failed" || refused.TerminationReason != "policy_denied" ||
+					refused.Refusal != "predecessor_not_finished" {
+					t.Fatalf("continuation of a queued process turn = %+v, want refused predecessor_not_finished", refused)
 				}
 				if n := len(e.LLM.Requests()); n != calls {
 					t.Fatalf("the refused continuation called the model (%d calls, want %d)", n, calls)
@@ -118,12 +115,12 @@ func TestL4_9_ContinuationOfAQueuedProcessTurnIsNotFinished(t *testing.T) {
 				if err := e.App.Runtime.RunQueued(context.Background(), queued); err != nil {
 					t.Fatal(err)
 				}
-				if st := erika.Must("GET", "/api/runs/"+queued, nil, 200).Map(t); st["status"] != "completed" || st["holdsProcess"] != true {
-					t.Fatalf("the queued turn after pickup = %v", st)
+				if st := erika.MustRun(queued); st.Status != "completed" || !st.HoldsProcessIs(true) {
+					t.Fatalf("the queued turn after pickup = %+v", st)
 				}
-				next := continueRun(t, erika, 1, refused["uuid"].(string))
-				if next["status"] != "completed" || next["holdsProcess"] != true || next["processSkill"] != "seo" {
-					t.Fatalf("the turn continued from the refused one = %v, want it to hold the process", next)
+				next := continued(t, erika, 1, refused.UUID, false)
+				if next.Status != "completed" || !next.HoldsProcessIs(true) || next.ProcessSkill != "seo" {
+					t.Fatalf("the turn continued from the refused one = %+v, want it to hold the process", next)
 				}
 			})
 		})
@@ -133,10 +130,10 @@ func TestL4_9_ContinuationOfAQueuedProcessTurnIsNotFinished(t *testing.T) {
 			e := newEnv(t, db, nil)
 			e.LLM.Add(answer("next"))
 			erika := e.As(wt.Erika)
-			queued := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "queued": true,
-				"messages": []map[string]string{{"role": "user", "content": "hallo"}}}, 201).Map(t)["uuid"].(string)
-			if next := continueRun(t, erika, 1, queued); next["status"] != "completed" || next["holdsProcess"] != false {
-				t.Fatalf("continuation of a queued ordinary turn = %v, want it to go on", next)
+			queued := started(t, erika, wt.StartRun{Configuration: 1, Queued: true,
+				Messages: []wt.Message{{Role: "user", Content: "hallo"}}}).UUID
+			if next := continued(t, erika, 1, queued, false); next.Status != "completed" || !next.HoldsProcessIs(false) {
+				t.Fatalf("continuation of a queued ordinary turn = %+v, want it to go on", next)
 			}
 		})
 	})
@@ -156,24 +153,23 @@ func TestL4_2_RefusalsNoticesAndLineageSurviveEveryPrivacyLevel(t *testing.T) {
 				e.LLM.Add(answer("one"), answer("two"), answer("gone"))
 				erika := e.As(wt.Erika)
 
-				refused := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "invocation": map[string]any{"skill": 13},
-					"messages": []map[string]string{{"role": "user", "content": "go"}}}, 201).Map(t)
-				again := erika.Must("GET", "/api/runs/"+refused["uuid"].(string), nil, 200).Map(t)
-				if again["status"] != "failed" || again["refusal"] != "not_a_process" {
-					t.Errorf("refused run as read back = %v, want refusal not_a_process", again)
+				refused := started(t, erika, wt.StartRun{Configuration: 1, Invocation: &wt.Invocation{Skill: 13},
+					Messages: []wt.Message{{Role: "user", Content: "go"}}})
+				again := erika.MustRun(refused.UUID)
+				if again.Status != "failed" || again.Refusal != "not_a_process" {
+					t.Errorf("refused run as read back = %+v, want refusal not_a_process", again)
 				}
 
-				first := invoke(t, erika, 1, nil)["uuid"].(string)
-				next := continueRun(t, erika, 1, first)
-				if next["holdsProcess"] != true || next["processSkill"] != "seo" {
-					t.Errorf("continuation = %v, want it to hold the process", next)
+				first := startSEO(t, erika, 1).UUID
+				next := continued(t, erika, 1, first, false)
+				if !next.HoldsProcessIs(true) || next.ProcessSkill != "seo" {
+					t.Errorf("continuation = %+v, want it to hold the process", next)
 				}
 
-				gone := continueRun(t, erika, 1, "00000000-0000-4000-8000-000000000000")
-				st := erika.Must("GET", "/api/runs/"+gone["uuid"].(string), nil, 200).Map(t)
-				n, _ := st["notices"].([]any)
-				if len(n) != 1 || n[0].(map[string]any)["reason"] != "predecessor_gone" || n[0].(map[string]any)["uid"] != 0.0 {
-					t.Errorf("notices of a turn whose predecessor is gone = %v, want predecessor_gone uid 0", st["notices"])
+				gone := continued(t, erika, 1, "00000000-0000-4000-8000-000000000000", false)
+				st := erika.MustRun(gone.UUID)
+				if n := st.Notices; len(n) != 1 || n[0].Reason != "predecessor_gone" || n[0].UID != 0 {
+					t.Errorf("notices of a turn whose predecessor is gone = %+v, want predecessor_gone uid 0", st.Notices)
 				}
 			})
 		})

@@ -20,10 +20,14 @@ func TestL5_1_TheRuntimeDerivesThePinNotTheLiveRecord(t *testing.T) {
 		e.LLM.Add(answer("one"), answer("two"))
 		erika := e.As(wt.Erika)
 		first := startSEO(t, erika, 1)
-		pin := lineage(t, erika, first.UUID)["pin"].(map[string]any)
+		l := lineage(t, erika, first.UUID)
+		if l == nil || l.Pin == nil {
+			t.Fatalf("the start's lineage = %+v, want a pin", l)
+		}
+		pin := l.Pin
 		k, _ := e.App.Skills.Get(ctx, seoSkill)
-		if pin["digest"] != k.Digest() {
-			t.Fatalf("the start's pin %v is not the approved current digest %s", pin, k.Digest())
+		if pin.Digest != k.Digest() {
+			t.Fatalf("the start's pin %+v is not the approved current digest %s", pin, k.Digest())
 		}
 		v := k.Version
 		v.Body = "PROCESS-SEO-V2"
@@ -35,8 +39,8 @@ func TestL5_1_TheRuntimeDerivesThePinNotTheLiveRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		next := continued(t, erika, 1, first.UUID, false)
-		if got := lineage(t, erika, next.UUID)["pin"].(map[string]any); got["digest"] != pin["digest"] {
-			t.Fatalf("the continuation's pin %v replaced %v", got, pin)
+		if nl := lineage(t, erika, next.UUID); nl == nil || nl.Pin == nil || nl.Pin.Digest != pin.Digest {
+			t.Fatalf("the continuation's lineage %+v replaced the pin %+v", nl, pin)
 		}
 	})
 }

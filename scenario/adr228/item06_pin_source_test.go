@@ -20,7 +20,7 @@ func TestL6_1_L6_2_L6_3_ContinuationKeepsTheApprovedSnapshot(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("one"), answer("two"))
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)
+		first := startSEO(t, erika, 1)
 		k, err := e.App.Skills.Get(ctx, seoSkill)
 		if err != nil {
 			t.Fatal(err)
@@ -31,9 +31,9 @@ func TestL6_1_L6_2_L6_3_ContinuationKeepsTheApprovedSnapshot(t *testing.T) {
 		if _, err := e.App.Skills.Update(ctx, skill.UpdateParams{UID: seoSkill, Version: v, Actor: 1}); err != nil {
 			t.Fatal(err)
 		}
-		next := continueRun(t, erika, 1, first["uuid"].(string))
-		if next["status"] != "completed" || next["holdsProcess"] != true {
-			t.Fatalf("continuation = %v", next)
+		next := continued(t, erika, 1, first.UUID, false)
+		if next.Status != "completed" || !next.HoldsProcessIs(true) {
+			t.Fatalf("continuation = %+v", next)
 		}
 		req := e.LLM.Requests()[1]
 		sys := systemOf(req.Messages)
@@ -64,18 +64,18 @@ func TestL6_4_WithdrawnPinStopsTheTurnAndTheNextGoesOnWithout(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("one"), answer("three"))
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)
+		first := startSEO(t, erika, 1)
 		k, _ := e.App.Skills.Get(ctx, seoSkill)
 		if err := e.App.Skills.Revoke(ctx, 1, seoSkill, k.Digest()); err != nil {
 			t.Fatal(err)
 		}
-		second := continueRun(t, erika, 1, first["uuid"].(string))
-		if second["status"] != "failed" || second["refusal"] != "pin_withdrawn" {
-			t.Fatalf("continuation after revocation = %v", second)
+		second := continued(t, erika, 1, first.UUID, false)
+		if second.Status != "failed" || second.Refusal != "pin_withdrawn" {
+			t.Fatalf("continuation after revocation = %+v", second)
 		}
-		third := continueRun(t, erika, 1, second["uuid"].(string))
-		if third["status"] != "completed" || third["holdsProcess"] != false {
-			t.Fatalf("the turn after = %v", third)
+		third := continued(t, erika, 1, second.UUID, false)
+		if third.Status != "completed" || !third.HoldsProcessIs(false) {
+			t.Fatalf("the turn after = %+v", third)
 		}
 	})
 }
@@ -105,40 +105,41 @@ func TestLC2_DisabledOrOrphanedPinnedProcessEndsTheTourAtContinuationAndResume(t
 				storetest.Each(t, func(t *testing.T, db *store.DB) {
 					e := newEnv(t, db, nil)
 					erika := e.As(wt.Erika)
-					var refused map[string]any
+					var refused wt.RunStatus
 					if path == "continuation" {
 						e.LLM.Add(answer("one"), answer("after"))
-						first := invoke(t, erika, 1, nil)
+						first := startSEO(t, erika, 1)
 						off(t, e, db)
-						refused = continueRun(t, erika, 1, first["uuid"].(string))
-						if l := lineage(t, erika, refused["uuid"].(string)); l == nil || l["pin"] != nil || l["released"] != true ||
-							l["predecessor"] != first["uuid"] {
-							t.Errorf("lineage of the refused continuation = %v, want one without pin, released, naming %s", l, first["uuid"])
+						refused = continued(t, erika, 1, first.UUID, false)
+						if l := lineage(t, erika, refused.UUID); l == nil || l.Pin != nil || !l.Released ||
+							l.Predecessor != first.UUID {
+							t.Errorf("lineage of the refused continuation = %+v, want one without pin, released, naming %s", l, first.UUID)
 						}
 					} else {
 						e.LLM.Add(call("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "new"}}`), answer("after"))
-						first := invoke(t, erika, 1, nil)
-						if first["status"] != "waiting_for_approval" {
-							t.Fatalf("first = %v", first)
+						first := startSEO(t, erika, 1)
+						if first.Status != "waiting_for_approval" {
+							t.Fatalf("first = %+v", first)
 						}
 						off(t, e, db)
-						r := erika.Do("POST", "/api/runs/"+first["uuid"].(string)+"/approval",
-							map[string]any{"approve": true, "turnDigest": digest(t, first)})
+						r := erika.Do("POST", "/api/runs/"+first.UUID+"/approval",
+							wt.Approve{Approve: true, TurnDigest: digest(t, first)})
 						if r.Status != 409 || r.ErrorCode() != "skill_withdrawn" {
 							t.Fatalf("resume = %d %s, want 409 skill_withdrawn", r.Status, r.Body)
 						}
-						refused = erika.Must("GET", "/api/runs/"+first["uuid"].(string), nil, 200).Map(t)
+						refused = erika.MustRun(first.UUID)
 					}
-					if refused["status"] != "failed" || refused["terminationReason"] != "policy_denied" ||
-						refused["refusal"] != "pin_withdrawn" || refused["errorClass"] != "process_invocation_refused" ||
-						refused["holdsProcess"] != false {
-						t.Fatalf("refused %s = %v, want failed policy_denied, refusal pin_withdrawn, holding nothing", path, refused)
+					if refused.Status != "failed" || refused.TerminationReason != "policy_denied" ||
+						refused.Refusal != "pin_withdrawn" || refused.ErrorClass != "process_invocation_refused" ||
+						!refused.HoldsProcessIs(false) {
+						t.Fatalf("refused %s = %+v, want failed policy_denied, refusal pin_withdrawn, holding nothing", path, refused)
 					}
 					calls := len(e.LLM.Requests())
 					restore(t, e, db)
-					next := continueRun(t, erika, 1, refused["uuid"].(string))
-					if next["status"] != "completed" || next["holdsProcess"] != false || next["refusal"] != nil {
-						t.Fatalf("the turn after re-enabling = %v, want completed without the process", next)
+					next := continued(t, erika, 1, refused.UUID, false)
+					// refusal is omitempty on the wire: absent and "" are one.
+					if next.Status != "completed" || !next.HoldsProcessIs(false) || next.Refusal != "" {
+						t.Fatalf("the turn after re-enabling = %+v, want completed without the process", next)
 					}
 					reqs := e.LLM.Requests()
 					if len(reqs) != calls+1 || strings.Contains(systemOf(reqs[len(reqs)-1].Messages), "PROCESS-SEO-V1") {

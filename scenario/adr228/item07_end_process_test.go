@@ -120,30 +120,32 @@ func TestL7_13_UnreadableLineageAnswersNullAndEndProcessConflicts(t *testing.T) 
 					e := newEnv(t, db, nil)
 					e.LLM.Add(answer("one"), answer("two"))
 					erika := e.As(wt.Erika)
-					first := invoke(t, erika, 1, nil)["uuid"].(string)
-					second := continueRun(t, erika, 1, first)["uuid"].(string)
+					first := startSEO(t, erika, 1).UUID
+					second := continued(t, erika, 1, first, false).UUID
 					damaged := second
 					if of == "its origin" {
 						damaged = first
 					}
 					appendLineage(t, db, damaged, shape(first))
-					st := erika.Must("GET", "/api/runs/"+second, nil, 200).Map(t)
-					if v, ok := st["holdsProcess"]; !ok || v != nil {
-						t.Errorf("holdsProcess = %v (present %v), want null", v, ok)
+					r := erika.Must("GET", "/api/runs/"+second, nil, 200)
+					st := wt.Decode[wt.RunStatus](t, r)
+					// Present and null, not absent: the raw field tells them apart.
+					if raw := wt.Decode[wt.RunNulls](t, r); !raw.HoldsProcessNull() {
+						t.Errorf("holdsProcess = %s (present %v), want null", raw.HoldsProcess, raw.HoldsProcess != nil)
 					}
-					if st["predecessorRunUuid"] != first {
-						t.Errorf("predecessorRunUuid = %v, want %s", st["predecessorRunUuid"], first)
+					if st.PredecessorRunUUID != first {
+						t.Errorf("predecessorRunUuid = %v, want %s", st.PredecessorRunUUID, first)
 					}
-					r := erika.Do("POST", "/api/runs/"+second+"/end-process", nil)
+					r = erika.Do("POST", "/api/runs/"+second+"/end-process", nil)
 					if r.Status != 409 || r.ErrorCode() != "lineage_unreadable" {
 						t.Errorf("end-process = %d %s, want 409 lineage_unreadable", r.Status, r.Body)
 					}
-					if st := erika.Must("GET", "/api/runs/"+second, nil, 200).Map(t); st["status"] != "completed" {
-						t.Errorf("after the refused end-process: %v, want the run unchanged", st)
+					if st := erika.MustRun(second); st.Status != "completed" {
+						t.Errorf("after the refused end-process: %+v, want the run unchanged", st)
 					}
 					// The event stream still answers: an unreadable payload reads null.
 					for _, id := range []string{first, second} {
-						evs := erika.Must("GET", "/api/runs/"+id+"/events?after=0", nil, 200).Map(t)["events"].([]any)
+						evs := wt.Decode[wt.Events](t, erika.Must("GET", "/api/runs/"+id+"/events?after=0", nil, 200)).Events
 						if len(evs) == 0 {
 							t.Errorf("events of %s = none", id)
 						}
@@ -166,20 +168,20 @@ func TestL7_13_StatusShowsThePredecessorWheneverTheRequestNamedOne(t *testing.T)
 				exec(t, db, `UPDATE configurations SET privacy = ? WHERE uid = 1`, level)
 				e.LLM.Add(answer("plain"), answer("gone"))
 				erika := e.As(wt.Erika)
-				plain := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1,
-					"messages": []map[string]string{{"role": "user", "content": "hallo"}}}, 201).Map(t)["uuid"].(string)
+				plain := started(t, erika, wt.StartRun{Configuration: 1,
+					Messages: []wt.Message{{Role: "user", Content: "hallo"}}}).UUID
 				unknown := "00000000-0000-4000-8000-000000000000"
 				runs := map[string]string{
-					continueRun(t, erika, 1, unknown)["uuid"].(string): unknown,
-					erika.Must("POST", "/api/runs", map[string]any{"configuration": 1, "predecessorRunUuid": plain,
-						"invocation": map[string]any{"skill": 13},
-						"messages":   []map[string]string{{"role": "user", "content": "go"}}}, 201).Map(t)["uuid"].(string): plain,
-					continueRunWith(t, erika, 1, plain, map[string]any{"queued": true})["uuid"].(string): plain,
+					continued(t, erika, 1, unknown, false).UUID: unknown,
+					started(t, erika, wt.StartRun{Configuration: 1, PredecessorRunUUID: plain,
+						Invocation: &wt.Invocation{Skill: 13},
+						Messages:   []wt.Message{{Role: "user", Content: "go"}}}).UUID: plain,
+					continued(t, erika, 1, plain, true).UUID: plain,
 				}
 				for id, pred := range runs {
-					st := erika.Must("GET", "/api/runs/"+id, nil, 200).Map(t)
-					if st["predecessorRunUuid"] != pred {
-						t.Errorf("run %s (%s, refusal %v) predecessorRunUuid = %v, want %s", id, st["status"], st["refusal"], st["predecessorRunUuid"], pred)
+					st := erika.MustRun(id)
+					if st.PredecessorRunUUID != pred {
+						t.Errorf("run %s (%s, refusal %v) predecessorRunUuid = %v, want %s", id, st.Status, st.Refusal, st.PredecessorRunUUID, pred)
 					}
 				}
 			})

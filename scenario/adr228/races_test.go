@@ -22,10 +22,10 @@ func TestL7_7_EndProcessWhileATurnRunsStopsItBeforeTheNextToolCall(t *testing.T)
 		e.LLM.Add(answer("one"),
 			llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_page", Arguments: `{"page": 1}`}}, Delay: 800 * time.Millisecond})
 		erika := e.As(wt.Erika)
-		first := invoke(t, erika, 1, nil)
-		origin := first["uuid"].(string)
-		done := make(chan map[string]any, 1)
-		go func() { done <- continueRun(t, erika, 1, origin) }()
+		first := startSEO(t, erika, 1)
+		origin := first.UUID
+		done := make(chan wt.RunStatus, 1)
+		go func() { done <- continued(t, erika, 1, origin, false) }()
 		deadline := time.Now().Add(10 * time.Second)
 		for len(e.LLM.Requests()) < 2 {
 			if time.Now().After(deadline) {
@@ -44,10 +44,10 @@ func TestL7_7_EndProcessWhileATurnRunsStopsItBeforeTheNextToolCall(t *testing.T)
 			t.Fatalf("end-process of the terminal origin = %+v", ended)
 		}
 		second := <-done
-		if second["status"] != "failed" || second["terminationReason"] != "process_ended" || second["holdsProcess"] != false {
-			t.Fatalf("the running turn = %v", second)
+		if second.Status != "failed" || second.TerminationReason != "process_ended" || !second.HoldsProcessIs(false) {
+			t.Fatalf("the running turn = %+v", second)
 		}
-		evs := wt.Decode[wt.Events](t, erika.Must("GET", "/api/runs/"+second["uuid"].(string)+"/events?after=0", nil, 200)).Events
+		evs := wt.Decode[wt.Events](t, erika.Must("GET", "/api/runs/"+second.UUID+"/events?after=0", nil, 200)).Events
 		for _, ev := range evs {
 			if ev.Kind == "tool" {
 				t.Fatal("the tool call ran after the process ended")
@@ -63,23 +63,23 @@ func TestL7_5_TwoParallelContinuationsAndAnEndThroughOne(t *testing.T) {
 		e := newEnv(t, db, nil)
 		e.LLM.Add(answer("one"), answer("a"), answer("b"), answer("after"))
 		erika := e.As(wt.Erika)
-		origin := invoke(t, erika, 1, nil)["uuid"].(string)
+		origin := startSEO(t, erika, 1).UUID
 		var wg sync.WaitGroup
-		turns := make([]map[string]any, 2)
+		turns := make([]wt.RunStatus, 2)
 		for i := range turns {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				turns[i] = continueRun(t, erika, 1, origin)
+				turns[i] = continued(t, erika, 1, origin, false)
 			}()
 		}
 		wg.Wait()
 		for i, st := range turns {
-			if st["status"] != "completed" || st["holdsProcess"] != true {
-				t.Fatalf("parallel turn %d = %v", i, st)
+			if st.Status != "completed" || !st.HoldsProcessIs(true) {
+				t.Fatalf("parallel turn %d = %+v", i, st)
 			}
 		}
-		a, b := turns[0]["uuid"].(string), turns[1]["uuid"].(string)
+		a, b := turns[0].UUID, turns[1].UUID
 		if got := wt.Decode[wt.Ended](t, erika.Must("POST", "/api/runs/"+a+"/end-process", nil, 200)); !got.Ended {
 			t.Fatalf("end-process = %+v", got)
 		}
@@ -88,8 +88,8 @@ func TestL7_5_TwoParallelContinuationsAndAnEndThroughOne(t *testing.T) {
 				t.Errorf("run %s still holds the process", id)
 			}
 		}
-		if next := continueRun(t, erika, 1, b); next["holdsProcess"] != false || next["status"] != "completed" {
-			t.Fatalf("a continuation of the parallel turn = %v", next)
+		if next := continued(t, erika, 1, b, false); !next.HoldsProcessIs(false) || next.Status != "completed" {
+			t.Fatalf("a continuation of the parallel turn = %+v", next)
 		}
 	})
 }

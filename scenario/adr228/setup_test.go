@@ -58,19 +58,8 @@ func calls(cs ...llm.ToolCall) llmtest.Reply { return llmtest.Reply{ToolCalls: c
 
 func answer(s string) llmtest.Reply { return llmtest.Reply{Content: s} }
 
-// invoke starts the seo process on page 1 (language 0) with configuration cfg.
-func invoke(t *testing.T, c *wt.Client, cfg int, extra map[string]any) map[string]any {
-	t.Helper()
-	body := map[string]any{"configuration": cfg, "messages": []map[string]string{{"role": "user", "content": "SEO bitte"}},
-		"invocation": map[string]any{"skill": seoSkill, "subject": map[string]any{"table": "pages", "uid": 1, "language": 0}}}
-	for k, v := range extra {
-		body[k] = v
-	}
-	return c.Must("POST", "/api/runs", body, http.StatusCreated).Map(t)
-}
-
-// startSEO is invoke through the typed client: the seo process on page 1
-// (language 0) with configuration cfg, answered 201.
+// startSEO starts the seo process on page 1 (language 0) with
+// configuration cfg, answered 201.
 func startSEO(t *testing.T, c *wt.Client, cfg int64) wt.RunStatus {
 	t.Helper()
 	st, r := c.StartRun(wt.StartRun{Configuration: cfg, Messages: []wt.Message{{Role: "user", Content: "SEO bitte"}},
@@ -98,37 +87,21 @@ func started(t *testing.T, c *wt.Client, req wt.StartRun) wt.RunStatus {
 	return st
 }
 
-// continued is continueRun through the typed client; queued puts the turn in the queue.
+// continued sends the next turn, naming only its predecessor; queued puts
+// the turn in the queue.
 func continued(t *testing.T, c *wt.Client, cfg int64, pred string, queued bool) wt.RunStatus {
 	t.Helper()
 	return started(t, c, wt.StartRun{Configuration: cfg, PredecessorRunUUID: pred, Queued: queued,
 		Messages: []wt.Message{{Role: "user", Content: "weiter"}}})
 }
 
-// continueRun sends the next turn, naming only its predecessor.
-func continueRun(t *testing.T, c *wt.Client, cfg int, pred string) map[string]any {
+// digest is the turn digest of the run's pending decision.
+func digest(t *testing.T, st wt.RunStatus) string {
 	t.Helper()
-	return continueRunWith(t, c, cfg, pred, nil)
-}
-
-// continueRunWith is continueRun with extra request fields (such as queued).
-func continueRunWith(t *testing.T, c *wt.Client, cfg int, pred string, extra map[string]any) map[string]any {
-	t.Helper()
-	body := map[string]any{"configuration": cfg, "predecessorRunUuid": pred,
-		"messages": []map[string]string{{"role": "user", "content": "weiter"}}}
-	for k, v := range extra {
-		body[k] = v
+	if st.Pending == nil {
+		t.Fatalf("no pending decision: %+v", st)
 	}
-	return c.Must("POST", "/api/runs", body, http.StatusCreated).Map(t)
-}
-
-func digest(t *testing.T, st map[string]any) string {
-	t.Helper()
-	p, ok := st["pending"].(map[string]any)
-	if !ok {
-		t.Fatalf("no pending decision: %v", st)
-	}
-	return p["turnDigest"].(string)
+	return st.Pending.TurnDigest
 }
 
 func systemOf(msgs []llm.Message) string {
@@ -139,17 +112,9 @@ func systemOf(msgs []llm.Message) string {
 }
 
 // lineage returns the payload of the run's latest lineage event, or nil.
-func lineage(t *testing.T, c *wt.Client, id string) map[string]any {
+func lineage(t *testing.T, c *wt.Client, id string) *wt.Lineage {
 	t.Helper()
-	evs := c.Must("GET", "/api/runs/"+id+"/events?after=0", nil, 200).Map(t)["events"].([]any)
-	var last map[string]any
-	for _, e := range evs {
-		m := e.(map[string]any)
-		if m["kind"] == "lineage" {
-			last = m["payload"].(map[string]any)
-		}
-	}
-	return last
+	return c.Lineage(id)
 }
 
 func exec(t *testing.T, db *store.DB, q string, args ...any) {

@@ -17,7 +17,7 @@ func TestApproveGrantIsScopedToConfigurationAndTargetRecords(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		st := waitingRun(t, e, e.As(erika), 2, "1")
-		id, d := st["uuid"].(string), digest(t, st)
+		id, d := st.UUID, digest(t, st)
 		approval := map[string]any{"approve": true, "turnDigest": d}
 
 		for _, c := range []struct{ name, token string }{
@@ -62,7 +62,7 @@ func TestApproverWhoMayNotUseTheConfigurationSeesNothing(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		st := waitingRun(t, e, e.As(erika), 3, "1") // campaign: erika's group 4 only
-		id := st["uuid"].(string)
+		id := st.UUID
 		p := e.As(paula)
 		sameNotFound(t, "paula: GET run on campaign", p.Do("GET", "/api/runs/"+id, nil), p.Do("GET", "/api/runs/"+unknownRun, nil))
 		body := map[string]any{"approve": true, "turnDigest": digest(t, st)}
@@ -85,7 +85,7 @@ func TestApproverSeesStatusAndCardNotTheTranscript(t *testing.T) {
 		e := newEnv(t, db)
 		for _, cfg := range []int{1, 2} {
 			st := waitingRun(t, e, e.As(erika), cfg, "1")
-			id := st["uuid"].(string)
+			id := st.UUID
 			p := e.As(paula)
 			got := p.Must("GET", "/api/runs/"+id, nil, http.StatusOK)
 			if strings.Contains(string(got.Body), "Confidential") {

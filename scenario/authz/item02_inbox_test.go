@@ -59,11 +59,11 @@ func TestInboxFiltersBeforeItLimits(t *testing.T) {
 		// page 50 in language 0: outside paula's mounts and vera's language; the
 		// administrator proposes it (bernd may not write language 0, so his
 		// proposal would be no card).
-		flood := waitingRun(t, e, e.As(admin), 1, "50")["uuid"].(string)
+		flood := waitingRun(t, e, e.As(admin), 1, "50").UUID
 		cloneRun(t, db, flood, "a", 600, func(i int) int64 { return -int64(i + 1) })
 		var mine []string
 		for range 3 {
-			mine = append(mine, waitingRun(t, e, e.As(erika), 1, "1")["uuid"].(string))
+			mine = append(mine, waitingRun(t, e, e.As(erika), 1, "1").UUID)
 		}
 		cloneRun(t, db, flood, "b", 600, func(i int) int64 { return 3_600_000_000 + int64(i) })
 
@@ -129,7 +129,7 @@ func TestOpenRunsPerUserAreCapped(t *testing.T) {
 			t.Errorf("erika has %d runs stored after the chat turn, want 2", n)
 		}
 		waitingRun(t, e, e.As(bernd), 1, "51") // another user's cap is their own (page 51: his language)
-		e.As(erika).Must("POST", "/api/runs/"+first["uuid"].(string)+"/cancel", nil, http.StatusOK)
+		e.As(erika).Must("POST", "/api/runs/"+first.UUID+"/cancel", nil, http.StatusOK)
 		waitingRun(t, e, e.As(erika), 1, "1") // a cancelled run frees its place
 	})
 }

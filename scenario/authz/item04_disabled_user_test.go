@@ -66,7 +66,7 @@ func TestDisabledUserOpenStreamsEnd(t *testing.T) {
 		st := waitingRun(t, e, e.As(erika), 1, "1")
 		conv := wt.Decode[wt.Conversation](t, e.As(erika).Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated))
 		cid := float64(conv.ID)
-		runStream := openStream(t, e, erika, "/api/runs/"+st["uuid"].(string)+"/events")
+		runStream := openStream(t, e, erika, "/api/runs/"+st.UUID+"/events")
 		convStream := openStream(t, e, erika, "/api/conversations/"+itoa(cid)+"/stream")
 		inboxStream := openStream(t, e, erika, "/api/inbox/stream")
 		exec(t, db, "UPDATE be_users SET disabled = TRUE WHERE uid = 2")

@@ -241,15 +241,15 @@ func (f *fixtureObjects) newRun(token string) string {
 	if token == bernd {
 		page = 51 // his page in his language: a write he may not perform would be no card
 	}
-	return waitingRun(t, f.e, f.e.As(token), cfg, strconv.Itoa(page))["uuid"].(string)
+	return waitingRun(t, f.e, f.e.As(token), cfg, strconv.Itoa(page)).UUID
 }
 
 func (f *fixtureObjects) newConversation(token string) string {
 	t := f.t
 	t.Helper()
 	page, lang := ownerPage(token)
-	c := f.e.As(token).Must("POST", "/api/conversations", map[string]any{"page": page, "language": lang}, http.StatusCreated).Map(t)
-	return strconv.FormatInt(int64(c["id"].(float64)), 10)
+	c := wt.Decode[wt.Conversation](t, f.e.As(token).Must("POST", "/api/conversations", map[string]any{"page": page, "language": lang}, http.StatusCreated))
+	return strconv.FormatInt(c.ID, 10)
 }
 
 // objects returns the path values of caller token's own, foreign and

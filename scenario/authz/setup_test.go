@@ -121,25 +121,24 @@ func done(e *wt.Env) { e.LLM.Add(llmtest.Reply{Content: "Done."}) }
 
 // waitingRun starts a run of c on configuration cfg that proposes a new
 // description of page and waits for its approval; it returns the status.
-func waitingRun(t *testing.T, e *wt.Env, c *wt.Client, cfg int, page string) map[string]any {
+func waitingRun(t *testing.T, e *wt.Env, c *wt.Client, cfg int, page string) wt.RunStatus {
 	t.Helper()
 	proposeDescription(e, page)
-	st := c.Must("POST", "/api/runs", map[string]any{"configuration": cfg,
+	st := wt.Decode[wt.RunStatus](t, c.Must("POST", "/api/runs", map[string]any{"configuration": cfg,
 		"messages": []map[string]string{{"role": "user", "content": "Confidential: improve the description of page " + page}}},
-		http.StatusCreated).Map(t)
-	if st["status"] != "waiting_for_approval" {
-		t.Fatalf("run = %v, want waiting_for_approval", st)
+		http.StatusCreated))
+	if st.Status != "waiting_for_approval" {
+		t.Fatalf("run = %+v, want waiting_for_approval", st)
 	}
 	return st
 }
 
-func digest(t *testing.T, st map[string]any) string {
+func digest(t *testing.T, st wt.RunStatus) string {
 	t.Helper()
-	p, ok := st["pending"].(map[string]any)
-	if !ok {
-		t.Fatalf("no pending decision: %v", st)
+	if st.Pending == nil {
+		t.Fatalf("no pending decision: %+v", st)
 	}
-	return p["turnDigest"].(string)
+	return st.Pending.TurnDigest
 }
 
 func exec(t *testing.T, db *store.DB, q string, args ...any) {

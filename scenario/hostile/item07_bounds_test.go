@@ -80,9 +80,12 @@ func TestEventStreamOutlivesReadTimeout(t *testing.T) {
 		e.LLM.Add(toolCall("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "New."}}`), answer("Done."))
 		addr := serveReal(t, e.App.Handler(), httpapi.ServeConfig{ReadTimeout: 200 * time.Millisecond})
 		erika := e.As(wt.Erika)
-		st := erika.Must("POST", "/api/runs", map[string]any{"configuration": 1,
-			"messages": []map[string]string{{"role": "user", "content": "Improve it"}}}, http.StatusCreated).Map(t)
-		id := st["uuid"].(string)
+		st := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs", map[string]any{"configuration": 1,
+			"messages": []map[string]string{{"role": "user", "content": "Improve it"}}}, http.StatusCreated))
+		id := st.UUID
+		if st.Pending == nil {
+			t.Fatalf("run = %+v, want a pending decision", st)
+		}
 		req, _ := http.NewRequest("GET", "http://"+addr+"/api/runs/"+id+"/events", nil)
 		req.Header.Set("Authorization", "Bearer "+wt.Erika)
 		req.Header.Set("Accept", "text/event-stream")
@@ -96,7 +99,7 @@ func TestEventStreamOutlivesReadTimeout(t *testing.T) {
 		}
 		// The behaviour under test is what happens once the timeout has passed.
 		time.Sleep(3 * 200 * time.Millisecond)
-		erika.Must("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": st["pending"].(map[string]any)["turnDigest"]}, http.StatusOK)
+		erika.Must("POST", "/api/runs/"+id+"/approval", wt.Approve{Approve: true, TurnDigest: st.Pending.TurnDigest}, http.StatusOK)
 		body, err := io.ReadAll(res.Body)
 		if err != nil || !bytes.Contains(body, []byte("event: end")) || !bytes.Contains(body, []byte("event: tool_write")) {
 			t.Errorf("stream after ReadTimeout = %v, %q; want it to carry the run to its end", err, body)

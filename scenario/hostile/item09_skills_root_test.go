@@ -98,9 +98,9 @@ func TestDirectorySourceStaysInsideTheSkillsRoot(t *testing.T) {
 		if r := put(5, "repo"); r.Status != http.StatusCreated {
 			t.Fatalf("source at repo = %d %s", r.Status, r.Body)
 		}
-		rep := admin.Must("POST", "/api/skill-sources/5/sync", nil, http.StatusOK).Map(t)
-		if added, _ := rep["added"].([]any); len(added) != 1 || added[0] != "seo" {
-			t.Errorf("sync of repo = %v, want seo added", rep)
+		rep := wt.Decode[wt.SyncReport](t, admin.Must("POST", "/api/skill-sources/5/sync", nil, http.StatusOK))
+		if added := rep.Added; len(added) != 1 || added[0] != "seo" {
+			t.Errorf("sync of repo = %+v, want seo added", rep)
 		}
 		if n := count(t, e, "skills"); n != 1 {
 			t.Errorf("skills = %d, want 1 (nothing from outside the root)", n)

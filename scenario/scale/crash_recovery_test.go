@@ -47,13 +47,13 @@ func TestAStoppedWorkersTurnIsRequeuedAfterOneLeaseAndAnswersOnASurvivor(t *test
 		})
 		survivor := wt.New(t, another(), "", &wt.Options{Workers: 1, ChatWorkers: 1, Clock: clk})
 
-		conv := erika.Must("GET", path(id, ""), nil, 200).Map(t)
+		conv := read(t, erika, id)
 		var turn string
-		if err := db.QueryRow(t.Context(), "SELECT pending_run_uuid FROM conversations WHERE id = ?", int64(id)).Scan(&turn); err != nil {
+		if err := db.QueryRow(t.Context(), "SELECT pending_run_uuid FROM conversations WHERE id = ?", id).Scan(&turn); err != nil {
 			t.Fatal(err)
 		}
-		if conv["status"] != "processing" || turn == "" {
-			t.Fatalf("during the turn: status %v pending run %q", conv["status"], turn)
+		if conv.Status != "processing" || turn == "" {
+			t.Fatalf("during the turn: status %v pending run %q", conv.Status, turn)
 		}
 		if r := erika.Do("POST", path(id, "/messages"), map[string]any{"content": "Hallo?"}); r.Status != http.StatusConflict {
 			t.Fatalf("a message during the turn = %d %s, want 409", r.Status, r.Body)
@@ -69,16 +69,16 @@ func TestAStoppedWorkersTurnIsRequeuedAfterOneLeaseAndAnswersOnASurvivor(t *test
 			t.Fatalf("the reaper after one lease = %+v, want the turn requeued", rep)
 		}
 		conv = untilSettled(t, erika, id)
-		if conv["status"] != "idle" {
-			t.Fatalf("the conversation once its turn ran again = %v", conv)
+		if conv.Status != "idle" {
+			t.Fatalf("the conversation once its turn ran again = %+v", conv)
 		}
-		msgs := conv["messages"].([]any)
-		if last := msgs[len(msgs)-1].(map[string]any); last["content"] != "Wieder da." {
-			t.Fatalf("closing message = %v", last)
+		msgs := conv.Messages
+		if last := msgs[len(msgs)-1]; last.Content != "Wieder da." {
+			t.Fatalf("closing message = %+v", last)
 		}
-		st := erika.Must("GET", "/api/runs/"+turn, nil, 200).Map(t)
-		if st["status"] != "completed" || conv["lastRunUuid"] != turn {
-			t.Fatalf("the requeued turn = %v, last run %v; want run %s completed", st["status"], conv["lastRunUuid"], turn)
+		st := erika.MustRun(turn)
+		if st.Status != "completed" || conv.LastRunUUID != turn {
+			t.Fatalf("the requeued turn = %v, last run %v; want run %s completed", st.Status, conv.LastRunUUID, turn)
 		}
 		if n := modelCalls(t, survivor); n != 1 {
 			t.Errorf("the survivor made %d model calls, want 1", n)
@@ -88,20 +88,20 @@ func TestAStoppedWorkersTurnIsRequeuedAfterOneLeaseAndAnswersOnASurvivor(t *test
 		api.LLM.Add(answer("Weiter."))
 		erika.Must("POST", path(id, "/messages"), map[string]any{"content": "Noch einmal"}, http.StatusAccepted)
 		conv = untilSettled(t, erika, id)
-		msgs = conv["messages"].([]any)
-		if last := msgs[len(msgs)-1].(map[string]any); conv["status"] != "idle" || last["content"] != "Weiter." {
-			t.Fatalf("after the next message: %v", conv)
+		msgs = conv.Messages
+		if last := msgs[len(msgs)-1]; conv.Status != "idle" || last.Content != "Weiter." {
+			t.Fatalf("after the next message: %+v", conv)
 		}
 
 		// The stopped worker comes back: its late answer is dropped.
 		close(hold)
 		stopped.App.Chat.Wait()
-		late := erika.Must("GET", path(id, ""), nil, 200).Map(t)
-		if late["status"] != "idle" || len(late["messages"].([]any)) != len(msgs) || late["lastRunUuid"] != conv["lastRunUuid"] {
-			t.Errorf("the late result changed the conversation: %v", late)
+		late := read(t, erika, id)
+		if late.Status != "idle" || len(late.Messages) != len(msgs) || late.LastRunUUID != conv.LastRunUUID {
+			t.Errorf("the late result changed the conversation: %+v", late)
 		}
-		if st := erika.Must("GET", "/api/runs/"+turn, nil, 200).Map(t); st["status"] != "completed" || st["answer"] == "zu spät" {
-			t.Errorf("the late segment changed the turn: %v", st)
+		if st := erika.MustRun(turn); st.Status != "completed" || st.Answer == "zu spät" {
+			t.Errorf("the late segment changed the turn: %+v", st)
 		}
 	})
 }
@@ -121,38 +121,38 @@ func TestALostDecisionHandsTheCardBackAfterOneLease(t *testing.T) {
 		erika := api.As(wt.Erika)
 		id := start(t, erika)
 		conv := send(t, api, erika, id, "Los")
-		card, _ := conv["card"].(map[string]any)
-		if conv["status"] != "awaiting_approval" || card == nil {
-			t.Fatalf("after the message: %v", conv)
+		card := conv.Card
+		if conv.Status != "awaiting_approval" || card == nil {
+			t.Fatalf("after the message: %+v", conv)
 		}
 		// The only worker goes away; the answer's job waits in the queue.
 		first.StopWorkers()
-		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"}, http.StatusAccepted)
+		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card.TurnDigest, "answer": "apply"}, http.StatusAccepted)
 		if n := gauge(t, api, "waymark_chat_jobs_pending"); n != 1 {
 			t.Errorf("waymark_chat_jobs_pending with the answer queued = %v, want 1", n)
 		}
 		clk.Advance(10 * time.Minute)
-		if c := erika.Must("GET", path(id, ""), nil, 200).Map(t); c["status"] != "processing" {
-			t.Fatalf("an answer waiting in the queue = %v, want processing", c["status"])
+		if c := read(t, erika, id); c.Status != "processing" {
+			t.Fatalf("an answer waiting in the queue = %v, want processing", c.Status)
 		}
 		// A worker takes the job and stops before the decision reaches the run.
 		if _, err := db.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1 WHERE kind = 'waymark_chat' AND state = 'available'"); err != nil {
 			t.Fatal(err)
 		}
-		c := erika.Must("GET", path(id, ""), nil, 200).Map(t)
-		back, _ := c["card"].(map[string]any)
-		if c["status"] != "awaiting_approval" || back == nil || back["turnDigest"] != card["turnDigest"] {
-			t.Fatalf("the lost answer after a lease = status %v card %v, want the card back", c["status"], c["card"])
+		c := read(t, erika, id)
+		back := c.Card
+		if c.Status != "awaiting_approval" || back == nil || back.TurnDigest != card.TurnDigest {
+			t.Fatalf("the lost answer after a lease = status %v card %+v, want the card back", c.Status, c.Card)
 		}
 		survivor := wt.New(t, another(), "", &wt.Options{Workers: 1, ChatWorkers: 1, Clock: clk})
 		api.LLM.Add(answer("Erledigt."))
-		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": back["turnDigest"], "answer": "apply"}, http.StatusAccepted)
+		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": back.TurnDigest, "answer": "apply"}, http.StatusAccepted)
 		c = untilSettled(t, erika, id)
-		if c["status"] != "idle" {
-			t.Fatalf("after answering again: %v", c)
+		if c.Status != "idle" {
+			t.Fatalf("after answering again: %+v", c)
 		}
-		if o, _ := c["outcomes"].([]any); len(o) != 1 || o[0].(map[string]any)["outcome"] != "applied" {
-			t.Errorf("outcomes = %v, want one applied change", c["outcomes"])
+		if o := c.Outcomes; len(o) != 1 || o[0].Outcome != "applied" {
+			t.Errorf("outcomes = %+v, want one applied change", c.Outcomes)
 		}
 		if n := modelCalls(t, survivor); n != 1 {
 			t.Errorf("the survivor made %d model calls, want 1", n)
@@ -178,12 +178,12 @@ func TestASkipAcceptedByAWorkerThatDiedBeforeSettlingKeepsItsOpenPoint(t *testin
 		erika := api.As(wt.Erika)
 		id := start(t, erika)
 		conv := send(t, api, erika, id, "Los")
-		card, _ := conv["card"].(map[string]any)
-		if conv["status"] != "awaiting_approval" || card == nil {
-			t.Fatalf("after the message: %v", conv)
+		card := conv.Card
+		if conv.Status != "awaiting_approval" || card == nil {
+			t.Fatalf("after the message: %+v", conv)
 		}
 		first.StopWorkers()
-		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card["turnDigest"], "answer": "skip"}, http.StatusAccepted)
+		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card.TurnDigest, "answer": "skip"}, http.StatusAccepted)
 		// A worker takes the job, carries the skip to the runtime — the run
 		// goes on to its next card — and dies before it settles the card.
 		if _, err := db.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1 WHERE kind = 'waymark_chat' AND state = 'available'"); err != nil {
@@ -191,21 +191,21 @@ func TestASkipAcceptedByAWorkerThatDiedBeforeSettlingKeepsItsOpenPoint(t *testin
 		}
 		var owner int64
 		var runUUID string
-		if err := db.QueryRow(ctx, "SELECT owner_uid, pending_run_uuid FROM conversations WHERE id = ?", int64(id)).Scan(&owner, &runUUID); err != nil {
+		if err := db.QueryRow(ctx, "SELECT owner_uid, pending_run_uuid FROM conversations WHERE id = ?", id).Scan(&owner, &runUUID); err != nil {
 			t.Fatal(err)
 		}
-		res, err := api.App.Runtime.Approve(ctx, owner, runUUID, agent.Decision{TurnDigest: card["turnDigest"].(string), Reason: agent.DenySkip})
+		res, err := api.App.Runtime.Approve(ctx, owner, runUUID, agent.Decision{TurnDigest: card.TurnDigest, Reason: agent.DenySkip})
 		if err != nil || res.Status == nil || res.Status.Status != "waiting_for_approval" {
 			t.Fatalf("the skip on the runtime = %+v, %v; want the next card", res.Status, err)
 		}
 		clk.Advance(2 * agent.DefaultLease)
-		c := erika.Must("GET", path(id, ""), nil, 200).Map(t)
-		next, _ := c["card"].(map[string]any)
-		if c["status"] != "awaiting_approval" || next == nil || next["turnDigest"] == card["turnDigest"] {
-			t.Fatalf("after the lost job: status %v card %v, want the next card", c["status"], c["card"])
+		c := read(t, erika, id)
+		next := c.Card
+		if c.Status != "awaiting_approval" || next == nil || next.TurnDigest == card.TurnDigest {
+			t.Fatalf("after the lost job: status %v card %+v, want the next card", c.Status, c.Card)
 		}
-		if o, _ := c["outcomes"].([]any); len(o) != 1 || o[0].(map[string]any)["outcome"] != "skipped" {
-			t.Errorf("outcomes = %v, want the skip", c["outcomes"])
+		if o := c.Outcomes; len(o) != 1 || o[0].Outcome != "skipped" {
+			t.Errorf("outcomes = %+v, want the skip", c.Outcomes)
 		}
 		if n := count(t, db, "SELECT COUNT(*) FROM open_points WHERE field = 'seoTitle'"); n != 1 {
 			t.Errorf("open points of the skipped card = %d, want 1", n)

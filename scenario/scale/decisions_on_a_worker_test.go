@@ -48,11 +48,11 @@ func TestRunsAPIApprovalIsWorkedByAWorkerProcess(t *testing.T) {
 				worker := wt.New(t, another(), "", opts)
 				api.LLM.Add(c.proposal, answer("Fertig."))
 				erika := api.As(wt.Erika)
-				id := erika.Must("POST", "/api/runs", runRequest(true), http.StatusCreated).Map(t)["uuid"].(string)
+				id := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs", runRequest(true), http.StatusCreated)).UUID
 				st := runUntil(t, erika, id, func(s string) bool { return strings.HasPrefix(s, "waiting_for_") })
-				done := erika.Must("POST", "/api/runs/"+id+c.path, c.body(digestOf(t, st)), http.StatusOK).Map(t)
-				if done["status"] != "completed" || done["terminationReason"] != "completed" || done["uuid"] != id {
-					t.Fatalf("after the %s: %v", c.name, done)
+				done := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+id+c.path, c.body(digestOf(t, st)), http.StatusOK))
+				if done.Status != "completed" || done.TerminationReason != "completed" || done.UUID != id {
+					t.Fatalf("after the %s: %+v", c.name, done)
 				}
 				if c.name == "approval" && !strings.Contains(page1(t, db), "Neu") {
 					t.Error("the approved write did not happen")
@@ -84,8 +84,8 @@ func TestRacingDecisionsOnTheRunsAPIAreDecidedByTheWorkersClaim(t *testing.T) {
 				api := wt.New(t, db, wt.Site, &wt.Options{APIOnly: true})
 				api.LLM.Add(write("c1", `{"description": "Neu"}`), answer("Fertig."))
 				erika := api.As(wt.Erika)
-				st := erika.Must("POST", "/api/runs", runRequest(false), http.StatusCreated).Map(t)
-				id, digest := st["uuid"].(string), digestOf(t, st)
+				st := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs", runRequest(false), http.StatusCreated))
+				id, digest := st.UUID, digestOf(t, st)
 				decisions := []map[string]any{{"approve": true, "turnDigest": digest}, {"approve": false, "turnDigest": digest}}
 				if !approveFirst {
 					decisions[0], decisions[1] = decisions[1], decisions[0]
@@ -104,7 +104,7 @@ func TestRacingDecisionsOnTheRunsAPIAreDecidedByTheWorkersClaim(t *testing.T) {
 					t.Fatalf("the decisions answered %d %s and %d %s, want 200 and 409 not_waiting",
 						answers[0].Status, answers[0].Body, answers[1].Status, answers[1].Body)
 				}
-				if got := answers[0].Map(t)["status"]; got != "completed" {
+				if got := wt.Decode[wt.RunStatus](t, answers[0]).Status; got != "completed" {
 					t.Errorf("the winner's run status = %v, want completed", got)
 				}
 				var writes int
@@ -127,11 +127,11 @@ func TestADecisionPastTheWaitAnswersTheRunAsItIsAndIsCarriedOutLater(t *testing.
 		api := wt.New(t, db, wt.Site, &wt.Options{APIOnly: true, ResumeWait: 50 * time.Millisecond})
 		api.LLM.Add(write("c1", `{"description": "Neu"}`), answer("Fertig."))
 		erika := api.As(wt.Erika)
-		st := erika.Must("POST", "/api/runs", runRequest(false), http.StatusCreated).Map(t)
-		id := st["uuid"].(string)
-		got := erika.Must("POST", "/api/runs/"+id+"/approval", map[string]any{"approve": true, "turnDigest": digestOf(t, st)}, http.StatusOK).Map(t)
-		if got["status"] != "waiting_for_approval" {
-			t.Fatalf("past the wait without a worker: %v", got)
+		st := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs", runRequest(false), http.StatusCreated))
+		id := st.UUID
+		got := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+id+"/approval", wt.Approve{Approve: true, TurnDigest: digestOf(t, st)}, http.StatusOK))
+		if got.Status != "waiting_for_approval" {
+			t.Fatalf("past the wait without a worker: %+v", got)
 		}
 		wt.New(t, another(), "", &wt.Options{ChatWorkers: 1})
 		runUntil(t, erika, id, func(s string) bool { return s == "completed" })
@@ -147,26 +147,25 @@ func runRequest(queued bool) map[string]any {
 		"messages": []map[string]string{{"role": "user", "content": "Improve the description of page 1"}}}
 }
 
-func digestOf(t *testing.T, st map[string]any) string {
+func digestOf(t *testing.T, st wt.RunStatus) string {
 	t.Helper()
-	p, ok := st["pending"].(map[string]any)
-	if !ok {
-		t.Fatalf("no pending decision: %v", st)
+	if st.Pending == nil {
+		t.Fatalf("no pending decision: %+v", st)
 	}
-	return p["turnDigest"].(string)
+	return st.Pending.TurnDigest
 }
 
 // runUntil reads run id until its status satisfies ok (at most 20 s) and returns it.
-func runUntil(t *testing.T, c *wt.Client, id string, ok func(status string) bool) map[string]any {
+func runUntil(t *testing.T, c *wt.Client, id string, ok func(status string) bool) wt.RunStatus {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		st := c.Must("GET", "/api/runs/"+id, nil, http.StatusOK).Map(t)
-		if s, _ := st["status"].(string); ok(s) {
+		st := c.MustRun(id)
+		if ok(st.Status) {
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("run %s after 20s: %v", id, st)
+			t.Fatalf("run %s after 20s: %+v", id, st)
 		}
 		time.Sleep(10 * time.Millisecond) // polling a condition, not a synchronisation
 	}

@@ -33,19 +33,19 @@ func TestChatTourRunsOnAWorkerProcessWhileTheAPIHasNoWorkers(t *testing.T) {
 		erika := api.As(wt.Erika)
 		id := start(t, erika)
 		conv := send(t, api, erika, id, "Los")
-		if conv["status"] != "awaiting_approval" {
-			t.Fatalf("after the message: %v", conv)
+		if conv.Status != "awaiting_approval" {
+			t.Fatalf("after the message: %+v", conv)
 		}
 		conv = decide(t, api, erika, conv, "apply")
-		if conv["status"] != "idle" || conv["error"] != nil {
-			t.Fatalf("after apply: status %v error %v", conv["status"], conv["error"])
+		if conv.Status != "idle" || conv.Error != "" { // error is omitempty: absent and "" are one
+			t.Fatalf("after apply: status %v error %v", conv.Status, conv.Error)
 		}
-		msgs := conv["messages"].([]any)
-		if last := msgs[len(msgs)-1].(map[string]any); last["content"] != "Fertig." {
-			t.Errorf("closing message = %v", last)
+		msgs := conv.Messages
+		if last := msgs[len(msgs)-1]; last.Content != "Fertig." {
+			t.Errorf("closing message = %+v", last)
 		}
-		if sum, ok := conv["summary"].(map[string]any); !ok || sum["applied"] != 1.0 {
-			t.Errorf("summary = %v", conv["summary"])
+		if sum := conv.Summary; sum == nil || sum.Applied != 1 {
+			t.Errorf("summary = %+v", conv.Summary)
 		}
 		if n := modelCalls(t, api); n != 0 {
 			t.Errorf("the API process made %d model calls, want 0", n)

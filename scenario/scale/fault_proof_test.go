@@ -141,7 +141,7 @@ func faultTour(t *testing.T, d store.Dialect, n int64) int64 {
 	id := at.Conversation
 	if id == 0 {
 		r := erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0, "skill": wt.TourSkill}, http.StatusCreated)
-		id = int64(r.Map(t)["id"].(float64))
+		id = wt.Decode[wt.Conversation](t, r).ID
 	}
 	base := "/api/conversations/" + strconv.FormatInt(id, 10)
 	r := erika.Do("POST", base+"/messages", map[string]any{"content": "Weiter"})
@@ -156,9 +156,9 @@ func faultTour(t *testing.T, d store.Dialect, n int64) int64 {
 	if r.Status != http.StatusAccepted {
 		t.Fatalf("a new message after the fault = %d %s, want 202", r.Status, r.Body)
 	}
-	conv := untilSettled(t, erika, float64(id))
-	if conv["status"] == "processing" {
-		t.Fatalf("the conversation after the fault does not settle: %v", conv)
+	conv := untilSettled(t, erika, id)
+	if conv.Status == "processing" {
+		t.Fatalf("the conversation after the fault does not settle: %+v", conv)
 	}
 	expect(t, "after the next message", checker)
 	return calls
@@ -233,8 +233,8 @@ func TestAStoreErrorWhileShowingATurnsCardDoesNotLeaveTheConversationProcessing(
 			} else {
 				t.Logf("failed %s", fired)
 			}
-			if conv["status"] != "awaiting_approval" || conv["card"] == nil {
-				t.Fatalf("after a store error showing the card: status %v card %v, want the card", conv["status"], conv["card"])
+			if conv.Status != "awaiting_approval" || conv.Card == nil {
+				t.Fatalf("after a store error showing the card: status %v card %v, want the card", conv.Status, conv.Card)
 			}
 		})
 	}
@@ -295,9 +295,9 @@ func TestAStoreErrorWhileEndingATourDoesNotLeaveTheConversationProcessing(t *tes
 			if err != nil {
 				t.Fatalf("the tour (failed at %s): %v", at.Step, err)
 			}
-			conv := e.As(wt.Erika).Must("GET", path(float64(at.Conversation), ""), nil, 200).Map(t)
-			if conv["status"] != "idle" || conv["skill"] != nil {
-				t.Errorf("after the end: status %v skill %v, want idle without a skill", conv["status"], conv["skill"])
+			conv := read(t, e.As(wt.Erika), at.Conversation)
+			if conv.Status != "idle" || conv.Skill != nil {
+				t.Errorf("after the end: status %v skill %v, want idle without a skill", conv.Status, conv.Skill)
 			}
 			expect(t, "after the end", invariant.New(db, nil))
 		})
@@ -315,8 +315,8 @@ func TestAStoreErrorAfterAMessageWithdrewACardDoesNotLeaveTheConversationProcess
 			f, db, e := faultEnv(t, d)
 			erika := e.As(wt.Erika)
 			id := start(t, erika)
-			if conv := send(t, e, erika, id, "Los"); conv["status"] != "awaiting_approval" {
-				t.Fatalf("before the withdrawal: %v, want a card", conv["status"])
+			if conv := send(t, e, erika, id, "Los"); conv.Status != "awaiting_approval" {
+				t.Fatalf("before the withdrawal: %v, want a card", conv.Status)
 			}
 			f.ArmQuery("INSERT INTO conversation_messages", 1)
 			r := erika.Do("POST", path(id, "/messages"), map[string]any{"content": "Anders"})
@@ -327,15 +327,15 @@ func TestAStoreErrorAfterAMessageWithdrewACardDoesNotLeaveTheConversationProcess
 			if r.Status != http.StatusInternalServerError {
 				t.Fatalf("the message meeting the store error = %d %s, want 500", r.Status, r.Body)
 			}
-			conv := erika.Must("GET", path(id, ""), nil, 200).Map(t)
-			if conv["status"] != "idle" || conv["card"] != nil {
-				t.Errorf("after the failed message: status %v card %v, want idle without the withdrawn card", conv["status"], conv["card"])
+			conv := read(t, erika, id)
+			if conv.Status != "idle" || conv.Card != nil {
+				t.Errorf("after the failed message: status %v card %v, want idle without the withdrawn card", conv.Status, conv.Card)
 			}
 			expect(t, "after the failed message", invariant.New(db, nil))
 			e.LLM.Add(answer("Weiter."))
 			erika.Must("POST", path(id, "/messages"), map[string]any{"content": "Weiter"}, http.StatusAccepted)
-			if conv := untilSettled(t, erika, id); conv["status"] == "processing" {
-				t.Fatalf("the next message does not settle: %v", conv)
+			if conv := untilSettled(t, erika, id); conv.Status == "processing" {
+				t.Fatalf("the next message does not settle: %+v", conv)
 			}
 		})
 	}
@@ -416,15 +416,15 @@ func TestAStoreErrorReadingTheRunWhileASkipIsCarriedOutKeepsItsOpenPoint(t *test
 				erika := first.As(wt.Erika)
 				id := start(t, erika)
 				conv := send(t, first, erika, id, "Los")
-				card, _ := conv["card"].(map[string]any)
-				if conv["status"] != "awaiting_approval" || card == nil {
-					t.Fatalf("after the message: %v", conv)
+				card := conv.Card
+				if conv.Status != "awaiting_approval" || card == nil {
+					t.Fatalf("after the message: %+v", conv)
 				}
 				// The answer's job waits until a worker starts, so the
 				// worker's reads are counted alone: its first read of the
 				// run is Approve's, its second the state Approve answers with.
 				first.StopWorkers()
-				erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card["turnDigest"], "answer": "skip"}, http.StatusAccepted)
+				erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card.TurnDigest, "answer": "skip"}, http.StatusAccepted)
 				f.ArmQuery("FROM runs WHERE uuid = ?", c.read)
 				worker := wt.New(t, db, "", &wt.Options{Workers: 1})
 				worker.App.Chat.Wait()
@@ -435,8 +435,8 @@ func TestAStoreErrorReadingTheRunWhileASkipIsCarriedOutKeepsItsOpenPoint(t *test
 				}
 				t.Logf("failed %s", fired)
 				conv = untilSettled(t, erika, id)
-				if next, _ := conv["card"].(map[string]any); conv["status"] != "awaiting_approval" || next == nil || next["turnDigest"] == card["turnDigest"] {
-					t.Fatalf("after the skip: status %v card %v error %v, want the next card", conv["status"], conv["card"], conv["error"])
+				if next := conv.Card; conv.Status != "awaiting_approval" || next == nil || next.TurnDigest == card.TurnDigest {
+					t.Fatalf("after the skip: status %v card %v error %v, want the next card", conv.Status, conv.Card, conv.Error)
 				}
 				if n := count(t, db, "SELECT COUNT(*) FROM open_points WHERE field = 'seoTitle'"); n != 1 {
 					t.Errorf("open points of the skipped card = %d, want 1", n)

@@ -23,10 +23,10 @@ func BenchmarkConversationPollDuringATurn(b *testing.B) {
 	e.LLM.Add(llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "p", Name: "set_progress", Arguments: `{"current": 1, "total": 3}`}}},
 		llmtest.Reply{Content: "…", Hold: hold})
 	erika := e.As(wt.Erika)
-	id := erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0, "skill": seo}, 201).Map(b)["id"].(float64)
+	id := wt.Decode[wt.Conversation](b, erika.Must("POST", "/api/conversations", wt.StartConversation{Page: 1, Skill: seo}, 201)).ID
 	erika.Must("POST", path(id, "/messages"), map[string]any{"content": "Los"}, 202)
 	deadline := time.Now().Add(20 * time.Second)
-	for len(e.LLM.Requests()) < 2 || erika.Must("GET", path(id, ""), nil, 200).Map(b)["progress"] == nil {
+	for len(e.LLM.Requests()) < 2 || wt.NullOrAbsent(read(b, erika, id).Progress) {
 		if time.Now().After(deadline) {
 			b.Fatal("the turn did not reach the held model call")
 		}
@@ -43,8 +43,8 @@ func BenchmarkConversationPollDuringATurn(b *testing.B) {
 	stmts := db.Statements()
 	b.ResetTimer()
 	for b.Loop() {
-		if c := erika.Must("GET", path(id, ""), nil, 200).Map(b); c["status"] != "processing" {
-			b.Fatalf("status %v, want processing", c["status"])
+		if c := read(b, erika, id); c.Status != "processing" {
+			b.Fatalf("status %v, want processing", c.Status)
 		}
 	}
 	b.ReportMetric(float64(db.Statements()-stmts)/float64(b.N), "statements/poll")

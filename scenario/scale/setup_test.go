@@ -31,47 +31,60 @@ func completion() llmtest.Reply {
 
 func answer(s string) llmtest.Reply { return llmtest.Reply{Content: s} }
 
-func path(id float64, tail string) string {
-	return "/api/conversations/" + strconv.FormatInt(int64(id), 10) + tail
+func path(id int64, tail string) string {
+	return "/api/conversations/" + strconv.FormatInt(id, 10) + tail
 }
 
 // start opens a conversation about page 1 in English with the seo process.
-func start(t *testing.T, c *wt.Client) float64 {
+func start(t *testing.T, c *wt.Client) int64 {
 	t.Helper()
-	return c.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0, "skill": seo}, http.StatusCreated).Map(t)["id"].(float64)
+	conv, r := c.StartConversation(wt.StartConversation{Page: 1, Skill: seo})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("POST /api/conversations = %d, want 201: %s", r.Status, r.Body)
+	}
+	return conv.ID
+}
+
+// read is GET /api/conversations/{id}, answered 200.
+func read(t testing.TB, c *wt.Client, id int64) wt.Conversation {
+	t.Helper()
+	return wt.Decode[wt.Conversation](t, c.Must("GET", path(id, ""), nil, 200))
 }
 
 // settled waits until no chat job of e's database is left and returns the conversation.
-func settled(t *testing.T, e *wt.Env, c *wt.Client, id float64) map[string]any {
+func settled(t *testing.T, e *wt.Env, c *wt.Client, id int64) wt.Conversation {
 	t.Helper()
 	e.App.Chat.Wait()
-	return c.Must("GET", path(id, ""), nil, 200).Map(t)
+	return read(t, c, id)
 }
 
-func send(t *testing.T, e *wt.Env, c *wt.Client, id float64, text string) map[string]any {
+func send(t *testing.T, e *wt.Env, c *wt.Client, id int64, text string) wt.Conversation {
 	t.Helper()
-	c.Must("POST", path(id, "/messages"), map[string]any{"content": text}, http.StatusAccepted)
+	if r := c.SendMessage(id, text); r.Status != http.StatusAccepted {
+		t.Fatalf("POST message = %d, want 202: %s", r.Status, r.Body)
+	}
 	return settled(t, e, c, id)
 }
 
-func decide(t *testing.T, e *wt.Env, c *wt.Client, conv map[string]any, ans string) map[string]any {
+func decide(t *testing.T, e *wt.Env, c *wt.Client, conv wt.Conversation, ans string) wt.Conversation {
 	t.Helper()
-	card, ok := conv["card"].(map[string]any)
-	if !ok {
-		t.Fatalf("no card to answer: %v", conv)
+	if conv.Card == nil {
+		t.Fatalf("no card to answer: %+v", conv)
 	}
-	c.Must("POST", path(conv["id"].(float64), "/answer"), map[string]any{"turnDigest": card["turnDigest"], "answer": ans}, http.StatusAccepted)
-	return settled(t, e, c, conv["id"].(float64))
+	if r := c.AnswerConversation(conv.ID, wt.Answer{TurnDigest: conv.Card.TurnDigest, Answer: ans}); r.Status != http.StatusAccepted {
+		t.Fatalf("POST answer %s = %d, want 202: %s", ans, r.Status, r.Body)
+	}
+	return settled(t, e, c, conv.ID)
 }
 
 // untilSettled reads the conversation until it is no longer processing (at
 // most 20 s) and returns it.
-func untilSettled(t *testing.T, c *wt.Client, id float64) map[string]any {
+func untilSettled(t *testing.T, c *wt.Client, id int64) wt.Conversation {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		conv := c.Must("GET", path(id, ""), nil, 200).Map(t)
-		if conv["status"] != "processing" {
+		conv := read(t, c, id)
+		if conv.Status != "processing" {
 			return conv
 		}
 		if time.Now().After(deadline) {

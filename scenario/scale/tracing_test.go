@@ -85,11 +85,11 @@ func TestTracedTourLinksTheRequestTheJobTheModelCallAndTheToolCall(t *testing.T)
 		erika := api.As(wt.Erika)
 		id := start(t, erika)
 		conv := send(t, api, erika, id, "Los")
-		if conv["status"] != "awaiting_approval" {
-			t.Fatalf("after the message: %v", conv)
+		if conv.Status != "awaiting_approval" {
+			t.Fatalf("after the message: %+v", conv)
 		}
-		if conv = decide(t, api, erika, conv, "apply"); conv["status"] != "idle" {
-			t.Fatalf("after apply: %v", conv)
+		if conv = decide(t, api, erika, conv, "apply"); conv.Status != "idle" {
+			t.Fatalf("after apply: %+v", conv)
 		}
 		if err := traces.Shutdown(context.Background()); err != nil {
 			t.Fatalf("export: %v", err)

@@ -1,7 +1,6 @@
 package scale_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"testing"
@@ -16,7 +15,7 @@ import (
 
 // waitPath is the read of conversation id that waits up to wait for a
 // change from updatedAt after.
-func waitPath(id float64, wait, after string) string {
+func waitPath(id int64, wait, after string) string {
 	return path(id, "?"+url.Values{"wait": {wait}, "after": {after}}.Encode())
 }
 
@@ -33,11 +32,11 @@ func TestAConversationReadWaitsForTheNextChange(t *testing.T) {
 			Arguments: `{"page": 1, "fields": {"description": "Neu"}}`}}, Hold: hold})
 		erika := e.As(wt.Erika)
 		id := start(t, erika)
-		sent := erika.Must("POST", path(id, "/messages"), map[string]any{"content": "Los"}, http.StatusAccepted).Map(t)
-		if sent["status"] != "processing" {
-			t.Fatalf("after the message: %v", sent["status"])
+		sent := wt.Decode[wt.ConversationStamp](t, erika.Must("POST", path(id, "/messages"), map[string]any{"content": "Los"}, http.StatusAccepted))
+		if sent.Status != "processing" {
+			t.Fatalf("after the message: %v", sent.Status)
 		}
-		after := sent["updatedAt"].(string)
+		after := sent.UpdatedAt
 
 		for _, q := range []string{"?wait=abc&after=" + url.QueryEscape(after), "?wait=0s&after=" + url.QueryEscape(after),
 			"?wait=31s&after=" + url.QueryEscape(after), "?wait=-1s&after=" + url.QueryEscape(after), "?wait=1s",
@@ -52,12 +51,12 @@ func TestAConversationReadWaitsForTheNextChange(t *testing.T) {
 
 		// No change while the model call is held: the answer comes once the wait passed.
 		t0 := time.Now()
-		got := erika.Must("GET", waitPath(id, "300ms", after), nil, http.StatusOK).Map(t)
+		got := wt.Decode[wt.ConversationStamp](t, erika.Must("GET", waitPath(id, "300ms", after), nil, http.StatusOK))
 		if took := time.Since(t0); took < 300*time.Millisecond {
 			t.Errorf("an unchanged conversation answered after %v, before the wait of 300ms passed", took)
 		}
-		if got["status"] != "processing" || got["updatedAt"] != after {
-			t.Errorf("after the wait: status %v updatedAt %v, want processing %v", got["status"], got["updatedAt"], after)
+		if got.Status != "processing" || got.UpdatedAt != after {
+			t.Errorf("after the wait: status %v updatedAt %v, want processing %v", got.Status, got.UpdatedAt, after)
 		}
 
 		// A change answers the waiting read at once, long before its wait.
@@ -71,7 +70,7 @@ func TestAConversationReadWaitsForTheNextChange(t *testing.T) {
 			r := erika.Do("GET", waitPath(id, "25s", after), nil)
 			done <- answer{time.Since(t0), r}
 		}()
-		for deadline := time.Now().Add(10 * time.Second); e.App.Chat.Waiters(int64(id)) == 0; {
+		for deadline := time.Now().Add(10 * time.Second); e.App.Chat.Waiters(id) == 0; {
 			if time.Now().After(deadline) {
 				t.Fatal("the waiting read never started waiting")
 			}
@@ -82,23 +81,14 @@ func TestAConversationReadWaitsForTheNextChange(t *testing.T) {
 		if a.resp.Status != http.StatusOK {
 			t.Fatalf("waiting read = %d %s", a.resp.Status, a.resp.Body)
 		}
-		var conv struct {
-			Status    string `json:"status"`
-			UpdatedAt string `json:"updatedAt"`
-			Card      *struct {
-				TurnDigest string `json:"turnDigest"`
-			} `json:"card"`
-		}
-		if err := json.Unmarshal(a.resp.Body, &conv); err != nil {
-			t.Fatal(err)
-		}
+		conv := wt.Decode[wt.ConversationStamp](t, a.resp)
 		if conv.Status != "awaiting_approval" || conv.Card == nil || conv.UpdatedAt == after {
 			t.Errorf("the waiting read answered %s", a.resp.Body)
 		}
 		if a.took > 10*time.Second {
 			t.Errorf("the waiting read answered after %v; the change came at once", a.took)
 		}
-		if n := e.App.Chat.Waiters(int64(id)); n != 0 {
+		if n := e.App.Chat.Waiters(id); n != 0 {
 			t.Errorf("%d waiters left after the read answered", n)
 		}
 	})
@@ -114,15 +104,15 @@ func TestAWaitingReadSeesAChangeOfAnotherProcess(t *testing.T) {
 		api.LLM.Add(write("c1", `{"description": "Neu"}`))
 		erika := api.As(wt.Erika)
 		id := start(t, erika)
-		conv := erika.Must("POST", path(id, "/messages"), map[string]any{"content": "Los"}, http.StatusAccepted).Map(t)
-		for deadline := time.Now().Add(20 * time.Second); conv["status"] == "processing"; {
+		conv := wt.Decode[wt.ConversationStamp](t, erika.Must("POST", path(id, "/messages"), map[string]any{"content": "Los"}, http.StatusAccepted))
+		for deadline := time.Now().Add(20 * time.Second); conv.Status == "processing"; {
 			if time.Now().After(deadline) {
-				t.Fatalf("still processing after 20s: %v", conv)
+				t.Fatalf("still processing after 20s: %+v", conv)
 			}
-			conv = erika.Must("GET", waitPath(id, "10s", conv["updatedAt"].(string)), nil, http.StatusOK).Map(t)
+			conv = wt.Decode[wt.ConversationStamp](t, erika.Must("GET", waitPath(id, "10s", conv.UpdatedAt), nil, http.StatusOK))
 		}
-		if conv["status"] != "awaiting_approval" {
-			t.Errorf("after the worker's turn: %v", conv["status"])
+		if conv.Status != "awaiting_approval" {
+			t.Errorf("after the worker's turn: %v", conv.Status)
 		}
 	})
 }

@@ -88,6 +88,52 @@ func quiesce(t *testing.T, c *bench.Cluster, limit time.Duration) {
 }
 
 // wantInvariants checks every invariant of DESIGN §6 the stored rows show.
+// describeStuck logs, for a failed proof, every conversation still
+// processing with its run and the chat jobs that name it: what a reader
+// needs to tell which rule left it there.
+func describeStuck(t *testing.T, db *store.DB) {
+	t.Helper()
+	ctx := context.WithoutCancel(t.Context())
+	rows, err := store.Collect(ctx, db, func(sc store.Scanner) (string, error) {
+		var id, updated int64
+		var run string
+		var follows bool
+		if err := sc.Scan(&id, &updated, &run, &follows); err != nil {
+			return "", err
+		}
+		line := fmt.Sprintf("conversation %d processing since %v, pending run %q, follows %v", id, time.UnixMicro(updated), run, follows)
+		var status, owner string
+		var expires int64
+		if run != "" && db.QueryRow(ctx, "SELECT status, lease_owner, lease_expires_at FROM runs WHERE uuid = ?", run).Scan(&status, &owner, &expires) == nil {
+			line += fmt.Sprintf("; run %s, lease %q until %v", status, owner, time.UnixMicro(expires))
+		}
+		return line, nil
+	}, "SELECT id, updated_at, pending_run_uuid, follows_run FROM conversations WHERE status = 'processing'")
+	if err != nil {
+		t.Logf("describe stuck conversations: %v", err)
+		return
+	}
+	for _, l := range rows {
+		t.Log(l)
+	}
+	jobs, err := store.Collect(ctx, db, func(sc store.Scanner) (string, error) {
+		var id int64
+		var kind, state, args string
+		var attempt int
+		if err := sc.Scan(&id, &kind, &state, &attempt, &args); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("job %d %s %s attempt %d %s", id, kind, state, attempt, args), nil
+	}, "SELECT id, kind, state, attempt, CAST(args AS TEXT) FROM river_job WHERE state NOT IN ('completed') ORDER BY id")
+	if err != nil {
+		t.Logf("describe jobs: %v", err)
+		return
+	}
+	for _, j := range jobs {
+		t.Log(j)
+	}
+}
+
 func wantInvariants(t *testing.T, db *store.DB) {
 	t.Helper()
 	vs, err := invariant.New(db, nil).Check(t.Context())
@@ -234,6 +280,7 @@ func TestKill9OfWorkersAtRandomPointsLeavesEveryRunDefinedWithinTwoLeases(t *tes
 	res := <-done
 	wg.Wait()
 	if res.Err != nil || res.Unfinished > 0 {
+		describeStuck(t, c.DB)
 		t.Fatalf("%d tours failed, %d unfinished; the first failure: %v", res.Failed, res.Unfinished, res.Err)
 	}
 	quiesce(t, c, 4*lease+time.Minute)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"waymark/internal/run"
 	"waymark/internal/store"
@@ -20,8 +19,6 @@ type ReapReport struct {
 	Restarted int `json:"restarted"`
 }
 
-// strandedAfter is how long a queued run may go without a live job before the reaper gives it one.
-const strandedAfter = 5 * time.Minute
 
 // Reap handles runs whose lease expired: a run caught inside a
 // non-idempotent write (its fence is set), a run that cannot be rebuilt from
@@ -90,14 +87,18 @@ func (rt *Runtime) restartStranded(ctx context.Context) (int, error) {
 }
 
 // strandedRuns lists up to limit queued runs, oldest first, unchanged for
-// strandedAfter and without a job left in the queue: the run store lists the
+// a lease and without a job left in the queue: the run store lists the
 // candidates page by page, the queue says which have no live job.
 func (rt *Runtime) strandedRuns(ctx context.Context, limit int) ([]string, error) {
 	const page = 200
 	var ids []string
 	var from run.QueuedMark
 	for len(ids) < limit {
-		marks, err := rt.runs.QueuedBefore(ctx, rt.clk.Now().Add(-strandedAfter), from, page)
+		// A queued run unchanged for a lease whose job is gone, or was taken
+		// by a worker more than a lease ago that never claimed the run (it
+		// died between River's fetch and the claim), gets a new job.
+		held := rt.clk.Now().Add(-rt.cfg.Lease)
+		marks, err := rt.runs.QueuedBefore(ctx, held, from, page)
 		if err != nil {
 			return nil, fmt.Errorf("stranded runs: %w", err)
 		}
@@ -108,7 +109,7 @@ func (rt *Runtime) strandedRuns(ctx context.Context, limit int) ([]string, error
 		for i, m := range marks {
 			uuids[i] = m.UUID
 		}
-		lost, err := rt.queue.WithoutLiveJob(ctx, uuids)
+		lost, err := rt.queue.WithoutLiveJob(ctx, uuids, held)
 		if err != nil {
 			return nil, fmt.Errorf("stranded runs: %w", err)
 		}

@@ -37,8 +37,9 @@ type ProviderFunc func(ctx context.Context, cfg llmconfig.Configuration) (llm.Pr
 type Enqueuer interface {
 	InTx(ctx context.Context, fn func(tx *store.Tx) error) error
 	InsertTx(ctx context.Context, tx *store.Tx, run string, delay time.Duration) error
-	// WithoutLiveJob returns those of runs that have no job left to work.
-	WithoutLiveJob(ctx context.Context, runs []string) ([]string, error)
+	// WithoutLiveJob returns those of runs that have no job left to work
+	// (a job a worker took before heldSince and did not finish counts as lost).
+	WithoutLiveJob(ctx context.Context, runs []string, heldSince time.Time) ([]string, error)
 }
 
 // Config tunes the runtime; zero values take the defaults.

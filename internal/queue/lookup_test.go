@@ -37,7 +37,8 @@ func TestWithoutLiveJobListsTheRunsWhoseJobIsGone(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := q.WithoutLiveJob(ctx, []string{"run-c", "run-b", "run-a", "run-d"})
+		long := time.Now().Add(-time.Hour) // no running job is older: none counts as lost
+		got, err := q.WithoutLiveJob(ctx, []string{"run-c", "run-b", "run-a", "run-d"}, long)
 		if err != nil || !slices.Equal(got, []string{"run-c", "run-d"}) {
 			t.Fatalf("WithoutLiveJob = %v, %v; want [run-c run-d]", got, err)
 		}
@@ -53,10 +54,34 @@ func TestWithoutLiveJobListsTheRunsWhoseJobIsGone(t *testing.T) {
 			many = append(many, fmt.Sprintf("gone-%d", i))
 		}
 		many = append(many, "run-a")
-		got, err = q.WithoutLiveJob(ctx, many)
+		got, err = q.WithoutLiveJob(ctx, many, long)
 		if err != nil || len(got) != len(many)-1 || slices.Contains(got, "run-b") || got[len(got)-1] != "run-a" {
 			t.Fatalf("WithoutLiveJob of %d runs = %d runs (run-b listed: %v, last %q), %v; want all but run-b",
 				len(many), len(got), slices.Contains(got, "run-b"), got[len(got)-1], err)
+		}
+	})
+}
+
+// A run job a worker took and never finished counts as lost once it was
+// taken before heldSince (the caller's now minus a lease): the worker died
+// between River's fetch and the run's claim, and River would rescue the job
+// only after a day. Taken after heldSince, it is live.
+func TestWithoutLiveJobCountsAJobTakenLongAgoAsLost(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := insertOnly(t, db)
+		if err := q.InTx(ctx, func(tx *store.Tx) error { return q.InsertTx(ctx, tx, "run-a", 0) }); err != nil {
+			t.Fatal(err)
+		}
+		taken := time.Now().Add(-time.Minute)
+		if _, err := db.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1, attempted_at = ?", taken.UTC()); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := q.WithoutLiveJob(ctx, []string{"run-a"}, taken.Add(-time.Second)); err != nil || len(got) != 0 {
+			t.Errorf("a job taken after heldSince: WithoutLiveJob = %v, %v; want it live", got, err)
+		}
+		if got, err := q.WithoutLiveJob(ctx, []string{"run-a"}, taken.Add(time.Second)); err != nil || !slices.Equal(got, []string{"run-a"}) {
+			t.Errorf("a job taken before heldSince: WithoutLiveJob = %v, %v; want [run-a]", got, err)
 		}
 	})
 }

@@ -101,7 +101,9 @@ type Config struct {
 	Cooldown time.Duration
 	// Reaper runs the installation's reaper (Handlers.Reap) as a River
 	// periodic job, inserted by the elected leader only, so one reaper
-	// serves every process on the database; false runs none.
+	// serves every process on the database; false runs none. A process
+	// with Reaper but no workers (an API process) still takes part in the
+	// election and, when elected, runs the reaper.
 	Reaper    bool
 	ReapEvery time.Duration // default DefaultReapEvery
 	Logger    *slog.Logger
@@ -154,11 +156,16 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 	if cfg.Workers < 0 || cfg.ChatWorkers < 0 {
 		return nil, fmt.Errorf("queue: Workers and ChatWorkers must be 0 or more, got %d and %d", cfg.Workers, cfg.ChatWorkers)
 	}
-	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0, db: db, reaper: cfg.Reaper && cfg.Workers+cfg.ChatWorkers > 0,
+	// A process with the reaper takes part in electing the installation's
+	// one reaper even when it works no jobs (`serve --workers 0`): the
+	// leader then need not be a worker, whose crash would stall recovery
+	// for River's leadership lapse (15 s and up to 6 s) each time, and a
+	// worker that keeps crashing cannot keep the reaper from running.
+	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0 || cfg.Reaper, db: db, reaper: cfg.Reaper,
 		runs: cfg.Workers, chats: cfg.ChatWorkers, tracer: cfg.Tracer}
 	if db.Dialect() == store.SQLite {
 		q.driver = riversqlite.New(db.QueuePool())
-	} else if q.works {
+	} else if q.runs > 0 || q.chats > 0 { // a reaper alone polls its queue: no listener
 		pool, err := db.ListenPool(context.Background())
 		if err != nil {
 			return nil, fmt.Errorf("queue: %w", err)
@@ -361,22 +368,38 @@ func (w *reapWorker) Work(ctx context.Context, _ *river.Job[reapArgs]) error {
 const liveStates = "'available', 'scheduled', 'retryable', 'running', 'pending'"
 
 // WithoutLiveJob returns those of runs (in their order) that have no run job
-// left to work — River discarded or finished it — so the reaper can give
-// them a new one (issue 16 item 3: River's tables are read here only).
-func (q *Queue) WithoutLiveJob(ctx context.Context, runs []string) ([]string, error) {
+// left to work — River discarded or finished it, or a worker took it before
+// heldSince and never claimed the run (a worker killed between River's fetch
+// and the run's claim leaves the job running for River's 24-hour rescue) —
+// so the reaper can give them a new one (issue 15 item 7; issue 16 item 3:
+// River's tables are read here only). A duplicate job is harmless: its
+// pickup loses the claim.
+func (q *Queue) WithoutLiveJob(ctx context.Context, runs []string, heldSince time.Time) ([]string, error) {
 	runOf := "json_extract(args, '$.run')"
 	if q.db.Dialect() == store.Postgres {
 		runOf = "args->>'run'"
 	}
 	live := map[string]bool{}
 	err := store.EachIn(runs, func(chunk []any, in string) error {
-		found, err := store.Collect(ctx, q.db, store.Column[string], `SELECT `+runOf+` FROM river_job WHERE kind = ? AND state IN (`+liveStates+`)
+		found, err := store.Collect(ctx, q.db, func(sc store.Scanner) (string, error) {
+			var run, state string
+			var taken sql.NullTime
+			if err := sc.Scan(&run, &state, &taken); err != nil {
+				return "", err
+			}
+			if state == "running" && taken.Valid && taken.Time.Before(heldSince) {
+				return "", nil // taken by a worker that never claimed the run
+			}
+			return run, nil
+		}, `SELECT `+runOf+`, state, attempted_at FROM river_job WHERE kind = ? AND state IN (`+liveStates+`)
 			AND `+runOf+` IN (`+in+`)`, append([]any{Args{}.Kind()}, chunk...)...)
 		if err != nil {
 			return fmt.Errorf("live jobs: %w", err)
 		}
 		for _, r := range found {
-			live[r] = true
+			if r != "" {
+				live[r] = true
+			}
 		}
 		return nil
 	})

@@ -19,7 +19,6 @@ type ReapReport struct {
 	Restarted int `json:"restarted"`
 }
 
-
 // Reap handles runs whose lease expired: a run caught inside a
 // non-idempotent write (its fence is set), a run that cannot be rebuilt from
 // a stored request (an interactive start or a resume) and a run whose requeue

@@ -20,7 +20,16 @@ import (
 // withQueue wires a River queue (workers off unless asked) into the runtime.
 func (e *env) withQueue(t testing.TB, workers int) *queue.Queue {
 	t.Helper()
-	q, err := queue.New(e.db, queue.Config{Workers: workers, PollInterval: 20 * time.Millisecond})
+	return e.withQueueOf(t, queue.Config{Workers: workers}, func(rt *agent.Runtime) queue.Handlers { return queue.Handlers{Runs: rt} })
+}
+
+// withQueueOf wires a River queue of cfg (its poll 20 ms) into the runtime
+// and, when cfg asks for workers, starts them on the handlers of the new
+// runtime.
+func (e *env) withQueueOf(t testing.TB, cfg queue.Config, handlers func(rt *agent.Runtime) queue.Handlers) *queue.Queue {
+	t.Helper()
+	cfg.PollInterval = 20 * time.Millisecond
+	q, err := queue.New(e.db, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,8 +38,8 @@ func (e *env) withQueue(t testing.TB, workers int) *queue.Queue {
 	}
 	e.cfg.Queue = q
 	e.rt = e.runtime(t, e.cfg)
-	if workers > 0 {
-		if err := q.Start(context.Background(), queue.Handlers{Runs: e.rt}); err != nil {
+	if cfg.Workers > 0 || cfg.ChatWorkers > 0 {
+		if err := q.Start(context.Background(), handlers(e.rt)); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = q.Stop(context.Background()) })

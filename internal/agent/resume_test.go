@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"waymark/internal/agent"
 	"waymark/internal/queue"
@@ -25,21 +24,9 @@ func (noChat) Work(context.Context, json.RawMessage) error { return nil }
 // (chats of them; 0: none) carry out resume jobs.
 func (e *env) withResumeQueue(t *testing.T, chats int) {
 	t.Helper()
-	q, err := queue.New(e.db, queue.Config{ChatWorkers: chats, PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	e.cfg.Queue = q
-	e.rt = e.runtime(t, e.cfg)
-	if chats > 0 {
-		if err := q.Start(context.Background(), queue.Handlers{Chat: noChat{}, Resume: e.rt}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = q.Stop(context.Background()) })
-	}
+	e.withQueueOf(t, queue.Config{ChatWorkers: chats}, func(rt *agent.Runtime) queue.Handlers {
+		return queue.Handlers{Chat: noChat{}, Resume: rt}
+	})
 }
 
 func (e *env) resumeJobs(t *testing.T) int {

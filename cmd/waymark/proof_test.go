@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"sync"
 	"testing"
@@ -131,6 +132,48 @@ func describeStuck(t *testing.T, db *store.DB) {
 	}
 	for _, j := range jobs {
 		t.Log(j)
+	}
+}
+
+// describeConversation logs the history of the conversation a driver's
+// error names (…/conversations/N/…): its messages, the chat jobs that name
+// it in any state, and each of its runs with its events — what happened
+// before a request was refused.
+func describeConversation(t *testing.T, db *store.DB, err error) {
+	t.Helper()
+	m := regexp.MustCompile(`/api/conversations/(\d+)`).FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		return
+	}
+	ctx := context.WithoutCancel(t.Context())
+	lines := func(what, query string, args ...any) []string {
+		out, err := store.Collect(ctx, db, store.Column[string], query, args...)
+		if err != nil {
+			t.Logf("describe %s: %v", what, err)
+		}
+		return out
+	}
+	for _, l := range lines("conversation", `SELECT status || ' updated ' || updated_at || ' last ' || last_run_uuid || ' pending ' || pending_run_uuid ||
+		' follows ' || CAST(follows_run AS TEXT) || ' error ' || error || ' card ' || card FROM conversations WHERE id = ?`, m[1]) {
+		t.Log("conversation " + m[1] + ": " + l)
+	}
+	for _, l := range lines("messages", `SELECT created_at || ' ' || role || ' ' || notice || ' ' || content FROM conversation_messages WHERE conversation_id = ? ORDER BY id`, m[1]) {
+		t.Log("  message " + l)
+	}
+	for _, l := range lines("jobs", `SELECT id || ' ' || state || ' attempt ' || attempt || ' at ' || COALESCE(CAST(attempted_at AS TEXT), '-') || ' by ' || COALESCE(CAST(attempted_by AS TEXT), '-') || ' ' || CAST(args AS TEXT)
+		FROM river_job WHERE kind = 'waymark_chat' AND (args->'job'->>'conversation')::bigint = ? ORDER BY id`, m[1]) {
+		t.Log("  job " + l)
+	}
+	runs := lines("runs", `SELECT uuid FROM runs WHERE uuid IN (SELECT run_uuid FROM run_events) AND uuid IN (
+		SELECT last_run_uuid FROM conversations WHERE id = ? UNION SELECT pending_run_uuid FROM conversations WHERE id = ?
+		UNION SELECT run_uuid FROM conversation_outcomes WHERE conversation_id = ?) ORDER BY created_at`, m[1], m[1], m[1])
+	for _, uuid := range runs {
+		for _, l := range lines("run", `SELECT status || ' requeues ' || requeue_count || ' lease ' || lease_owner || ' reason ' || termination_reason FROM runs WHERE uuid = ?`, uuid) {
+			t.Log("  run " + uuid + ": " + l)
+		}
+		for _, l := range lines("events", `SELECT sequence || ' ' || created_at || ' ' || kind || ' ' || LEFT(payload, 160) FROM run_events WHERE run_uuid = ? ORDER BY sequence`, uuid) {
+			t.Log("    event " + l)
+		}
 	}
 }
 
@@ -281,6 +324,7 @@ func TestKill9OfWorkersAtRandomPointsLeavesEveryRunDefinedWithinTwoLeases(t *tes
 	wg.Wait()
 	if res.Err != nil || res.Unfinished > 0 {
 		describeStuck(t, c.DB)
+		describeConversation(t, c.DB, res.Err)
 		t.Fatalf("%d tours failed, %d unfinished; the first failure: %v", res.Failed, res.Unfinished, res.Err)
 	}
 	quiesce(t, c, 4*lease+time.Minute)

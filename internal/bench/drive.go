@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -277,7 +278,11 @@ func (u *user) do(ctx context.Context, method, path string, body any, want int, 
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s = %d, want %d: %s", method, path, resp.StatusCode, want, bytes.TrimSpace(raw))
+		err := fmt.Errorf("%s %s = %d, want %d: %s", method, path, resp.StatusCode, want, bytes.TrimSpace(raw))
+		if resp.StatusCode == http.StatusConflict && method == "POST" {
+			err = fmt.Errorf("%w; %s", err, u.now(ctx, path))
+		}
+		return err
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
@@ -285,6 +290,25 @@ func (u *user) do(ctx context.Context, method, path string, body any, want int, 
 		}
 	}
 	return nil
+}
+
+// now reads the conversation a refused POST to path (…/messages,
+// …/answer) was sent to, for the error: what the server shows right after
+// the refusal.
+func (u *user) now(ctx context.Context, path string) string {
+	conv := path[:strings.LastIndexByte(path, '/')]
+	req, err := http.NewRequestWithContext(ctx, "GET", u.base+conv, nil)
+	if err != nil {
+		return err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+u.token)
+	resp, err := u.client.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 2000))
+	return fmt.Sprintf("then GET %s = %d: %s", conv, resp.StatusCode, bytes.TrimSpace(raw))
 }
 
 // quantile of sorted durations (nearest rank).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"modernc.org/sqlite"
@@ -24,7 +23,13 @@ import (
 // Every connection keeps the statements of the queries and writes it was
 // sent without preparing them (the job queue sends all of its queries so,
 // and parsing them was a fifth of a queued run's CPU; InTx's transactions
-// too), and runs them again from their statements.
+// too), and runs them again from their statements. A query is kept unless
+// it holds more than one statement; a ';' in a comment or a string does not
+// count (the job queue's completion has one in a comment, and was prepared
+// anew for every job). SQLite compiles the value bound to a LIMIT or
+// OFFSET into the statement and compiles it again whenever that value
+// changes (the job queue fetches with LIMIT ?, the number of free workers),
+// so such a query keeps one statement per LIMIT and OFFSET value (shape).
 type serialConnector struct {
 	dsn string
 	mu  *writeLock // nil: writes take no lock (InTx locks before it takes a connection)
@@ -76,7 +81,8 @@ type serialConn struct {
 	ckpt   *checkpointer
 	noKeep bool
 	inTx   bool                   // a write transaction of this connection holds mu
-	stmts  map[string]*cachedStmt // statements of unprepared queries, by query text
+	stmts  map[string]*cachedStmt // statements of unprepared queries, by stmtKey
+	shapes map[string]shape       // what shapeOf found in each query text sent
 }
 
 // cachedStmt is a kept statement; busy while rows of it are open.
@@ -85,8 +91,9 @@ type cachedStmt struct {
 	busy bool
 }
 
-// maxConnStmts bounds the statements one connection keeps.
-const maxConnStmts = 64
+// maxConnStmts bounds the statements one connection keeps (and the query
+// shapes it remembers, four times as many).
+const maxConnStmts = 128
 
 func (c *serialConn) inner() sqliteConn { return c.Conn.(sqliteConn) }
 
@@ -143,7 +150,7 @@ func (c *serialConn) ExecContext(ctx context.Context, query string, args []drive
 		return nil, err
 	}
 	defer unlock()
-	cs, err := c.kept(ctx, query)
+	cs, err := c.kept(ctx, query, args)
 	if err != nil {
 		return nil, err
 	}
@@ -153,14 +160,29 @@ func (c *serialConn) ExecContext(ctx context.Context, query string, args []drive
 	return cs.st.ExecContext(ctx, args)
 }
 
-// kept returns the connection's statement of query, preparing it at the
-// first use; nil for a query with more than one statement (a ';' in it) or
-// past the bound.
-func (c *serialConn) kept(ctx context.Context, query string) (*cachedStmt, error) {
-	if cs := c.stmts[query]; cs != nil {
+// kept returns the connection's statement of query run with args,
+// preparing it at the first use; nil for a query with more than one
+// statement or past the bound.
+func (c *serialConn) kept(ctx context.Context, query string, args []driver.NamedValue) (*cachedStmt, error) {
+	if c.noKeep {
+		return nil, nil
+	}
+	sh, ok := c.shapes[query]
+	if !ok {
+		sh = shapeOf(query)
+		if c.shapes == nil || len(c.shapes) >= 4*maxConnStmts {
+			c.shapes = map[string]shape{}
+		}
+		c.shapes[query] = sh
+	}
+	if sh.multi {
+		return nil, nil
+	}
+	key := sh.stmtKey(query, args)
+	if cs := c.stmts[key]; cs != nil {
 		return cs, nil
 	}
-	if c.noKeep || len(c.stmts) >= maxConnStmts || strings.Contains(query, ";") {
+	if len(c.stmts) >= maxConnStmts {
 		return nil, nil
 	}
 	st, err := c.inner().PrepareContext(ctx, query)
@@ -171,16 +193,15 @@ func (c *serialConn) kept(ctx context.Context, query string) (*cachedStmt, error
 		c.stmts = map[string]*cachedStmt{}
 	}
 	cs := &cachedStmt{st: st.(sqliteStmt)}
-	c.stmts[query] = cs
+	c.stmts[key] = cs
 	return cs, nil
 }
 
 // QueryContext runs query from the connection's statement of it, prepared at
-// the first use. A query with more than one statement (a ';' in it), one
-// whose statement has rows open, or one past the bound runs as the driver
-// runs it.
+// the first use. A query with more than one statement, one whose statement
+// has rows open, or one past the bound runs as the driver runs it.
 func (c *serialConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	cs, err := c.kept(ctx, query)
+	cs, err := c.kept(ctx, query, args)
 	if err != nil {
 		return nil, err
 	}

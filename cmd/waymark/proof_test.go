@@ -296,17 +296,20 @@ func TestKill9OfWorkersAtRandomPointsLeavesEveryRunDefinedWithinTwoLeases(t *tes
 		wg       sync.WaitGroup
 	)
 	rng := rand.New(rand.NewPCG(uint64(start.UnixNano()), 7))
-	inWrite := 0
+	inWrite, inTx := 0, 0
 	for k := range kills {
-		victim, fenced := pickVictim(t, c, rng, applied)
+		victim, kind := pickVictim(t, c, rng, applied)
 		pid := c.WorkerPIDs()[victim]
 		runs := heldBy(t, c.DB, pid)
 		if err := c.KillWorker(victim); err != nil {
 			t.Fatal(err)
 		}
 		killed := time.Now()
-		if fenced {
+		switch kind {
+		case fencedRun:
 			inWrite++
+		case inWriteTx:
+			inTx++
 		}
 		for uuid, w := range runs {
 			h := &held{uuid: uuid, inWrite: w, killed: killed}
@@ -362,16 +365,29 @@ func TestKill9OfWorkersAtRandomPointsLeavesEveryRunDefinedWithinTwoLeases(t *tes
 	for _, f := range failures {
 		why[f]++
 	}
-	t.Logf("%d kills (%d while a write was fenced) of 3 workers under %d conversations: %d runs held by them, %d requeued and ran again (worst %v after the kill), %d dead-lettered (%d fenced at the kill); worst settle %v (lease %v); %d tours, %d failed conversations %v, %d answers; %v in all",
-		kills, inWrite, n, len(followed), requeued, worstAgain.Round(time.Millisecond), dead, writes, worstSettle.Round(time.Millisecond), lease, res.Tours, res.FailedConversations, why, res.Answers, time.Since(start).Round(time.Second))
+	if proofFull() && inTx == 0 {
+		t.Errorf("none of the %d kills came inside a write's transaction", kills)
+	}
+	t.Logf("%d kills (%d inside a write's transaction, %d while a write was fenced) of 3 workers under %d conversations: %d runs held by them, %d requeued and ran again (worst %v after the kill), %d dead-lettered (%d fenced at the kill); worst settle %v (lease %v); %d tours, %d failed conversations %v, %d answers; %v in all",
+		kills, inTx, inWrite, n, len(followed), requeued, worstAgain.Round(time.Millisecond), dead, writes, worstSettle.Round(time.Millisecond), lease, res.Tours, res.FailedConversations, why, res.Answers, time.Since(start).Round(time.Second))
 }
 
-// pickVictim waits for a random point of the tours — half of the time a
-// random 0–30 ms after an accepted apply or variant, else a random 50 ms to
-// 1 s — and picks the worker to kill: one holding a fenced write, else one
-// holding a running run, else a random one. It reports whether the victim
-// held a fenced write.
-func pickVictim(t *testing.T, c *bench.Cluster, rng *rand.Rand, applied <-chan struct{}) (int, bool) {
+// victimKind is where pickVictim found its victim.
+type victimKind int
+
+const (
+	anyPoint  victimKind = iota
+	fencedRun            // holding a run whose non-idempotent write is fenced
+	inWriteTx            // with a content write's transaction open (bench.Cluster.WorkersInWrite)
+)
+
+// pickVictim waits for a random point of the tours and picks the worker to
+// kill. Half of the time the point follows an accepted apply or variant:
+// for up to 60 ms it looks for a worker with the write's transaction open
+// and picks it (a kill inside the write); else, and the other half of the
+// time after a random 50 ms to 1 s, it picks one holding a fenced write,
+// else one holding a running run, else a random one.
+func pickVictim(t *testing.T, c *bench.Cluster, rng *rand.Rand, applied <-chan struct{}) (int, victimKind) {
 	t.Helper()
 	wait := time.Duration(50+rng.IntN(950)) * time.Millisecond
 	if rng.IntN(2) == 0 {
@@ -381,7 +397,16 @@ func pickVictim(t *testing.T, c *bench.Cluster, rng *rand.Rand, applied <-chan s
 		}
 		select {
 		case <-applied:
-			wait = time.Duration(rng.IntN(30)) * time.Millisecond
+			for end := time.Now().Add(60 * time.Millisecond); time.Now().Before(end); {
+				ws, err := c.WorkersInWrite(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ws) > 0 {
+					return ws[rng.IntN(len(ws))], inWriteTx
+				}
+			}
+			wait = 0
 		case <-time.After(5 * time.Second):
 			wait = 0
 		}
@@ -401,10 +426,13 @@ func pickVictim(t *testing.T, c *bench.Cluster, rng *rand.Rand, applied <-chan s
 	pids := c.WorkerPIDs()
 	for _, r := range rows {
 		if i := slices.Index(pids, bench.LeasePID(r.owner)); i >= 0 {
-			return i, r.fenced
+			if r.fenced {
+				return i, fencedRun
+			}
+			return i, anyPoint
 		}
 	}
-	return rng.IntN(len(pids)), false
+	return rng.IntN(len(pids)), anyPoint
 }
 
 // heldBy returns the runs process pid holds, with whether a write of each is fenced.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -130,8 +131,8 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.URL = c.server.url
-	for range cfg.WorkerProcesses {
-		w, err := c.startWorker(ctx)
+	for i := range cfg.WorkerProcesses {
+		w, err := c.startWorker(ctx, i)
 		if err != nil {
 			return nil, err
 		}
@@ -148,8 +149,44 @@ func (c *Cluster) leaseArgs() []string {
 	return []string{"--lease", c.cfg.Lease.String()}
 }
 
-func (c *Cluster) startWorker(ctx context.Context) (*child, error) {
-	return startChild(ctx, c.exe, c.env, append([]string{"worker", "--db", c.dbURL, "--data-dir", c.keyDir}, c.leaseArgs()...)...)
+// startWorker starts worker i. On PostgreSQL its connections carry the
+// application name workerAppName(i), which WorkersInWrite looks for.
+func (c *Cluster) startWorker(ctx context.Context, i int) (*child, error) {
+	db := c.dbURL
+	if u, err := url.Parse(db); err == nil && c.DB.Dialect() == store.Postgres {
+		q := u.Query()
+		q.Set("application_name", workerAppName(i))
+		u.RawQuery = q.Encode()
+		db = u.String()
+	}
+	return startChild(ctx, c.exe, c.env, append([]string{"worker", "--db", db, "--data-dir", c.keyDir}, c.leaseArgs()...)...)
+}
+
+func workerAppName(i int) string { return "waymark-bench-worker-" + strconv.Itoa(i) }
+
+// WorkersInWrite returns the workers (by index) with a content write's
+// transaction open at this moment — a connection holding the row lock a
+// write of the records table takes until its commit. The crash proof kills
+// one of them to kill a worker inside a write. PostgreSQL only (nil on
+// SQLite, whose one process runs the workers).
+func (c *Cluster) WorkersInWrite(ctx context.Context) ([]int, error) {
+	if c.DB.Dialect() != store.Postgres {
+		return nil, nil
+	}
+	names, err := store.Collect(ctx, c.DB, store.Column[string], `SELECT DISTINCT a.application_name
+		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'relation' AND l.relation = 'records'::regclass AND l.mode = 'RowExclusiveLock'
+		AND a.application_name LIKE 'waymark-bench-worker-%'`)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, n := range names {
+		if i, err := strconv.Atoi(strings.TrimPrefix(n, "waymark-bench-worker-")); err == nil {
+			out = append(out, i)
+		}
+	}
+	return out, nil
 }
 
 // Close stops the children and the model and removes the run's files.
@@ -209,7 +246,7 @@ func (c *Cluster) KillWorker(i int) error {
 // RestartWorker starts a new worker process in place of worker i, which
 // must have exited.
 func (c *Cluster) RestartWorker(ctx context.Context, i int) error {
-	w, err := c.startWorker(ctx)
+	w, err := c.startWorker(ctx, i)
 	if err != nil {
 		return err
 	}

@@ -130,7 +130,11 @@ func describeStuck(t *testing.T, db *store.DB) {
 		t.Logf("describe jobs: %v", err)
 		return
 	}
-	for _, j := range jobs {
+	for i, j := range jobs {
+		if i == 30 {
+			t.Logf("… and %d jobs more", len(jobs)-i)
+			break
+		}
 		t.Log(j)
 	}
 }
@@ -139,8 +143,9 @@ func describeStuck(t *testing.T, db *store.DB) {
 // error names (…/conversations/N/…): its messages, the chat jobs that name
 // it in any state, and each of its runs with its events — what happened
 // before a request was refused.
-func describeConversation(t *testing.T, db *store.DB, err error) {
+func describeConversation(t *testing.T, c *bench.Cluster, err error) {
 	t.Helper()
+	db := c.DB
 	m := regexp.MustCompile(`/api/conversations/(\d+)`).FindStringSubmatch(fmt.Sprint(err))
 	if m == nil {
 		return
@@ -164,12 +169,21 @@ func describeConversation(t *testing.T, db *store.DB, err error) {
 		FROM river_job WHERE kind = 'waymark_chat' AND (args->'job'->>'conversation')::bigint = ? ORDER BY id`, m[1]) {
 		t.Log("  job " + l)
 	}
+	for _, l := range c.LogLines(`"conversation":` + m[1] + `,`) {
+		t.Log("  log " + l)
+	}
+	for _, l := range c.LogLines(`"conversation":` + m[1] + `}`) {
+		t.Log("  log " + l)
+	}
 	runs := lines("runs", `SELECT uuid FROM runs WHERE uuid IN (SELECT run_uuid FROM run_events) AND uuid IN (
 		SELECT last_run_uuid FROM conversations WHERE id = ? UNION SELECT pending_run_uuid FROM conversations WHERE id = ?
 		UNION SELECT run_uuid FROM conversation_outcomes WHERE conversation_id = ?) ORDER BY created_at`, m[1], m[1], m[1])
 	for _, uuid := range runs {
 		for _, l := range lines("run", `SELECT status || ' requeues ' || requeue_count || ' lease ' || lease_owner || ' reason ' || termination_reason FROM runs WHERE uuid = ?`, uuid) {
 			t.Log("  run " + uuid + ": " + l)
+		}
+		for _, l := range c.LogLines(uuid) {
+			t.Log("    log " + l)
 		}
 		for _, l := range lines("events", `SELECT sequence || ' ' || created_at || ' ' || kind || ' ' || LEFT(payload, 160) FROM run_events WHERE run_uuid = ? ORDER BY sequence`, uuid) {
 			t.Log("    event " + l)
@@ -327,7 +341,7 @@ func TestKill9OfWorkersAtRandomPointsLeavesEveryRunDefinedWithinTwoLeases(t *tes
 	wg.Wait()
 	if res.Err != nil || res.Unfinished > 0 {
 		describeStuck(t, c.DB)
-		describeConversation(t, c.DB, res.Err)
+		describeConversation(t, c, res.Err)
 		t.Fatalf("%d tours failed, %d unfinished; the first failure: %v", res.Failed, res.Unfinished, res.Err)
 	}
 	quiesce(t, c, 4*lease+time.Minute)

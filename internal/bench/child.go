@@ -47,6 +47,23 @@ func (b *lockedBuffer) String() string {
 	return tail(&b.buf)
 }
 
+// lines returns the lines of the output that contain every one of subs.
+func (b *lockedBuffer) lines(subs ...string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for l := range strings.Lines(b.buf.String()) {
+		all := true
+		for _, s := range subs {
+			all = all && strings.Contains(l, s)
+		}
+		if all {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
 var urlRe = regexp.MustCompile(`http://[^\s)]+`)
 
 // startChild starts `exe args…` and waits until it printed its first line

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,8 +48,9 @@ type Cluster struct {
 	model  *http.Server
 	server *child
 
-	mu      sync.Mutex // guards workers
+	mu      sync.Mutex // guards workers and gone
 	workers []*child
+	gone    []*child // workers killed and replaced, kept for LogLines
 }
 
 // Start starts a cluster for cfg; Close stops it. On an error nothing is
@@ -251,9 +253,34 @@ func (c *Cluster) RestartWorker(ctx context.Context, i int) error {
 		return err
 	}
 	c.mu.Lock()
+	c.gone = append(c.gone, c.workers[i])
 	c.workers[i] = w
 	c.mu.Unlock()
 	return nil
+}
+
+// LogLines returns the lines the server and every worker, killed ones
+// included, logged that contain every one of subs, each after the name of
+// its process ("serve", "worker pid N"): what a failed proof shows of one
+// conversation or run.
+func (c *Cluster) LogLines(subs ...string) []string {
+	c.mu.Lock()
+	procs := append([]*child{c.server}, append(slices.Clone(c.gone), c.workers...)...)
+	c.mu.Unlock()
+	var out []string
+	for _, p := range procs {
+		if p == nil {
+			continue
+		}
+		name := p.name
+		if p.cmd.Process != nil {
+			name += " pid " + strconv.Itoa(p.cmd.Process.Pid)
+		}
+		for _, l := range p.out.lines(subs...) {
+			out = append(out, name+": "+l)
+		}
+	}
+	return out
 }
 
 // WorkerCounts stops every worker and returns the store commits and

@@ -204,8 +204,9 @@ func (u *user) tour(ctx context.Context) (tourResult, error) {
 		}
 		t0 := time.Now()
 		answer := offered[u.rng.IntN(len(offered))]
+		seen := c
 		if err := u.do(ctx, "POST", path+"/answer", map[string]any{"turnDigest": c.Card.TurnDigest, "answer": answer}, http.StatusAccepted, &c); err != nil {
-			return t, err
+			return t, fmt.Errorf("%s to card %s of the conversation as read at %s (%s): %w", answer, seen.Card.TurnDigest, seen.UpdatedAt, seen.Status, err)
 		}
 		if u.mix.OnAnswer != nil {
 			u.mix.OnAnswer(answer)

@@ -223,6 +223,11 @@ type change struct {
 	// pending run is this one: a late result of a run the conversation has
 	// moved past (a process that lost its lease and came back) changes nothing.
 	seenRun *string
+	// seenAt, when set, makes the change win only while the conversation is
+	// still in the state the caller read (its updated_at, unix
+	// microseconds): processing for one turn or decision is not processing
+	// for the next one on the same run.
+	seenAt *int64
 }
 
 // guarded adds to c the guard of a change that acts on r as read, not under
@@ -233,8 +238,16 @@ func (c change) guarded(r row, from Status) change {
 	case from != r.Status:
 	case from == AwaitingApproval || from == AwaitingInput:
 		c.seen = &r.card
-	case from == Processing && r.Follows:
-		c.seenFollow = &r.PendingRun
+	case from == Processing:
+		// A result of the run is the state of one processing only — the
+		// turn, or a decision claimed on it since (the crash proof: a
+		// requeued turn's late result set a card back on the conversation
+		// after its editor had answered it).
+		at := r.UpdatedAt.UnixMicro()
+		c.seenAt = &at
+		if r.Follows {
+			c.seenFollow = &r.PendingRun
+		}
 	}
 	return c
 }
@@ -314,6 +327,10 @@ func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c chan
 	if c.seenFollow != nil {
 		where += " AND follows_run = ? AND pending_run_uuid = ?"
 		args = append(args, true, *c.seenFollow)
+	}
+	if c.seenAt != nil {
+		where += " AND updated_at = ?"
+		args = append(args, *c.seenAt)
 	}
 	res, err := q.Exec(ctx, "UPDATE conversations SET "+set+where, args...)
 	if err != nil {

@@ -200,7 +200,7 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		}); err != nil {
 			s.log.Error("settle decided card", "conversation", r.ID, "run", r.PendingRun, "err", err)
 		}
-		s.applyWith(ctx, r.ID, r.PendingRun, "", record)
+		s.applyWith(ctx, r.ID, r.UpdatedAt, r.PendingRun, "", record)
 	} else {
 		s.fail(ctx, r, errors.New("interrupted"))
 	}

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"waymark/internal/store"
+	"time"
 
 	"waymark/internal/process"
 	"waymark/internal/run"
+	"waymark/internal/store"
 )
 
 // Ender ends the process of a run (process.Ender).
@@ -89,7 +90,7 @@ func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 func (s *Service) release(ctx context.Context, r row, withdrawn bool) {
 	ctx = context.WithoutCancel(ctx)
 	if withdrawn {
-		s.apply(ctx, r.ID, r.PendingRun, "")
+		s.apply(ctx, r.ID, time.Time{}, r.PendingRun, "") // the claim's own time is not r's
 		return
 	}
 	if err := s.persist(ctx, "release", func() error {

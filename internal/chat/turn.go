@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"waymark/internal/agent"
 	"waymark/internal/content"
@@ -184,7 +185,7 @@ func (s *Service) turn(ctx context.Context, r row, at int64) {
 		s.fail(ctx, r, err)
 		return
 	}
-	s.apply(ctx, r.ID, res.UUID, res.Answer)
+	s.apply(ctx, r.ID, time.UnixMicro(at), res.UUID, res.Answer)
 }
 
 // errClaimLost: the conversation was released or moved on before the turn's run began.
@@ -207,32 +208,46 @@ func transcript(msgs []Message) []llm.Message {
 // worker stopped (issue 15 item 7) — the conversation takes its state and
 // answer at once. Any other run changes nothing.
 func (s *Service) QueuedResult(ctx context.Context, res agent.Result) {
-	ids, err := store.Collect(ctx, s.db, store.Column[int64], "SELECT id FROM conversations WHERE pending_run_uuid = ? AND status = ?",
-		res.UUID, string(Processing))
+	type turn struct {
+		id, at int64
+		card   string
+	}
+	turns, err := store.Collect(ctx, s.db, func(sc store.Scanner) (turn, error) {
+		var t turn
+		return t, sc.Scan(&t.id, &t.at, &t.card)
+	}, "SELECT id, updated_at, card FROM conversations WHERE pending_run_uuid = ? AND status = ?", res.UUID, string(Processing))
 	if err != nil {
 		s.log.Error("requeued turn's conversation", "run", res.UUID, "err", err)
 		return
 	}
-	for _, id := range ids {
-		s.apply(ctx, id, res.UUID, res.Answer)
+	for _, t := range turns {
+		if t.card != "" {
+			continue // a decision on the run was claimed since: its job settles it
+		}
+		s.apply(ctx, t.id, time.UnixMicro(t.at), res.UUID, res.Answer)
 	}
 }
 
-// apply maps the state of the conversation's own run onto it (from
-// processing), retrying after a store error (persist); a state it cannot
-// read even so fails the conversation rather than leave it processing.
-func (s *Service) apply(ctx context.Context, id int64, runUUID, answer string) {
-	s.applyWith(ctx, id, runUUID, answer, nil)
+// apply maps the state of the conversation's own run onto it while it is
+// still processing as it was at at (its updated_at then; zero: as it is
+// now), retrying after a store error (persist); a state it cannot read even
+// so fails the conversation rather than leave it processing.
+func (s *Service) apply(ctx context.Context, id int64, at time.Time, runUUID, answer string) {
+	s.applyWith(ctx, id, at, runUUID, answer, nil)
 }
 
 // applyWith is apply that also runs record, when set, in the transaction of
-// the compare-and-set, before it (a decided card's outcome, decide).
-func (s *Service) applyWith(ctx context.Context, id int64, runUUID, answer string, record func(ctx context.Context, tx *store.Tx) error) {
+// the compare-and-set, before it (a decided card's outcome, decide) — also
+// when the conversation has moved on and the compare-and-set loses.
+func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID, answer string, record func(ctx context.Context, tx *store.Tx) error) {
 	var r row
 	err := s.persist(ctx, "apply run", func() error {
 		var err error
 		if r, err = getRow(ctx, s.db, id); err != nil {
 			return err
+		}
+		if !at.IsZero() {
+			r.UpdatedAt = at // the processing meant; settleRunWith's guard compares it
 		}
 		st, err := s.rt.Status(ctx, r.Owner, runUUID)
 		if err != nil {
@@ -358,7 +373,7 @@ func (s *Service) fail(ctx context.Context, r row, cause error) {
 	}
 	err := s.persist(ctx, "fail", func() error {
 		return s.db.InTx(ctx, func(tx *store.Tx) error {
-			won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Failed, err: &code}, s.now())
+			won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Failed, err: &code}.guarded(r, Processing), s.now())
 			if err != nil || !won {
 				return err
 			}

@@ -217,3 +217,53 @@ func TestASkipAcceptedByAWorkerThatDiedBeforeSettlingKeepsItsOpenPoint(t *testin
 		expect(t, "after the lost job", invariant.New(db, &invariant.Config{Clock: clk}))
 	})
 }
+
+// Issue 15 item 7 (the full crash proof): the result of a turn the reaper
+// requeued is handed to the conversation by the worker that finished it; it
+// came late — after the editor had answered the card it showed and the
+// decision was claimed — and put that card back on the conversation, so the
+// editor saw it again and the next answer to it was refused as stale, with
+// a "denied elsewhere" notice on their own decision. A late result now
+// changes nothing once a decision on the run is claimed, and the decision
+// is carried out as claimed.
+func TestALateResultOfARequeuedTurnDoesNotUndoTheEditorsClaimedAnswer(t *testing.T) {
+	storetest.EachShared(t, func(t *testing.T, db *store.DB, another func() *store.DB) {
+		ctx := t.Context()
+		api := wt.New(t, db, site, &wt.Options{APIOnly: true})
+		first := wt.New(t, another(), "", &wt.Options{ChatWorkers: 1})
+		api.LLM.Add(write("c1", `{"seoTitle": "Neu"}`), write("c2", `{"description": "Neu"}`))
+		erika := api.As(wt.Erika)
+		id := start(t, erika)
+		conv := send(t, first, erika, id, "Los")
+		card := conv.Card
+		if conv.Status != "awaiting_approval" || card == nil {
+			t.Fatalf("after the message: %+v", conv)
+		}
+		first.StopWorkers() // the answer's job waits: the decision is claimed, not yet carried out
+		erika.Must("POST", path(id, "/answer"), map[string]any{"turnDigest": card.TurnDigest, "answer": "skip"}, http.StatusAccepted)
+		var runUUID string
+		if err := db.QueryRow(ctx, "SELECT pending_run_uuid FROM conversations WHERE id = ?", id).Scan(&runUUID); err != nil {
+			t.Fatal(err)
+		}
+		// The late hand-over of the requeued turn, as the worker that ran it
+		// makes it (agent.Config.QueuedResult).
+		api.App.Chat.QueuedResult(ctx, agent.Result{UUID: runUUID})
+		if c := read(t, erika, id); c.Status != "processing" || c.Card != nil {
+			t.Fatalf("after the late result: status %v card %+v, want processing with the answer claimed", c.Status, c.Card)
+		}
+		second := wt.New(t, another(), "", &wt.Options{ChatWorkers: 1})
+		c := settled(t, second, erika, id)
+		if c.Status != "awaiting_approval" || c.Card == nil || c.Card.TurnDigest == card.TurnDigest {
+			t.Fatalf("after the decision: status %v card %+v, want the next card", c.Status, c.Card)
+		}
+		if o := c.Outcomes; len(o) != 1 || o[0].Outcome != "skipped" {
+			t.Errorf("outcomes = %+v, want the skip", c.Outcomes)
+		}
+		for _, m := range c.Messages {
+			if m.Notice != "" {
+				t.Errorf("notice %q in the transcript: the editor's own decision is not one taken elsewhere", m.Notice)
+			}
+		}
+		expect(t, "after the late result", invariant.New(db, nil))
+	})
+}

@@ -119,6 +119,14 @@ func TestCompleteReportsUnusableAnswersAsBadResponse(t *testing.T) {
 		{"arguments not an object", false, llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c", Name: "t", Arguments: `[1,2]`}}}},
 		{"streamed arguments not JSON", true, llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c", Name: "t", Arguments: `uid=4`}}}},
 		{"tool call without name", false, llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c", Arguments: `{}`}}}},
+		{"stream chunks of two replies", true, llmtest.Reply{RawBody: streamOf(
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hal"}}]}`,
+			`{"id":"b","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}`)}},
+		{"streamed tool call index out of bounds", true, llmtest.Reply{RawBody: streamOf(
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":4096,"id":"c","type":"function","function":{"name":"t","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`)}},
+		{"streamed reply beyond 8 MiB", true, llmtest.Reply{RawBody: streamOf(
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`+strings.Repeat("x", 4<<20)+`"}}]}`,
+			`{"id":"a","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"`+strings.Repeat("y", 4<<20+1)+`"},"finish_reason":"stop"}]}`)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -324,4 +332,14 @@ func TestDefaultBackoffGrowsWithJitterUpToTenSeconds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// streamOf is an SSE body of the given chunks, ended as OpenAI ends it.
+func streamOf(chunks ...string) string {
+	var b strings.Builder
+	for _, c := range chunks {
+		b.WriteString("data: " + c + "\n\n")
+	}
+	b.WriteString("data: [DONE]\n\n")
+	return b.String()
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -379,6 +381,18 @@ func TestKill9OfWorkersAtRandomPointsLeavesEveryRunDefinedWithinTwoLeases(t *tes
 	for _, f := range failures {
 		why[f]++
 	}
+	// Why the failed conversations failed, as the processes logged it: a
+	// turn dead-lettered after a kill, or one lost before its run began.
+	causes := map[string]int{}
+	for _, l := range c.LogLines(`"msg":"chat turn failed"`) {
+		var e struct {
+			Err string `json:"err"`
+		}
+		if i := strings.IndexByte(l, '{'); i >= 0 && json.Unmarshal([]byte(l[i:]), &e) == nil {
+			causes[e.Err]++
+		}
+	}
+	t.Logf("causes of the failed turns: %v", causes)
 	if proofFull() && inTx == 0 {
 		t.Errorf("none of the %d kills came inside a write's transaction", kills)
 	}

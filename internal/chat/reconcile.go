@@ -161,7 +161,8 @@ func failureCode(st agent.Status) string {
 // has had less than a lease, waits to be worked, or its run still runs (the
 // run's lease and the reaper decide about that), nothing changes. Then, as
 // soon as the run is settled — ended, or paused — the conversation takes its
-// state; a turn lost before its run began fails as interrupted.
+// state; a turn lost before its run began is started again once
+// (restartTurn), and fails as interrupted when it is lost again.
 func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 	if s.clk.Now().Sub(r.UpdatedAt) < s.lease {
 		return r, nil
@@ -201,10 +202,48 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 			s.log.Error("settle decided card", "conversation", r.ID, "run", r.PendingRun, "err", err)
 		}
 		s.applyWith(ctx, r.ID, r.UpdatedAt, r.PendingRun, "", record)
-	} else {
+	} else if !s.restartTurn(ctx, r) {
 		s.fail(ctx, r, errors.New("interrupted"))
 	}
 	return getRow(ctx, s.db, r.ID)
+}
+
+// NoticeTurnRestarted stands in the transcript where a turn lost before its
+// run began was started again (restartTurn).
+const NoticeTurnRestarted = "turn_restarted"
+
+// restartTurn starts again, once, a turn whose job was lost before its run
+// began (the worker died after taking it): nothing of it ran, so the
+// message gets its answer from a new job instead of failing (issue 15 item
+// 7). The new claim, the notice and the job commit together, only on the
+// processing r read; the lost job, should it ever run, no longer holds its
+// claim. A turn already restarted once for this message fails as
+// interrupted: a turn that takes its worker down each time is not tried
+// forever. It reports whether the turn was started again.
+func (s *Service) restartTurn(ctx context.Context, r row) bool {
+	if s.queue == nil {
+		return false // without a queue the turn ran in a process that is gone with it
+	}
+	msgs, err := messages(ctx, s.db, r.ID)
+	if err != nil || len(msgs) == 0 || msgs[len(msgs)-1].Notice == NoticeTurnRestarted {
+		return false
+	}
+	now := s.now()
+	won, err := s.commit(ctx, job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
+		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Processing}.guarded(r, Processing), now)
+		if err != nil || !won {
+			return won, err
+		}
+		return true, addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: NoticeTurnRestarted}, now)
+	})
+	if err != nil {
+		s.log.Error("restart lost turn", "conversation", r.ID, "err", err)
+		return false
+	}
+	if won {
+		s.log.Info("lost turn started again", "conversation", r.ID)
+	}
+	return won // lost: the conversation moved on meanwhile
 }
 
 // pointsPrompt offers the open points of the conversation's skill on its page

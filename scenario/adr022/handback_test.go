@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"waymark/internal/chat"
 	"waymark/internal/llm"
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/store"
@@ -154,7 +155,9 @@ func TestPR4_FailedContinuationRecordsNothing(t *testing.T) {
 }
 
 // A turn interrupted by a stopped process (the conversation stayed
-// processing) is settled on a later read from what its run shows.
+// processing) is settled on a later read from what its run shows; one lost
+// before its run began is started again once (issue 15 item 7: the
+// editor's message gets its answer), and fails when it is lost again.
 func TestInterruptedTurnIsRecoveredOnRead(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -169,11 +172,32 @@ func TestInterruptedTurnIsRecoveredOnRead(t *testing.T) {
 		if got := current(t, e, erika, conv.ID); got.Status != "idle" {
 			t.Fatalf("recovered conversation = %+v", got)
 		}
+		// The editor's next message, whose turn's worker died before its run began.
+		e.LLM.Add(answer("second"))
+		if _, err := db.Exec(ctx, `INSERT INTO conversation_messages (conversation_id, role, content, notice, created_at) VALUES (?, 'user', 'Noch etwas', '', 1)`, conv.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(ctx, `UPDATE conversations SET status = 'processing', pending_run_uuid = '', updated_at = 1`); err != nil {
+			t.Fatal(err)
+		}
+		if got := current(t, e, erika, conv.ID); got.Status != "processing" || lastNotice(got) != chat.NoticeTurnRestarted {
+			t.Fatalf("a turn lost before its run began = %+v, want processing again with the notice %s", got, chat.NoticeTurnRestarted)
+		}
+		e.App.Chat.Wait()
+		got := current(t, e, erika, conv.ID)
+		if got.Status != "idle" || len(got.Messages) == 0 || got.Messages[len(got.Messages)-1].Content != "second" {
+			t.Fatalf("the restarted turn = %+v, want idle with its answer", got)
+		}
+		// Lost again before its run began, right after it was restarted: it fails.
+		if _, err := db.Exec(ctx, `INSERT INTO conversation_messages (conversation_id, role, content, notice, created_at) VALUES (?, 'assistant', '', ?, 1)`,
+			conv.ID, chat.NoticeTurnRestarted); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := db.Exec(ctx, `UPDATE conversations SET status = 'processing', pending_run_uuid = '', updated_at = 1`); err != nil {
 			t.Fatal(err)
 		}
 		if got := current(t, e, erika, conv.ID); got.Status != "failed" || got.Error != "failed" {
-			t.Fatalf("a turn without a run = %+v", got)
+			t.Fatalf("a turn lost again after its restart = %+v, want failed", got)
 		}
 	})
 }

@@ -217,9 +217,12 @@ const NoticeTurnRestarted = "turn_restarted"
 // message gets its answer from a new job instead of failing (issue 15 item
 // 7). The new claim, the notice and the job commit together, only on the
 // processing r read; the lost job, should it ever run, no longer holds its
-// claim. A turn already restarted once for this message fails as
-// interrupted: a turn that takes its worker down each time is not tried
-// forever. It reports whether the turn was started again.
+// claim, and a run it began meanwhile (a worker slow, not dead) keeps the
+// conversation: the restart then changes nothing. A turn already restarted
+// once for this message fails as interrupted: a turn that takes its worker
+// down each time is not tried forever. It reports whether the conversation
+// is taken care of — started again, or moved on since r was read — so that
+// it must not be failed.
 func (s *Service) restartTurn(ctx context.Context, r row) bool {
 	if s.queue == nil {
 		return false // without a queue the turn ran in a process that is gone with it
@@ -228,9 +231,9 @@ func (s *Service) restartTurn(ctx context.Context, r row) bool {
 	if err != nil || len(msgs) == 0 || msgs[len(msgs)-1].Notice == NoticeTurnRestarted {
 		return false
 	}
-	now := s.now()
+	now, noRun := s.now(), ""
 	won, err := s.commit(ctx, job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
-		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Processing}.guarded(r, Processing), now)
+		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Processing, seenRun: &noRun}.guarded(r, Processing), now)
 		if err != nil || !won {
 			return won, err
 		}
@@ -243,7 +246,7 @@ func (s *Service) restartTurn(ctx context.Context, r row) bool {
 	if won {
 		s.log.Info("lost turn started again", "conversation", r.ID)
 	}
-	return won // lost: the conversation moved on meanwhile
+	return true // won, or lost to a change since r was read: the next read takes it from there
 }
 
 // pointsPrompt offers the open points of the conversation's skill on its page

@@ -298,18 +298,11 @@ func (u *user) do(ctx context.Context, method, path string, body any, want int, 
 // the refusal.
 func (u *user) now(ctx context.Context, path string) string {
 	conv := path[:strings.LastIndexByte(path, '/')]
-	req, err := http.NewRequestWithContext(ctx, "GET", u.base+conv, nil)
-	if err != nil {
-		return err.Error()
+	var v json.RawMessage
+	if err := u.do(ctx, "GET", conv, nil, http.StatusOK, &v); err != nil {
+		return "then " + err.Error()
 	}
-	req.Header.Set("Authorization", "Bearer "+u.token)
-	resp, err := u.client.Do(req)
-	if err != nil {
-		return err.Error()
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 2000))
-	return fmt.Sprintf("then GET %s = %d: %s", conv, resp.StatusCode, bytes.TrimSpace(raw))
+	return fmt.Sprintf("then GET %s = 200: %s", conv, v)
 }
 
 // quantile of sorted durations (nearest rank).

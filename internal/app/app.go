@@ -204,13 +204,26 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	pages := site.New(db, checker)
 	conversations = chat.New(chat.Deps{DB: db, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
 		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(), BeforeClaim: cfg.BeforeClaim,
-		Labeler: func(ctx context.Context, reader int64, table string, uid int64, fields []string) (chat.TargetLabels, error) {
+		Labeler: func(ctx context.Context, reader int64, targets []chat.LabelTarget) []*chat.TargetLabels {
+			out := make([]*chat.TargetLabels, len(targets))
 			a, err := access.LoadActor(ctx, db, reader)
 			if err != nil {
-				return chat.TargetLabels{}, err
+				return out
 			}
-			t, err := pages.Describe(ctx, a, table, uid, fields, catalog.Lang(a.BackendLanguage))
-			return chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}, err
+			refs := make([]site.Ref, len(targets))
+			for i, t := range targets {
+				refs[i] = site.Ref{Table: t.Table, UID: t.UID, Fields: t.Fields}
+			}
+			ts, errs, err := pages.DescribeAll(ctx, a, refs, catalog.Lang(a.BackendLanguage))
+			if err != nil {
+				return out
+			}
+			for i, t := range ts {
+				if errs[i] == nil {
+					out[i] = &chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}
+				}
+			}
+			return out
 		}})
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})

@@ -40,6 +40,8 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 	if _, ok := labels[answer]; !ok {
 		return fmt.Errorf("%w: answer: want apply, variant, skip, keep, approve or cancel", ErrInvalid)
 	}
+	ctx, end := s.db.SettingsScope(ctx) // the card's check and the answer's text read the editor once
+	defer end()
 	r, err := s.owned(ctx, actor, id)
 	if err != nil {
 		return err

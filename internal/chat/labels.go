@@ -15,41 +15,64 @@ type TargetLabels struct {
 	Fields []string `json:"fieldLabels"`
 }
 
-// LabelFunc describes a record for a reader; the application wires the
-// site's schema labels and read rule in (Deps.Labeler).
-type LabelFunc func(ctx context.Context, reader int64, table string, uid int64, fields []string) (TargetLabels, error)
+// LabelTarget is a record a view names, with the fields of it it names.
+type LabelTarget struct {
+	Table  string
+	UID    int64
+	Fields []string
+}
 
-// labelOutcomes fills each outcome's labels for the reader; a failed
-// description leaves them out (the identities stay).
-func (s *Service) labelOutcomes(ctx context.Context, reader int64, os []Outcome) {
+// LabelFunc describes records for a reader, one answer per target and in
+// their order, nil for a target it could not describe; the application
+// wires the site's schema labels and read rule in (Deps.Labeler). It is
+// given all targets of a view at once, so a record named by several of
+// them is read once.
+type LabelFunc func(ctx context.Context, reader int64, targets []LabelTarget) []*TargetLabels
+
+// label fills the labels of each outcome's record and of each card call's
+// target for the reader; a target that cannot be described keeps only its
+// identity. card, when not nil, gets calls of its own.
+func (s *Service) label(ctx context.Context, reader int64, os []Outcome, card *Card) {
 	if s.labeler == nil {
 		return
 	}
-	for i := range os {
-		if os[i].Table == "" {
-			continue
-		}
-		if l, err := s.labeler(ctx, reader, os[i].Table, os[i].UID, os[i].Fields); err == nil {
-			os[i].Labels = &l
+	var targets []LabelTarget
+	for _, o := range os {
+		if o.Table != "" {
+			targets = append(targets, LabelTarget{Table: o.Table, UID: o.UID, Fields: o.Fields})
 		}
 	}
-}
-
-// labelCard fills the labels of each call's target for the reader.
-func (s *Service) labelCard(ctx context.Context, reader int64, c *Card) {
-	if s.labeler == nil || c == nil {
-		return
-	}
-	calls := make([]CardCall, len(c.Calls))
-	copy(calls, c.Calls)
-	for i, call := range calls {
-		if t := call.Target; t != nil {
-			if l, err := s.labeler(ctx, reader, t.Table, t.UID, t.Fields); err == nil {
-				calls[i].Labels = &l
+	if card != nil {
+		for _, call := range card.Calls {
+			if t := call.Target; t != nil {
+				targets = append(targets, LabelTarget{Table: t.Table, UID: t.UID, Fields: t.Fields})
 			}
 		}
 	}
-	c.Calls = calls
+	if len(targets) == 0 {
+		return
+	}
+	labels := s.labeler(ctx, reader, targets)
+	next := func() *TargetLabels {
+		l := labels[0]
+		labels = labels[1:]
+		return l
+	}
+	for i := range os {
+		if os[i].Table != "" {
+			os[i].Labels = next()
+		}
+	}
+	if card != nil {
+		calls := make([]CardCall, len(card.Calls))
+		copy(calls, card.Calls)
+		for i := range calls {
+			if calls[i].Target != nil {
+				calls[i].Labels = next()
+			}
+		}
+		card.Calls = calls
+	}
 }
 
 // answerText is the editor's answer as the transcript shows it: the card's

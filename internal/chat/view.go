@@ -109,12 +109,11 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 	if v.Outcomes, err = outcomes(ctx, s.db, r.ID); err != nil {
 		return View{}, err
 	}
-	s.labelOutcomes(ctx, r.Owner, v.Outcomes)
 	if v.Card != nil {
 		c := *v.Card
-		s.labelCard(ctx, r.Owner, &c)
 		v.Card = &c
 	}
+	s.label(ctx, r.Owner, v.Outcomes, v.Card)
 	if r.Skill != 0 {
 		if k, err := s.skills.Get(ctx, r.Skill); err == nil {
 			v.Skill = &SkillRef{UID: k.UID, Identifier: k.Identifier, Name: k.Version.Name, Process: r.Process}

@@ -47,7 +47,8 @@ func sessionFrom(ctx context.Context) string {
 // session cookie — loads it as stored now and refuses a missing or disabled
 // one. A session-authenticated POST, PUT, PATCH or DELETE also needs the CSRF header.
 func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
-	ctx := r.Context()
+	ctx, end := s.db.SettingsScope(r.Context()) // the token and the user: one generation read
+	defer end()
 	var (
 		uid       int64
 		sessionID string
@@ -86,7 +87,7 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 			return r, errCSRF.With("missing or wrong %s header", CSRFHeader)
 		}
 	}
-	return r.WithContext(context.WithValue(ctx, principalKey{}, &principal{actor: actor, sessionID: sessionID})), nil
+	return r.WithContext(context.WithValue(r.Context(), principalKey{}, &principal{actor: actor, sessionID: sessionID})), nil
 }
 
 func stateChanging(method string) bool {

@@ -192,7 +192,11 @@ func (p *Preparer) ProcessOf(ctx context.Context, runUUID string) (agent.Process
 		return agent.ProcessView{}, err
 	}
 	v := agent.ProcessView{Found: true, Skill: l.ProcessSkill, Predecessor: l.Predecessor}
-	if l.Holds() {
+	switch {
+	case !l.Holds():
+	case l.Origin == runUUID: // the run is its process's origin: l is the origin's latest lineage
+		v.Holds = true
+	default:
 		if v.Holds, err = p.Holds(ctx, l.Origin); err != nil {
 			return agent.ProcessView{}, err
 		}

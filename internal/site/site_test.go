@@ -132,3 +132,49 @@ func TestSuggestionsRankOpenPointsThenGapsOfEditablePagesOnly(t *testing.T) {
 		}
 	})
 }
+
+// DescribeAll names every ref as Describe names it alone, and reads a record
+// named by several refs once: a chat view names the tour's page in each
+// outcome and on its card.
+func TestDescribeAllNamesEachRefAsDescribeAndReadsARecordOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		s, erika, max := setup(t, db)
+		refs := []site.Ref{
+			{Table: "pages", UID: 2, Fields: []string{"description"}},
+			{Table: "pages", UID: 2, Fields: []string{"seoTitle", "description"}},
+			{Table: "tt_content", UID: 100, Fields: []string{"header"}},
+			{Table: "pages", UID: 999, Fields: []string{"title"}}, // gone: labels, no title
+			{Table: "pages", UID: 2, Fields: nil},
+		}
+		for _, a := range []*access.Actor{erika, max} {
+			all, errs, err := s.DescribeAll(t.Context(), a, refs, "de")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, ref := range refs {
+				one, oneErr := s.Describe(t.Context(), a, ref.Table, ref.UID, ref.Fields, "de")
+				if fmt.Sprint(all[i]) != fmt.Sprint(one) || (errs[i] == nil) != (oneErr == nil) {
+					t.Errorf("%s: DescribeAll[%d] = %+v, %v; Describe = %+v, %v", a.Username, i, all[i], errs[i], one, oneErr)
+				}
+			}
+			if a == erika && (all[0].RecordTitle != "About" || all[3].RecordTitle != "") {
+				t.Errorf("erika's titles = %q, %q; want About and none for the missing page", all[0].RecordTitle, all[3].RecordTitle)
+			}
+			if a == max && all[0].RecordTitle != "" {
+				t.Errorf("max, outside About's mount, reads its title %q", all[0].RecordTitle)
+			}
+		}
+		before := db.Statements()
+		if _, _, err := s.DescribeAll(t.Context(), erika, refs[:2], "de"); err != nil {
+			t.Fatal(err)
+		}
+		twice := db.Statements() - before
+		before = db.Statements()
+		if _, _, err := s.DescribeAll(t.Context(), erika, refs[:1], "de"); err != nil {
+			t.Fatal(err)
+		}
+		if once := db.Statements() - before; twice != once {
+			t.Errorf("two refs to one page ran %d statements, one ref %d: the page was read again", twice, once)
+		}
+	})
+}

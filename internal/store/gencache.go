@@ -15,7 +15,8 @@ import (
 // derived from those tables alone may be kept in memory for one generation.
 //
 // Under a read scope (ReadScope) the generation is read once: the scope's
-// snapshot cannot see it move. In a transaction it is read again only after
+// snapshot cannot see it move; under a settings scope (SettingsScope), once
+// until a write under it. In a transaction it is read again only after
 // a statement that may have written.
 func Generation(ctx context.Context, q Querier) (int64, error) {
 	fast := q.Pool() == nil || q.Pool().fast
@@ -23,13 +24,20 @@ func Generation(ctx context.Context, q Querier) (int64, error) {
 		return tx.gen, nil
 	}
 	db, _ := q.(*DB)
-	var scope *readScope
+	var (
+		scope    *readScope
+		settings *settingsScope
+	)
 	if db != nil {
 		s, gen, ok := scopedGeneration(ctx, db)
 		if ok {
 			return gen, nil
 		}
 		scope = s
+		settings = settingsScopeOf(ctx, db)
+		if gen := settings.kept(); gen != 0 {
+			return gen, nil
+		}
 	}
 	var gen int64
 	if err := q.QueryRow(ctx, "SELECT gen FROM access_generation WHERE id = 1").Scan(&gen); err != nil {
@@ -38,6 +46,7 @@ func Generation(ctx context.Context, q Querier) (int64, error) {
 	if scope != nil && db.scopeTx(ctx) != nil {
 		scope.keepGeneration(gen)
 	}
+	settings.keep(gen)
 	if tx, ok := q.(*Tx); ok {
 		tx.gen = gen
 	}

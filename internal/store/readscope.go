@@ -78,10 +78,13 @@ func scopedGeneration(ctx context.Context, db *DB) (*readScope, int64, bool) {
 	return s, s.gen, s.gen != 0
 }
 
-// scopeWrote notes a write through db under ctx's read scope, if any. The
+// scopeWrote notes a write through db under ctx's read scope and settings
+// scope, if any (called before the write and, for the settings scope's sake,
+// after it: a generation read meanwhile may predate the write's commit). The
 // snapshot's transaction stays open until the scope ends (rows of it may
 // still be open); the scope only serves nothing from it any more.
 func (db *DB) scopeWrote(ctx context.Context) {
+	settingsScopeOf(ctx, db).drop()
 	s, ok := ctx.Value(readScopeKey{}).(*readScope)
 	if !ok || s.db != db {
 		return

@@ -550,6 +550,7 @@ func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 	}
 	defer unlock()
 	db.scopeWrote(ctx)
+	defer db.scopeWrote(ctx)
 	db.commits.Add(1)
 	db.ckpt.committed()
 	q = Rebind(db.dialect, q)
@@ -751,6 +752,7 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	defer unlock()
 	db.scopeWrote(ctx)
+	defer db.scopeWrote(ctx)
 	conn, err := begunConn(ctx, cmp.Or(db.writer, db.SQL), "BEGIN IMMEDIATE")
 	if err != nil {
 		return err
@@ -822,6 +824,7 @@ func (db *DB) inSQLTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	defer unlock()
 	db.scopeWrote(ctx)
+	defer db.scopeWrote(ctx)
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

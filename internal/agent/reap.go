@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"waymark/internal/run"
 	"waymark/internal/store"
@@ -17,6 +19,16 @@ type ReapReport struct {
 	DeadLettered int `json:"deadLettered"`
 	// Restarted counts queued runs that had no live job (it was discarded) and got a new one.
 	Restarted int `json:"restarted"`
+	// ResumesRescued counts decisions of the runs API whose job a worker took
+	// and never finished, handed to the workers again.
+	ResumesRescued int `json:"resumesRescued"`
+}
+
+// ResumeRescuer is the optional ability of a Config.Queue to hand resume
+// jobs that a worker took before heldSince and never finished back to the
+// workers, but those whose run busy says is being worked (queue.Queue has it).
+type ResumeRescuer interface {
+	RescueStuckResumes(ctx context.Context, heldSince time.Time, busy func(ctx context.Context, run string) (bool, error)) (int, error)
 }
 
 // Reap handles runs whose lease expired: a run caught inside a
@@ -24,6 +36,9 @@ type ReapReport struct {
 // a stored request (an interactive start or a resume) and a run whose requeue
 // budget is spent are dead-lettered (failed); any other is requeued with a new
 // job. The expiry is re-checked in each UPDATE, so a renewal in between wins.
+// Then it gives a new job to each queued run whose job is lost, and hands
+// each decision whose resume job a worker took more than a lease ago and
+// left unfinished back to the workers (rescueResumes).
 func (rt *Runtime) Reap(ctx context.Context) (ReapReport, error) {
 	var rep ReapReport
 	expired, err := rt.runs.ExpiredLeases(ctx, rt.clk.Now())
@@ -59,7 +74,31 @@ func (rt *Runtime) Reap(ctx context.Context) (ReapReport, error) {
 	}
 	n, err := rt.restartStranded(ctx)
 	rep.Restarted = n
+	if err != nil {
+		return rep, err
+	}
+	rep.ResumesRescued, err = rt.rescueResumes(ctx)
 	return rep, err
+}
+
+// rescueResumes hands back to the workers each resume job (a decision taken
+// through the runs API, ApproveOnWorker) that a worker took more than a
+// lease ago and never finished, unless its run is running: a worker that
+// claimed the run holds its lease while it works the continuation, and a
+// run whose lease lapsed is settled above first. Without it such a decision
+// would be carried out when River rescues the job, a day later.
+func (rt *Runtime) rescueResumes(ctx context.Context) (int, error) {
+	rr, ok := rt.queue.(ResumeRescuer)
+	if !ok {
+		return 0, nil
+	}
+	return rr.RescueStuckResumes(ctx, rt.clk.Now().Add(-rt.cfg.Lease), func(ctx context.Context, id string) (bool, error) {
+		r, err := rt.runs.Get(ctx, id)
+		if errors.Is(err, run.ErrNotFound) {
+			return false, nil // worked again, the decision answers not_found
+		}
+		return err == nil && r.Status == run.StatusRunning, err
+	})
 }
 
 // restartStranded gives a new job to each queued run whose job is gone (River
@@ -156,7 +195,7 @@ func (rt *Runtime) ReapJob(ctx context.Context) error {
 		return err
 	}
 	if rep != (ReapReport{}) {
-		rt.log.Info("reaper", "requeued", rep.Requeued, "deadLettered", rep.DeadLettered, "restarted", rep.Restarted)
+		rt.log.Info("reaper", "requeued", rep.Requeued, "deadLettered", rep.DeadLettered, "restarted", rep.Restarted, "resumesRescued", rep.ResumesRescued)
 	}
 	return nil
 }

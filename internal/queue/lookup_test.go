@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,6 +118,58 @@ func TestChatJobWaitingSeesTheUnworkedJobOfThatConversation(t *testing.T) {
 		}
 		if _, err := q.ChatJobWaiting(ctx, "conversation') OR 1=1 --", 7, time.Now()); err == nil {
 			t.Error("ChatJobWaiting with a field that is not a name: want an error")
+		}
+	})
+}
+
+// The reaper hands back a resume job a worker took before heldSince and left
+// running, once: not one taken later, not one whose run busy says is being
+// worked, and not one taken again meanwhile (its attempt moved).
+func TestRescueStuckResumesHandsBackOnlyAJobLeftByItsWorker(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := insertOnly(t, db)
+		for _, run := range []string{"run-idle", "run-busy"} {
+			if err := q.InTx(ctx, func(tx *store.Tx) error {
+				_, err := q.InsertResumeTx(ctx, tx, map[string]any{"run": run, "actor": 2})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		taken := time.Now().Add(-time.Minute)
+		if _, err := db.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1, attempted_at = ?", taken.UTC()); err != nil {
+			t.Fatal(err)
+		}
+		var asked []string
+		busy := func(_ context.Context, run string) (bool, error) {
+			asked = append(asked, run)
+			return run == "run-busy", nil
+		}
+		if n, err := q.RescueStuckResumes(ctx, taken.Add(-time.Second), busy); err != nil || n != 0 || len(asked) != 0 {
+			t.Errorf("jobs taken after heldSince: rescued %d, %v, asked about %v; want none", n, err, asked)
+		}
+		if n, err := q.RescueStuckResumes(ctx, taken.Add(time.Second), busy); err != nil || n != 1 {
+			t.Errorf("jobs taken before heldSince: rescued %d, %v; want the idle run's job only", n, err)
+		}
+		type job struct{ args, state string }
+		jobs, err := store.Collect(ctx, db, func(sc store.Scanner) (job, error) {
+			var j job
+			return j, sc.Scan(&j.args, &j.state)
+		}, "SELECT args, state FROM river_job ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			want := map[bool]string{true: "running", false: "available"}[strings.Contains(j.args, "run-busy")]
+			if j.state != want {
+				t.Errorf("after the rescue the job %s is %s, want %s", j.args, j.state, want)
+			}
+		}
+		// Handed back once: the next pass finds only the busy run's job.
+		asked = nil
+		if n, err := q.RescueStuckResumes(ctx, taken.Add(time.Second), busy); err != nil || n != 0 || !slices.Equal(asked, []string{"run-busy"}) {
+			t.Errorf("a second pass rescued %d, %v, asked about %v; want none, asked about run-busy", n, err, asked)
 		}
 	})
 }

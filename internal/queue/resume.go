@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -95,4 +96,81 @@ func (w *resumeWorker) Work(ctx context.Context, job *river.Job[ResumeArgs]) err
 // resumeAttempts), not after River's default of seconds to hours.
 func (w *resumeWorker) NextRetry(job *river.Job[ResumeArgs]) time.Time {
 	return time.Now().Add(time.Duration(job.Attempt*job.Attempt) * 100 * time.Millisecond)
+}
+
+// RescueStuckResumes hands resume jobs whose worker is gone back to the
+// workers (issue 15 item 2): every resume job a worker took before
+// heldSince that still reads as running, unless busy says its run is being
+// worked (claimed by that job's worker, which may be alive and working the
+// continuation, or by another segment — the reaper settles a claimed run
+// whose lease lapsed first, and the job is rescued at its next pass). River
+// rescues a running job only after a day (RescueStuckJobsAfter: a run job
+// must never run twice), so a resume job whose worker died before it
+// claimed its run would carry the decision out a day late. Worked again,
+// the decision runs every check again: a run decided meanwhile records the
+// refusal as the job's outcome, and two workers of one job are decided by
+// the run's claim. It returns how many jobs it rescued.
+func (q *Queue) RescueStuckResumes(ctx context.Context, heldSince time.Time, busy func(ctx context.Context, run string) (bool, error)) (int, error) {
+	stuck, err := q.stuckResumes(ctx, heldSince, 100)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, j := range stuck {
+		if b, err := busy(ctx, j.run); err != nil || b {
+			if err != nil {
+				return n, fmt.Errorf("rescue resume job %d: %w", j.id, err)
+			}
+			continue
+		}
+		// A guarded transition: a job finished or taken again meanwhile
+		// (its attempt moved) is left alone.
+		res, err := q.db.Exec(ctx, `UPDATE river_job SET state = 'available' WHERE id = ? AND kind = ? AND state = 'running' AND attempt = ?`,
+			j.id, ResumeArgs{}.Kind(), j.attempt)
+		if err != nil {
+			return n, fmt.Errorf("rescue resume job %d: %w", j.id, err)
+		}
+		if k, err := res.RowsAffected(); err == nil && k == 1 {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// stuckResume is a resume job a worker took and has not finished: the run it
+// decides on and the attempt the worker took.
+type stuckResume struct {
+	id      int64
+	run     string
+	attempt int
+}
+
+// stuckResumes returns up to limit resume jobs that a worker took before
+// heldSince and that still read as running, oldest first.
+func (q *Queue) stuckResumes(ctx context.Context, heldSince time.Time, limit int) ([]stuckResume, error) {
+	runOf := "json_extract(args, '$.job.run')"
+	if q.db.Dialect() == store.Postgres {
+		runOf = "args->'job'->>'run'"
+	}
+	type row struct {
+		stuckResume
+		taken sql.NullTime
+	}
+	rows, err := store.Collect(ctx, q.db, func(sc store.Scanner) (row, error) {
+		var r row
+		var run sql.NullString
+		err := sc.Scan(&r.id, &run, &r.attempt, &r.taken)
+		r.run = run.String
+		return r, err
+	}, `SELECT id, `+runOf+`, attempt, attempted_at FROM river_job WHERE kind = ? AND state = 'running' ORDER BY id`, ResumeArgs{}.Kind())
+	if err != nil {
+		return nil, fmt.Errorf("stuck resume jobs: %w", err)
+	}
+	var out []stuckResume
+	for _, r := range rows {
+		if r.taken.Valid && r.taken.Time.Before(heldSince) && len(out) < limit {
+			out = append(out, r.stuckResume)
+		}
+	}
+	return out, nil
 }

@@ -141,6 +141,63 @@ func TestADecisionPastTheWaitAnswersTheRunAsItIsAndIsCarriedOutLater(t *testing.
 	})
 }
 
+// Issue 15 item 2: a decision whose resume job a worker took and then died
+// before it claimed the run (the job reads as running in River, which would
+// rescue it only after a day) is handed to the workers again by the reaper
+// once a lease has passed, and carried out once; before a lease the reaper
+// leaves it alone (its worker may be alive). A job whose run is being worked
+// is never handed back.
+func TestADecisionWhoseWorkerDiedBeforeItsClaimIsCarriedOutAfterALease(t *testing.T) {
+	storetest.EachShared(t, func(t *testing.T, db *store.DB, another func() *store.DB) {
+		const lease = 2 * time.Second
+		api := wt.New(t, db, wt.Site, &wt.Options{APIOnly: true, ResumeWait: 50 * time.Millisecond, Lease: lease})
+		api.LLM.Add(write("c1", `{"description": "Neu"}`), answer("Fertig."))
+		erika := api.As(wt.Erika)
+		st := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs", runRequest(false), http.StatusCreated))
+		id := st.UUID
+		got := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+id+"/approval", wt.Approve{Approve: true, TurnDigest: digestOf(t, st)}, http.StatusOK))
+		if got.Status != "waiting_for_approval" {
+			t.Fatalf("past the wait without a worker: %+v", got)
+		}
+		// A worker took the job and died before it claimed the run.
+		taken := time.Now().UTC()
+		if _, err := db.Exec(context.Background(), "UPDATE river_job SET state = 'running', attempt = 1, attempted_at = ? WHERE kind = 'waymark_resume'", taken); err != nil {
+			t.Fatal(err)
+		}
+		worker := wt.New(t, another(), "", &wt.Options{ChatWorkers: 1, Lease: lease})
+		if rep, err := worker.App.Runtime.Reap(t.Context()); err != nil || rep.ResumesRescued != 0 {
+			t.Fatalf("a reap within the lease = %+v, %v; want the job left to its worker", rep, err)
+		}
+		if got := erika.MustRun(id); got.Status != "waiting_for_approval" {
+			t.Fatalf("within the lease the run is %s, want still waiting", got.Status)
+		}
+		for time.Since(taken) <= lease {
+			time.Sleep(50 * time.Millisecond) // the lease is real time: River's attempted_at
+		}
+		rep, err := worker.App.Runtime.Reap(t.Context())
+		if err != nil || rep.ResumesRescued != 1 {
+			t.Fatalf("a reap after the lease = %+v, %v; want the job rescued", rep, err)
+		}
+		runUntil(t, erika, id, func(s string) bool { return s == "completed" })
+		if !strings.Contains(page1(t, db), "Neu") {
+			t.Error("the approved write did not happen")
+		}
+		var writes, approvals int
+		if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM record_history").Scan(&writes); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM run_events WHERE run_uuid = ? AND kind = 'approval' AND payload LIKE '%\"approved\"%'", id).Scan(&approvals); err != nil {
+			t.Fatal(err)
+		}
+		if writes != 1 || approvals != 1 {
+			t.Errorf("%d writes and %d decisions recorded, want one each", writes, approvals)
+		}
+		if rep, err := worker.App.Runtime.Reap(t.Context()); err != nil || rep.ResumesRescued != 0 {
+			t.Errorf("a reap after the job finished = %+v, %v; want nothing rescued", rep, err)
+		}
+	})
+}
+
 // runRequest is a run of configuration 1 about page 1.
 func runRequest(queued bool) map[string]any {
 	return map[string]any{"configuration": 1, "queued": queued,

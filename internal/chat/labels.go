@@ -53,6 +53,9 @@ func (s *Service) label(ctx context.Context, reader int64, os []Outcome, card *C
 		return
 	}
 	labels := s.labeler(ctx, reader, targets)
+	if len(labels) != len(targets) {
+		return // not one answer per target: name none rather than the wrong ones
+	}
 	next := func() *TargetLabels {
 		l := labels[0]
 		labels = labels[1:]

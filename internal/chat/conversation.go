@@ -363,11 +363,20 @@ func messages(ctx context.Context, q store.Querier, id int64) ([]Message, error)
 	}, `SELECT role, content, notice FROM conversation_messages WHERE conversation_id = ? ORDER BY id`, id)
 }
 
-func addOutcomeTx(ctx context.Context, q store.Querier, id int64, o Outcome, now int64) error {
+// addOutcomeTx records a decided card's outcome and reports whether it did:
+// a card is settled once (the run and the messages it came after key it,
+// migration 00016), and an outcome of the same card stored already leaves
+// this one out.
+func addOutcomeTx(ctx context.Context, q store.Querier, id int64, o Outcome, now int64) (bool, error) {
 	fields, _ := json.Marshal(o.Fields)
-	_, err := q.Exec(ctx, `INSERT INTO conversation_outcomes (conversation_id, run_uuid, outcome, after_message, tbl, uid, fields, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, o.Run, o.Outcome, o.After, o.Table, o.UID, string(fields), now)
-	return err
+	res, err := q.Exec(ctx, `INSERT INTO conversation_outcomes (conversation_id, run_uuid, outcome, after_message, tbl, uid, fields, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id, run_uuid, after_message) DO NOTHING`,
+		id, o.Run, o.Outcome, o.After, o.Table, o.UID, string(fields), now)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 func outcomes(ctx context.Context, q store.Querier, id int64) ([]Outcome, error) {

@@ -335,11 +335,22 @@ func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, st settlement)
 	default:
 		o.Outcome = OutcomeNotApplied
 	}
-	return addOutcomeTx(ctx, tx, r.ID, o, s.now())
+	recorded, err := addOutcomeTx(ctx, tx, r.ID, o, s.now())
+	if err == nil && !recorded {
+		// Another settlement of the card committed after the count above
+		// (PostgreSQL reads committed rows only): this transaction rolls
+		// back, its open points with it, and the retry finds it settled.
+		return errSettledMeanwhile
+	}
+	return err
 }
 
 // errSettled: the card was settled before; this settlement records nothing.
 var errSettled = errors.New("the card was settled before")
+
+// errSettledMeanwhile: the card was settled by a transaction that committed
+// while this one settled it; unlike errSettled it rolls this one back.
+var errSettledMeanwhile = errors.New("the card was settled meanwhile by another transaction; retried")
 
 func outcomeOf(step *tool.WriteStep, firstOK bool) string {
 	switch {

@@ -117,10 +117,11 @@ func (q *Queue) RescueStuckResumes(ctx context.Context, heldSince time.Time, bus
 	}
 	n := 0
 	for _, j := range stuck {
-		if b, err := busy(ctx, j.run); err != nil || b {
-			if err != nil {
-				return n, fmt.Errorf("rescue resume job %d: %w", j.id, err)
-			}
+		worked, err := busy(ctx, j.run)
+		if err != nil {
+			return n, fmt.Errorf("rescue resume job %d: %w", j.id, err)
+		}
+		if worked {
 			continue
 		}
 		// A guarded transition: a job finished or taken again meanwhile

@@ -48,6 +48,14 @@
 //     (internal/app, from the registrations of the linked packages),
 //     TestGenCacheKeepsNothingLoadedInsideATransaction,
 //     TestATransactionRereadsTheGenerationOnlyAfterItWrites.
+//   - Settings scopes (SettingsScope). A short stretch of code (a request's
+//     authentication, an answer's checks) reads the settings generation once,
+//     on both dialects. Rules: a scope never spans a wait — a model call, a
+//     stream, a long poll — since a change committed elsewhere shows only in
+//     the next scope; a write through the DB handle under it drops the kept
+//     generation before and after the write. Guards:
+//     TestASettingsScopeReadsTheGenerationOnceAndSeesItsOwnWrites,
+//     TestASettingsScopeInsideAnotherIsTheOuterOne.
 //   - Background checkpoints (checkpoint.go). SQLite's log is copied back off
 //     the writers' path every 100 commits, so no commit pays for a whole
 //     checkpoint. Rule: none for callers; Close stops it. Guards:

@@ -20,7 +20,8 @@ func skipWithoutFastPaths(t *testing.T, db *store.DB) {
 }
 
 // With NoFastPaths every fast path of doc.go is off and the answers are the
-// same: a read scope reads live, a GenCache loads each time, InTx's
+// same: a read scope reads live, a GenCache loads each time, a settings
+// scope keeps no generation, InTx's
 // transaction is a database/sql one.
 func TestNoFastPathsTurnsEveryFastPathOff(t *testing.T) {
 	ctx := context.Background()
@@ -56,6 +57,17 @@ func TestNoFastPathsTurnsEveryFastPathOff(t *testing.T) {
 	}
 	if loads != 3 {
 		t.Errorf("GenCache loads = %d, want 3 (nothing kept)", loads)
+	}
+	gctx, endSettings := db.SettingsScope(ctx)
+	before := db.Statements()
+	for range 2 {
+		if _, err := store.Generation(gctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	endSettings()
+	if n := db.Statements() - before; n != 2 {
+		t.Errorf("two generation reads under a settings scope ran %d statements, want 2 (nothing kept)", n)
 	}
 	if err := db.InTx(ctx, func(tx *store.Tx) error {
 		if tx.SQL == nil {

@@ -13,6 +13,7 @@ import (
 // sees one committed by others from the next scope on.
 func TestASettingsScopeReadsTheGenerationOnceAndSeesItsOwnWrites(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		skipWithoutFastPaths(t, db)
 		gen := func(ctx context.Context) int64 {
 			t.Helper()
 			g, err := store.Generation(ctx, db)
@@ -85,6 +86,7 @@ func TestASettingsScopeReadsTheGenerationOnceAndSeesItsOwnWrites(t *testing.T) {
 // outer's generation.
 func TestASettingsScopeInsideAnotherIsTheOuterOne(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		skipWithoutFastPaths(t, db)
 		outer, endOuter := db.SettingsScope(context.Background())
 		defer endOuter()
 		if _, err := store.Generation(outer, db); err != nil {

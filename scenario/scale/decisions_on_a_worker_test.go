@@ -124,15 +124,7 @@ func TestRacingDecisionsOnTheRunsAPIAreDecidedByTheWorkersClaim(t *testing.T) {
 // carried out all the same once a worker comes.
 func TestADecisionPastTheWaitAnswersTheRunAsItIsAndIsCarriedOutLater(t *testing.T) {
 	storetest.EachShared(t, func(t *testing.T, db *store.DB, another func() *store.DB) {
-		api := wt.New(t, db, wt.Site, &wt.Options{APIOnly: true, ResumeWait: 50 * time.Millisecond})
-		api.LLM.Add(write("c1", `{"description": "Neu"}`), answer("Fertig."))
-		erika := api.As(wt.Erika)
-		st := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs", runRequest(false), http.StatusCreated))
-		id := st.UUID
-		got := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+id+"/approval", wt.Approve{Approve: true, TurnDigest: digestOf(t, st)}, http.StatusOK))
-		if got.Status != "waiting_for_approval" {
-			t.Fatalf("past the wait without a worker: %+v", got)
-		}
+		erika, id := approvedWithoutAWorker(t, db, 0)
 		wt.New(t, another(), "", &wt.Options{ChatWorkers: 1})
 		runUntil(t, erika, id, func(s string) bool { return s == "completed" })
 		if !strings.Contains(page1(t, db), "Neu") {
@@ -145,20 +137,13 @@ func TestADecisionPastTheWaitAnswersTheRunAsItIsAndIsCarriedOutLater(t *testing.
 // before it claimed the run (the job reads as running in River, which would
 // rescue it only after a day) is handed to the workers again by the reaper
 // once a lease has passed, and carried out once; before a lease the reaper
-// leaves it alone (its worker may be alive). A job whose run is being worked
-// is never handed back.
+// leaves it alone (its worker may be alive). (A job whose run is being worked
+// is never handed back: TestRescueStuckResumesHandsBackOnlyAJobLeftByItsWorker
+// in internal/queue.)
 func TestADecisionWhoseWorkerDiedBeforeItsClaimIsCarriedOutAfterALease(t *testing.T) {
 	storetest.EachShared(t, func(t *testing.T, db *store.DB, another func() *store.DB) {
 		const lease = 2 * time.Second
-		api := wt.New(t, db, wt.Site, &wt.Options{APIOnly: true, ResumeWait: 50 * time.Millisecond, Lease: lease})
-		api.LLM.Add(write("c1", `{"description": "Neu"}`), answer("Fertig."))
-		erika := api.As(wt.Erika)
-		st := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs", runRequest(false), http.StatusCreated))
-		id := st.UUID
-		got := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+id+"/approval", wt.Approve{Approve: true, TurnDigest: digestOf(t, st)}, http.StatusOK))
-		if got.Status != "waiting_for_approval" {
-			t.Fatalf("past the wait without a worker: %+v", got)
-		}
+		erika, id := approvedWithoutAWorker(t, db, lease)
 		// A worker took the job and died before it claimed the run.
 		taken := time.Now().UTC()
 		if _, err := db.Exec(context.Background(), "UPDATE river_job SET state = 'running', attempt = 1, attempted_at = ? WHERE kind = 'waymark_resume'", taken); err != nil {
@@ -196,6 +181,23 @@ func TestADecisionWhoseWorkerDiedBeforeItsClaimIsCarriedOutAfterALease(t *testin
 			t.Errorf("a reap after the job finished = %+v, %v; want nothing rescued", rep, err)
 		}
 	})
+}
+
+// approvedWithoutAWorker starts a run of page 1 through an API process without
+// workers (lease: its runtime's, 0 the default) and approves its card as
+// erika; with no worker to carry the decision out, the request answers past
+// its wait with the run still waiting. It returns erika and the run.
+func approvedWithoutAWorker(t *testing.T, db *store.DB, lease time.Duration) (*wt.Client, string) {
+	t.Helper()
+	api := wt.New(t, db, wt.Site, &wt.Options{APIOnly: true, ResumeWait: 50 * time.Millisecond, Lease: lease})
+	api.LLM.Add(write("c1", `{"description": "Neu"}`), answer("Fertig."))
+	erika := api.As(wt.Erika)
+	st := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs", runRequest(false), http.StatusCreated))
+	got := wt.Decode[wt.RunStatus](t, erika.Must("POST", "/api/runs/"+st.UUID+"/approval", wt.Approve{Approve: true, TurnDigest: digestOf(t, st)}, http.StatusOK))
+	if got.Status != "waiting_for_approval" {
+		t.Fatalf("past the wait without a worker: %+v", got)
+	}
+	return erika, st.UUID
 }
 
 // runRequest is a run of configuration 1 about page 1.

@@ -127,6 +127,9 @@ func logWaits(t *testing.T, db *store.DB) {
 			}
 			t.Logf("%s | %s | %s | %s | %s", a, b, c, d, e)
 		}
+		if err := rows.Err(); err != nil {
+			t.Logf("%s: %v", q, err)
+		}
 		rows.Close()
 	}
 }

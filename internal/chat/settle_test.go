@@ -34,6 +34,19 @@ func TestACardsOutcomeIsRecordedOnceEvenWhenTwoSettlementsCountedNone(t *testing
 			}
 			return n
 		}
+		// settle records o in a transaction of its own and reports whether it did.
+		settle := func(o Outcome) bool {
+			t.Helper()
+			var got bool
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				var err error
+				got, err = addOutcomeTx(ctx, tx, id, o, 1)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
 		if db.Dialect() == store.Postgres {
 			// Both count none, the first inserts and commits, the second
 			// inserts after that commit.
@@ -72,14 +85,8 @@ func TestACardsOutcomeIsRecordedOnceEvenWhenTwoSettlementsCountedNone(t *testing
 			// SQLite runs one write transaction at a time: the second counts
 			// the first's outcome, and its insert alone records nothing.
 			for i, want := range []bool{true, false} {
-				if err := db.InTx(ctx, func(tx *store.Tx) error {
-					got, err := addOutcomeTx(ctx, tx, id, o, int64(i))
-					if got != want {
-						t.Errorf("settlement %d recorded %v, want %v", i+1, got, want)
-					}
-					return err
-				}); err != nil {
-					t.Fatal(err)
+				if got := settle(o); got != want {
+					t.Errorf("settlement %d recorded %v, want %v", i+1, got, want)
 				}
 			}
 		}
@@ -88,14 +95,8 @@ func TestACardsOutcomeIsRecordedOnceEvenWhenTwoSettlementsCountedNone(t *testing
 		}
 		// Another card of the run (it came after more messages) is recorded.
 		o.After = 6
-		if err := db.InTx(ctx, func(tx *store.Tx) error {
-			got, err := addOutcomeTx(ctx, tx, id, o, 3)
-			if !got {
-				t.Error("the run's next card recorded nothing")
-			}
-			return err
-		}); err != nil {
-			t.Fatal(err)
+		if !settle(o) {
+			t.Error("the run's next card recorded nothing")
 		}
 	})
 }

@@ -95,6 +95,24 @@ func (rt *Runtime) Status(ctx context.Context, actor int64, id string) (Status, 
 	return rt.view(ctx, a, r, v), nil
 }
 
+// WaitsFor reports whether run id, as actor may see it, still waits for the
+// decision of the turn with digest — what Status's Pending would say, read
+// from the run's row alone, without the status view's events and previews
+// (a waiting conversation checks it at every read: chat's reconcile).
+// Unknown and invisible runs are ErrNotFound; a state that cannot be decoded
+// waits for no decision, as it shows no Pending.
+func (rt *Runtime) WaitsFor(ctx context.Context, actor int64, id, digest string) (bool, error) {
+	r, _, _, err := rt.visibleRun(ctx, actor, id)
+	if err != nil {
+		return false, err
+	}
+	if !r.Status.Waiting() {
+		return false, nil
+	}
+	d, err := suspendedDigest(r.Suspended)
+	return err == nil && d == digest, nil
+}
+
 // view is run r as actor a sees it: an approver (approverViewer) gets the
 // status and the card, not the answer or error text of the transcript.
 func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run, v viewer) Status {

@@ -84,6 +84,21 @@ func decodeSuspendedView(b []byte) (suspended, error) {
 	return suspended{V: v.V, State: state{Process: v.State.Process}, Calls: v.Calls, Digest: v.Digest, Lang: v.Lang, Input: v.Input}, nil
 }
 
+// suspendedDigest decodes only the turn digest of a suspended state.
+func suspendedDigest(b []byte) (string, error) {
+	var v struct {
+		V      int    `json:"v"`
+		Digest string `json:"digest"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrCorruptState, err)
+	}
+	if v.V != suspendedVersion || v.Digest == "" {
+		return "", fmt.Errorf("%w: version %d", ErrCorruptState, v.V)
+	}
+	return v.Digest, nil
+}
+
 // turnDigest hashes the run and the pending calls (and the question of an
 // input pause) — not the transcript or counters, which change every round.
 func turnDigest(runUUID string, calls []pendingCall, input *inputPause) string {

@@ -129,7 +129,7 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 	// gives the conversation the run's state (issue 15: one commit fewer per
 	// answer). They are recorded whether or not that compare-and-set wins,
 	// as when they were a transaction of their own before it.
-	s.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, res.Answer, s.settleCard(r, card, answer, res.Calls, mayRecord))
+	s.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, res.Answer, res.Status, s.settleCard(r, card, answer, res.Calls, mayRecord))
 }
 
 // carryOut hands decision d on card to the runtime. An error that is not

@@ -54,5 +54,5 @@ func (s *Service) submit(ctx context.Context, r row, values json.RawMessage) {
 		s.handBack(ctx, r, err)
 		return
 	}
-	s.apply(ctx, r.ID, r.UpdatedAt, r.PendingRun, res.Answer)
+	s.applyWith(ctx, r.ID, r.UpdatedAt, r.PendingRun, res.Answer, res.Status, nil)
 }

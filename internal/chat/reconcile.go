@@ -36,6 +36,11 @@ func (s *Service) reconcile(ctx context.Context, r row) (row, error) {
 	case r.Status == Processing:
 		return s.recoverInterrupted(ctx, r)
 	case (r.Status == AwaitingApproval || r.Status == AwaitingInput) && r.PendingRun != "":
+		// The run's row says whether it still waits (nearly always); only
+		// a decision taken elsewhere needs the run's whole state.
+		if waits, err := s.rt.WaitsFor(ctx, r.Owner, r.PendingRun, r.digest()); err != nil || waits {
+			return r, nil
+		}
 		st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
 		if err != nil || waitsFor(r, st) {
 			return r, nil
@@ -201,7 +206,7 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		}); err != nil {
 			s.log.Error("settle decided card", "conversation", r.ID, "run", r.PendingRun, "err", err)
 		}
-		s.applyWith(ctx, r.ID, r.UpdatedAt, r.PendingRun, "", record)
+		s.applyWith(ctx, r.ID, r.UpdatedAt, r.PendingRun, "", nil, record)
 	} else if !s.restartTurn(ctx, r) {
 		s.fail(ctx, r, errors.New("interrupted"))
 	}

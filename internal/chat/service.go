@@ -26,6 +26,7 @@ type Runtime interface {
 	Approve(ctx context.Context, actor int64, id string, d agent.Decision) (agent.Result, error)
 	SubmitInput(ctx context.Context, actor int64, id string, in agent.Input) (agent.Result, error)
 	Status(ctx context.Context, actor int64, id string) (agent.Status, error)
+	WaitsFor(ctx context.Context, actor int64, id, digest string) (bool, error)
 	Live(ctx context.Context, actor int64, id string) (progress, highlight map[string]any, err error)
 	CancelIfWaiting(ctx context.Context, actor int64, id string) (bool, error)
 	Events(ctx context.Context, actor int64, id string, after int64, limit int) ([]agent.Event, error)

@@ -233,13 +233,17 @@ func (s *Service) QueuedResult(ctx context.Context, res agent.Result) {
 // now), retrying after a store error (persist); a state it cannot read even
 // so fails the conversation rather than leave it processing.
 func (s *Service) apply(ctx context.Context, id int64, at time.Time, runUUID, answer string) {
-	s.applyWith(ctx, id, at, runUUID, answer, nil)
+	s.applyWith(ctx, id, at, runUUID, answer, nil, nil)
 }
 
 // applyWith is apply that also runs record, when set, in the transaction of
 // the compare-and-set, before it (a decided card's outcome, decide) — also
-// when the conversation has moved on and the compare-and-set loses.
-func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID, answer string, record func(ctx context.Context, tx *store.Tx) error) {
+// when the conversation has moved on and the compare-and-set loses. known,
+// when set, is the run's state as the runtime returned it to the
+// conversation's owner once the decision's continuation paused or ended
+// (agent.Result.Status): the first attempt takes it instead of reading the
+// run again (issue 15: an answer's statements); a retry reads it.
+func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID, answer string, known *agent.Status, record func(ctx context.Context, tx *store.Tx) error) {
 	var r row
 	err := s.persist(ctx, "apply run", func() error {
 		var err error
@@ -249,7 +253,7 @@ func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID
 		if !at.IsZero() {
 			r.UpdatedAt = at // the processing meant; settleRunWith's guard compares it
 		}
-		st, err := s.rt.Status(ctx, r.Owner, runUUID)
+		st, err := s.knownOrStatus(ctx, r.Owner, runUUID, &known)
 		if err != nil {
 			return err
 		}
@@ -261,6 +265,16 @@ func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID
 			s.fail(ctx, r, err)
 		}
 	}
+}
+
+// knownOrStatus returns *known, once, when it is the state of run id, and
+// clears it; otherwise the run's state as actor reads it now.
+func (s *Service) knownOrStatus(ctx context.Context, actor int64, id string, known **agent.Status) (agent.Status, error) {
+	if k := *known; k != nil && k.UUID == id {
+		*known = nil
+		return *k, nil
+	}
+	return s.rt.Status(ctx, actor, id)
 }
 
 // settleRun gives conversation r (now in status from) the state of run st: a

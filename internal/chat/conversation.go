@@ -363,6 +363,13 @@ func messages(ctx context.Context, q store.Querier, id int64) ([]Message, error)
 	}, `SELECT role, content, notice FROM conversation_messages WHERE conversation_id = ? ORDER BY id`, id)
 }
 
+// messageCount is how many messages conversation id has.
+func messageCount(ctx context.Context, q store.Querier, id int64) (int64, error) {
+	var n int64
+	err := q.QueryRow(ctx, "SELECT COUNT(*) FROM conversation_messages WHERE conversation_id = ?", id).Scan(&n)
+	return n, err
+}
+
 // addOutcomeTx records a decided card's outcome and reports whether it did:
 // a card is settled once (the run and the messages it came after key it,
 // migration 00016), and an outcome of the same card stored already leaves

@@ -287,70 +287,61 @@ type settlement struct {
 	touches, eligible, mayRecord bool
 }
 
+// settleCardTx records the outcome of a decided card in tx and, when this
+// settlement is the one that recorded it, what the card does to open
+// points; errSettled when the card was settled before.
 func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, st settlement) error {
 	r, target, o, answer, card, calls := st.row, st.target, st.outcome, st.answer, st.card, st.calls
 	touches, eligible, mayRecord := st.touches, st.eligible, st.mayRecord
-	msgs, err := messages(ctx, tx, r.ID)
+	after, err := messageCount(ctx, tx, r.ID)
 	if err != nil {
 		return err
 	}
-	o.After = int64(len(msgs))
-	// One card is settled once: the decision's job and a recovery that
-	// found the job lost (settleDecided) both count the same messages —
-	// nothing is added between the claim and the settlement — and the
-	// first to commit wins; the other records nothing, open points neither.
-	var n int
-	if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM conversation_outcomes WHERE conversation_id = ? AND run_uuid = ? AND after_message = ?",
-		r.ID, o.Run, o.After).Scan(&n); err != nil {
-		return err
-	}
-	if n > 0 {
-		return errSettled
-	}
+	o.After = after
+	var step *tool.WriteStep
+	firstOK := false
 	switch answer {
 	case AnswerApply, AnswerApprove:
-		step, firstOK := appliedWrite(card, calls)
+		step, firstOK = appliedWrite(card, calls)
 		o.Outcome = outcomeOf(step, firstOK)
-		if touches && step != nil {
-			if _, err := s.points.CloseAppliedTx(ctx, tx, openpoint.Target(*target), *step, firstOK); err != nil {
-				return err
-			}
-		}
 	case AnswerSkip:
 		o.Outcome = OutcomeSkipped
-		if eligible && mayRecord {
-			if err := s.points.RecordSkipTx(ctx, tx, r.Skill, r.Page, openpoint.Target(*target)); err != nil {
-				return err
-			}
-		}
 	case AnswerKeep:
 		o.Outcome = OutcomeKept
-		if eligible {
-			if _, err := s.points.CloseKeptTx(ctx, tx, openpoint.Target(*target)); err != nil {
-				return err
-			}
-		}
 	case AnswerVariant:
 		o.Outcome = OutcomeVariant
 	default:
 		o.Outcome = OutcomeNotApplied
 	}
+	// One card is settled once: the decision's job and a recovery that
+	// found the job lost (settleDecided) both count the same messages —
+	// nothing is added between the claim and the settlement — and the
+	// outcome's key (migration 00016) lets the first in; the other records
+	// nothing, open points neither. So the outcome goes first. On
+	// PostgreSQL an insert that meets another transaction's uncommitted one
+	// waits for its end, then records nothing or, after a rollback, itself.
 	recorded, err := addOutcomeTx(ctx, tx, r.ID, o, s.now())
-	if err == nil && !recorded {
-		// Another settlement of the card committed after the count above
-		// (PostgreSQL reads committed rows only): this transaction rolls
-		// back, its open points with it, and the retry finds it settled.
-		return errSettledMeanwhile
+	if err != nil {
+		return err
+	}
+	if !recorded {
+		return errSettled
+	}
+	switch {
+	case answer == AnswerApply || answer == AnswerApprove:
+		if touches && step != nil {
+			_, err = s.points.CloseAppliedTx(ctx, tx, openpoint.Target(*target), *step, firstOK)
+		}
+	case answer == AnswerSkip && eligible && mayRecord:
+		err = s.points.RecordSkipTx(ctx, tx, r.Skill, r.Page, openpoint.Target(*target))
+	case answer == AnswerKeep && eligible:
+		_, err = s.points.CloseKeptTx(ctx, tx, openpoint.Target(*target))
 	}
 	return err
 }
 
 // errSettled: the card was settled before; this settlement records nothing.
 var errSettled = errors.New("the card was settled before")
-
-// errSettledMeanwhile: the card was settled by a transaction that committed
-// while this one settled it; unlike errSettled it rolls this one back.
-var errSettledMeanwhile = errors.New("the card was settled meanwhile by another transaction; retried")
 
 func outcomeOf(step *tool.WriteStep, firstOK bool) string {
 	switch {

@@ -13,7 +13,8 @@ import (
 // count a settlement reads first: on PostgreSQL two settlements (the
 // decision's job and the recovery of a lost job) can both count none before
 // either inserted; the one that commits second records nothing (issue 15:
-// the settle-once rule, DESIGN §6).
+// the settle-once rule, DESIGN §6). settleCardTx records the outcome first
+// and touches open points only when the key let it in.
 func TestACardsOutcomeIsRecordedOnceEvenWhenTwoSettlementsCountedNone(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()

@@ -55,9 +55,19 @@ func description1(t *testing.T, e *wt.Env) string {
 	return fields
 }
 
+// The model's replies are asked for whole by default and streamed with
+// --model-stream (app.Config.ModelStream); the run is the same either way.
 func TestRunReadsSuspendsIsApprovedWritesOnceAndCompletes(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "whole replies", true: "streamed replies"}[stream], func(t *testing.T) {
+			runReadsSuspendsIsApprovedWritesOnceAndCompletes(t, stream)
+		})
+	}
+}
+
+func runReadsSuspendsIsApprovedWritesOnceAndCompletes(t *testing.T, stream bool) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := wt.New(t, db, wt.Site, nil)
+		e := wt.New(t, db, wt.Site, &wt.Options{ModelStream: stream})
 		e.LLM.Add(standard()...)
 		erika := e.As(wt.Erika)
 		st := startRun(t, erika, 1, false)
@@ -103,8 +113,8 @@ func TestRunReadsSuspendsIsApprovedWritesOnceAndCompletes(t *testing.T) {
 		}
 		// The second request to the model carried the read's result; every request the key.
 		reqs := e.LLM.Requests()
-		if len(reqs) != 3 || reqs[0].Authorization != "Bearer sk-scenario-secret" || !reqs[0].Stream {
-			t.Errorf("model requests: %d, auth %q", len(reqs), reqs[0].Authorization)
+		if len(reqs) != 3 || reqs[0].Authorization != "Bearer sk-scenario-secret" || reqs[0].Stream != stream {
+			t.Errorf("model requests: %d, auth %q, streamed %v (want %v)", len(reqs), reqs[0].Authorization, reqs[0].Stream, stream)
 		}
 	})
 }
@@ -332,12 +342,13 @@ func TestProviderFailuresEndTheRunWithAReason(t *testing.T) {
 	}{
 		{"garbage", llmtest.Reply{Garbage: true}, "provider_failed", "provider_bad_response"},
 		{"rejected request", llmtest.Reply{Status: 400, ErrorMessage: "bad model"}, "provider_failed", "provider_not_retryable"},
+		// A stream only exists when replies are streamed (--model-stream).
 		{"stream cut mid tool call", llmtest.Reply{CutStream: true, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_page", Arguments: `{"page": 1}`}}}, "provider_failed", "provider_retryable"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *store.DB) {
-				e := wt.New(t, db, wt.Site, nil)
+				e := wt.New(t, db, wt.Site, &wt.Options{ModelStream: c.reply.CutStream})
 				for i := 0; i < 4; i++ { // the provider retries retryable failures three times
 					e.LLM.Add(c.reply)
 				}

@@ -109,6 +109,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	dir := fs.String("data-dir", "", "folder of the secret key")
 	skillsRoot := skillsRootFlag(fs)
 	lease := leaseFlag(fs)
+	modelStream := modelStreamFlag(fs)
 	profile := cpuProfileFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -134,7 +135,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, ChatWorkers: chats,
-		Lease: *lease, Logger: e.log, Version: version, Tracer: traces.Tracer()})
+		Lease: *lease, ModelStream: *modelStream, Logger: e.log, Version: version, Tracer: traces.Tracer()})
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	maxOpen := maxOpenRunsFlag(fs)
 	hf := defineHTTPFlags(fs)
 	lease := leaseFlag(fs)
+	modelStream := modelStreamFlag(fs)
 	metricsToken := fs.String("metrics-token", "", "bearer token GET /metrics requires (none: /metrics is public); prefer the variable to the flag")
 	profile := cpuProfileFlag(fs)
 	if err := parse(fs, args); err != nil {
@@ -64,7 +65,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer db.Close()
 	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, ChatWorkers: chats,
-		Lease: *lease, Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure, MetricsToken: *metricsToken,
+		Lease: *lease, ModelStream: *modelStream, Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure, MetricsToken: *metricsToken,
 		Tracer: traces.Tracer()})
 	if err != nil {
 		return err

@@ -136,6 +136,11 @@ func leaseFlag(fs *flag.FlagSet) *time.Duration {
 	return fs.Duration("lease", def, "run lease, renewed while a run waits on the model or a tool; a crashed process's runs are reaped about a lease later")
 }
 
+// modelStreamFlag defines --model-stream (app.Config.ModelStream).
+func modelStreamFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("model-stream", false, "ask the model for streamed replies, for a gateway that closes connections silent while a long reply is generated (a reply is used once complete either way)")
+}
+
 // checkLease refuses a lease the runtime cannot work with.
 func checkLease(d time.Duration) error {
 	if d < 3*time.Second {

@@ -69,6 +69,11 @@ type Config struct {
 	Lease time.Duration
 	// Heartbeat overrides how often a waiting segment renews its lease (tests).
 	Heartbeat time.Duration
+	// ModelStream asks the model for streamed replies (--model-stream): for a
+	// gateway that closes a connection that stays silent while a long reply
+	// is generated. A reply is used once it is complete either way, so off
+	// (the default) spares decoding it chunk by chunk.
+	ModelStream bool
 	// PollInterval overrides how often idle workers look for jobs.
 	PollInterval time.Duration
 	// ResumeWait bounds how long a decision's request waits for the worker
@@ -183,7 +188,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	var conversations *chat.Service
 	rt, err := agent.New(agent.Deps{DB: db, Runs: runs, Configs: configs, Tools: reg,
 		Providers: tracedProviders(providers.New(configs, cfg.Provider), cfg.Tracer)},
-		&agent.Config{Clock: clk, Logger: log, Stream: true, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
+		&agent.Config{Clock: clk, Logger: log, Stream: cfg.ModelStream, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
 			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q, ResumeWait: cfg.ResumeWait,
 			Preparer: process.NewPreparer(db, runs, skills, checker),
 			ObserveProvider: func(cfg int64, d time.Duration, err error) {

@@ -69,6 +69,8 @@ type Options struct {
 	SecureCookies bool
 	// SkillsRoot is the folder directory skill sources must lie in ("": none).
 	SkillsRoot string
+	// ModelStream asks the model for streamed replies (app.Config.ModelStream).
+	ModelStream bool
 	// Tracer traces the application as app.Config.Tracer (nil: off).
 	Tracer trace.Tracer
 	// BeforeClaim runs in a conversation request right before its claim
@@ -101,6 +103,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		Clock:         opts.Clock,
 		Lease:         opts.Lease,
 		Heartbeat:     opts.Heartbeat,
+		ModelStream:   opts.ModelStream,
 		SecureCookies: opts.SecureCookies,
 		SkillsRoot:    opts.SkillsRoot,
 		Tracer:        opts.Tracer,

@@ -33,19 +33,32 @@ func (s *Service) WaitChange(ctx context.Context, actor, id int64, after time.Ti
 	defer timer.Stop()
 	check := time.NewTicker(changeCheck)
 	defer check.Stop()
+	signalled := false
 	for {
 		ch, release := s.db.Watch(changeKey(id)) // before the read: a change after it closes ch
-		changed, err := s.changedSince(ctx, actor, id, want)
-		if err != nil || changed {
-			release()
-			if err != nil {
-				return View{}, err
+		if signalled {
+			// A signal is a committed change of the conversation (casTx
+			// moves updatedAt): read it whole at once, as Get does.
+			v, err := s.Get(ctx, actor, id)
+			if err != nil || v.UpdatedAt.UnixMicro() != want {
+				release()
+				return v, err
 			}
-			return s.Get(ctx, actor, id)
+		} else {
+			changed, err := s.changedSince(ctx, actor, id, want)
+			if err != nil || changed {
+				release()
+				if err != nil {
+					return View{}, err
+				}
+				return s.Get(ctx, actor, id)
+			}
 		}
 		select {
 		case <-ch:
+			signalled = true
 		case <-check.C:
+			signalled = false
 		case <-timer.C:
 			release()
 			return s.Get(ctx, actor, id)

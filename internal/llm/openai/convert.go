@@ -65,9 +65,16 @@ func (p *Provider) params(req llm.Request) (sdk.ChatCompletionNewParams, error) 
 		}
 		schema := shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
 		if len(bytes.TrimSpace(t.Parameters)) > 0 {
-			schema = nil
-			if err := json.Unmarshal(t.Parameters, &schema); err != nil || schema == nil {
+			// Only the schema's top level becomes a map (the SDK's type); its
+			// values go out as they came, not rebuilt as nested maps for
+			// every call and encoded again (issue 15: a turn's CPU).
+			var top map[string]json.RawMessage
+			if err := json.Unmarshal(t.Parameters, &top); err != nil || top == nil {
 				return invalid("tool %q: parameters are not a JSON Schema object", t.Name)
+			}
+			schema = make(shared.FunctionParameters, len(top))
+			for k, v := range top {
+				schema[k] = v
 			}
 		}
 		def := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema}

@@ -115,8 +115,8 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 	}
 	s.label(ctx, r.Owner, v.Outcomes, v.Card)
 	if r.Skill != 0 {
-		if k, err := s.skills.Get(ctx, r.Skill); err == nil {
-			v.Skill = &SkillRef{UID: k.UID, Identifier: k.Identifier, Name: k.Version.Name, Process: r.Process}
+		if n, err := s.skills.NamesOf(ctx, r.Skill); err == nil {
+			v.Skill = &SkillRef{UID: r.Skill, Identifier: n.Identifier, Name: n.Name, Process: r.Process}
 		}
 	}
 	if r.Process {

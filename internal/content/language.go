@@ -32,17 +32,33 @@ func Languages(ctx context.Context, q store.Querier) ([]SiteLanguage, error) {
 }
 
 // LanguageTitle returns the title of site language uid; ok is false when
-// there is no such language.
+// there is no such language. It is kept for a settings generation (every
+// change of the languages moves it, migration 00017): each read of a
+// conversation shows it.
 func LanguageTitle(ctx context.Context, q store.Querier, uid int64) (title string, ok bool, err error) {
-	err = q.QueryRow(ctx, "SELECT title FROM languages WHERE uid = ?", uid).Scan(&title)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
+	t, err := languageTitles.Get(ctx, q, uid, func(ctx context.Context, q store.Querier) (languageTitle, error) {
+		var t languageTitle
+		err := q.QueryRow(ctx, "SELECT title FROM languages WHERE uid = ?", uid).Scan(&t.title)
+		if errors.Is(err, sql.ErrNoRows) {
+			return languageTitle{}, nil
+		}
+		t.ok = err == nil
+		return t, err
+	})
 	if err != nil {
 		return "", false, fmt.Errorf("language %d: %w", uid, err)
 	}
-	return title, true, nil
+	return t.title, t.ok, nil
 }
+
+// languageTitle is what LanguageTitle keeps of a language: its title, or
+// that there is none.
+type languageTitle struct {
+	title string
+	ok    bool
+}
+
+var languageTitles = store.NewGenCache[int64, languageTitle]("languages")
 
 // PutLanguage stores (replaces) a site language.
 func PutLanguage(ctx context.Context, q store.Querier, l SiteLanguage) error {

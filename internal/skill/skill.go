@@ -83,6 +83,30 @@ func skillGet(ctx context.Context, q store.Querier, uid int64, suffix string) (S
 	return k, nil
 }
 
+// Names are what a conversation shows of its skill.
+type Names struct {
+	Identifier, Name string
+}
+
+// NamesOf returns the identifier and name of skill uid (ErrNotFound when
+// there is none), kept for a settings generation (every change of the
+// skills moves it, migration 00017): each read of a conversation shows them.
+func (s *Store) NamesOf(ctx context.Context, uid int64) (Names, error) {
+	return skillNames.Get(ctx, s.db, uid, func(ctx context.Context, q store.Querier) (Names, error) {
+		var n Names
+		err := q.QueryRow(ctx, "SELECT identifier, name FROM skills WHERE uid = ?", uid).Scan(&n.Identifier, &n.Name)
+		if errors.Is(err, sql.ErrNoRows) {
+			return Names{}, fmt.Errorf("skill %d: %w", uid, ErrNotFound)
+		}
+		if err != nil {
+			return Names{}, fmt.Errorf("read skill %d: %w", uid, err)
+		}
+		return n, nil
+	})
+}
+
+var skillNames = store.NewGenCache[int64, Names]("skills")
+
 // IdentifierOf returns the identifier of skill uid, enabled or not; ok is
 // false when there is no such skill — for packages that name skills (open
 // points) without reading their table (issue 16 item 3).

@@ -31,10 +31,22 @@ func TestEveryChangeOfASettingsTableMovesTheGeneration(t *testing.T) {
 				`INSERT INTO tool_settings (name, enabled) VALUES ('gen', TRUE)`,
 				`UPDATE tool_settings SET enabled = FALSE WHERE name = 'gen'`,
 				`DELETE FROM tool_settings WHERE name = 'gen'`},
+			"languages": {
+				`INSERT INTO languages (uid, title, locale) VALUES (900, 'Gen', 'xx')`,
+				`UPDATE languages SET title = 'Gen2' WHERE uid = 900`,
+				`DELETE FROM languages WHERE uid = 900`},
+			"skills": {
+				`INSERT INTO skills (uid, source_uid, identifier, name, digest) VALUES (900, 900, 'gen', 'Gen', 'd')`,
+				`UPDATE skills SET name = 'Gen2' WHERE uid = 900`,
+				`DELETE FROM skills WHERE uid = 900`},
 			"configurations": {
 				`INSERT INTO configurations (uid, identifier, provider_type, context_window) VALUES (900, 'gen', 'script', 1000)`,
 				`UPDATE configurations SET active = TRUE WHERE uid = 900`,
 				`DELETE FROM configurations WHERE uid = 900`},
+		}
+		// A skill needs its source (not a settings table).
+		if _, err := db.Exec(ctx, `INSERT INTO skill_sources (uid, type, title, path, trust_level) VALUES (900, 'directory', 'gen', '/gen', 'verified')`); err != nil {
+			t.Fatal(err)
 		}
 		for table, stmts := range changes {
 			for _, q := range stmts {

@@ -2,6 +2,7 @@ package scale_test
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,11 +14,11 @@ import (
 // answerBudget bounds the store statements of one card answer on SQLite:
 // the answer's request, the decision's job up to the next card, and the
 // read of that card (what `waymark bench` counts per answer, less its share
-// of starting and ending tours and of waiting). Measured 2026-12-03: 53 (63
+// of starting and ending tours and of waiting). Measured 2026-12-03: 48 (63
 // before that day's work). A change that reads the same thing again per
 // answer shows here first (issue 15: on SQLite the bench's speed follows
 // the statements per answer).
-const answerBudget = 56
+const answerBudget = 52
 
 // Issue 15: a card answer, carried out on a worker, and the read of the
 // next card stay within answerBudget statements.
@@ -66,4 +67,25 @@ func TestACardAnswerAndTheReadOfTheNextCardStayWithinTheirStatementBudget(t *tes
 	if used > answerBudget {
 		t.Errorf("one card answer used %d statements, budget %d", used, answerBudget)
 	}
+}
+
+// The names a conversation shows are kept for a settings generation
+// (issue 15), and a change of them moves it (migration 00017): a skill
+// renamed by an administrator is shown under its new name at the next read.
+func TestAConversationShowsItsSkillsNewNameAtTheNextRead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := wt.New(t, db, site, nil)
+		erika := e.As(wt.Erika)
+		id := start(t, erika)
+		if c := read(t, erika, id); c.Skill == nil || c.Skill.Name != "SEO optimieren" {
+			t.Fatalf("skill before the rename: %+v", c.Skill)
+		}
+		read(t, erika, id) // from memory now
+		md := "---\nname: SEO verbessern\ndescription: Die Seite verbessern.\nprocess: true\n" +
+			"allowed-tools: [read_page, update_page_metadata, update_content, set_progress]\n---\nEine Änderung pro Schritt."
+		e.As(wt.Admin).Must("PUT", "/api/skills/"+strconv.Itoa(seo), map[string]any{"markdown": md}, http.StatusOK)
+		if c := read(t, erika, id); c.Skill == nil || c.Skill.Name != "SEO verbessern" || c.Skill.Identifier != "seo" {
+			t.Errorf("skill after the rename: %+v, want the name SEO verbessern", c.Skill)
+		}
+	})
 }

@@ -124,6 +124,9 @@ type Queue struct {
 	// h is what the workers run, given to Start before River starts them.
 	h      Handlers
 	tracer trace.Tracer // nil: no trace metadata, no spans
+	// kicker wakes this process's workers after a commit that inserted a
+	// job (SQLite with workers; nil otherwise).
+	kicker *kickDriver
 	// Listening reports whether workers wake on inserts (PostgreSQL LISTEN/NOTIFY).
 	Listening bool
 }
@@ -163,7 +166,10 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 	// worker that keeps crashing cannot keep the reaper from running.
 	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0 || cfg.Reaper, db: db, reaper: cfg.Reaper,
 		runs: cfg.Workers, chats: cfg.ChatWorkers, tracer: cfg.Tracer}
-	if db.Dialect() == store.SQLite {
+	if db.Dialect() == store.SQLite && q.works {
+		q.kicker = newKickDriver(riversqlite.New(db.QueuePool()))
+		q.driver = q.kicker
+	} else if db.Dialect() == store.SQLite {
 		q.driver = riversqlite.New(db.QueuePool())
 	} else if q.runs > 0 || q.chats > 0 { // a reaper alone polls its queue: no listener
 		pool, err := db.ListenPool(context.Background())
@@ -209,7 +215,9 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 			poll = DefaultSQLitePoll
 		}
 		rc.FetchPollInterval = cmp.Or(cfg.PollInterval, poll)
-		rc.PollOnly = !q.Listening
+		// On SQLite River's listener reads its outbox, and this process's
+		// own inserts reach it at once (kick.go).
+		rc.PollOnly = !q.Listening && q.kicker == nil
 		if cfg.Reaper {
 			rc.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(cmp.Or(cfg.ReapEvery, DefaultReapEvery)),
 				func() (river.JobArgs, *river.InsertOpts) {
@@ -266,6 +274,7 @@ func (q *Queue) InsertTx(ctx context.Context, tx *store.Tx, run string, delay ti
 	if _, err := q.client.InsertTx(ctx, tx.SQL, Args{Run: run}, opts); err != nil {
 		return fmt.Errorf("enqueue run %s: %w", run, err)
 	}
+	q.insertedIn(tx, QueueRuns)
 	return nil
 }
 
@@ -287,6 +296,7 @@ func (q *Queue) InsertChatTx(ctx context.Context, tx *store.Tx, payload any) err
 	if _, err := q.client.InsertTx(ctx, tx.SQL, ChatArgs{Job: raw}, &river.InsertOpts{Queue: QueueChat, MaxAttempts: chatAttempts, Metadata: q.traceMetadata(ctx)}); err != nil {
 		return fmt.Errorf("enqueue chat job: %w", err)
 	}
+	q.insertedIn(tx, QueueChat)
 	return nil
 }
 

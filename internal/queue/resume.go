@@ -55,6 +55,7 @@ func (q *Queue) InsertResumeTx(ctx context.Context, tx *store.Tx, payload any) (
 	if err != nil {
 		return 0, fmt.Errorf("enqueue resume job: %w", err)
 	}
+	q.insertedIn(tx, QueueChat)
 	return res.Job.ID, nil
 }
 

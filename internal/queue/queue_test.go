@@ -231,3 +231,52 @@ func TestOnlyTheQueueBeginsDatabaseSQLTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 15: on SQLite a job this process committed is taken at once, not at
+// the workers' next poll — River takes the insert notification the kick
+// delivers (kick.go). The poll here is a minute, and each transaction removes
+// River's own notification from its outbox, so only the kick can wake the
+// worker within the test's bound.
+func TestASQLiteJobCommittedHereIsTakenWithoutWaitingForThePoll(t *testing.T) {
+	db := storetest.Open(t, store.SQLite)
+	ctx := context.Background()
+	rec := &recorder{got: make(chan string, 4)}
+	q, err := queue.New(db, queue.Config{Workers: 1, PollInterval: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(ctx, queue.Handlers{Runs: rec}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Stop(context.Background()) })
+	taken := func(run string) {
+		t.Helper()
+		if err := db.InSQLTx(ctx, func(tx *store.Tx) error {
+			if err := q.InsertTx(ctx, tx, run, 0); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "DELETE FROM river_notification")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-rec.got:
+			if got != run {
+				t.Fatalf("worked %q, want %q", got, run)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s was not taken within 15 s (the poll is a minute)", run)
+		}
+	}
+	taken("first") // the worker is up (its first fetch may take this one)
+	for _, run := range []string{"second", "third"} {
+		// River fetches again right after a job is done; once that has
+		// passed, the producer waits on its poll (a minute) — or a kick.
+		time.Sleep(300 * time.Millisecond)
+		taken(run)
+	}
+}

@@ -1,14 +1,10 @@
 package admin_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"net/http"
-	"runtime/pprof"
 	"sync"
 	"testing"
-	"time"
 
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
@@ -42,14 +38,8 @@ func TestConcurrentCreatesNeverReplaceEachOther(t *testing.T) {
 			}()
 		}
 		// Once in CI (2026-12-03, PostgreSQL, under -race) all but one of the
-		// creates hung until the client's timeout, not reproduced since:
-		// should they hang again, say what waited on what.
-		logged := make(chan struct{})
-		stuck := time.AfterFunc(20*time.Second, func() { defer close(logged); logWaits(t, db) })
-		wg.Wait()
-		if !stuck.Stop() {
-			<-logged
-		}
+		// creates hung until the client's timeout, not reproduced since.
+		wt.WhileWaiting(t, db, wg.Wait)
 		for i, s := range statuses {
 			if s != http.StatusCreated {
 				t.Errorf("create %d = %d, want 201", i, s)
@@ -95,41 +85,4 @@ func TestConcurrentDemotionsLeaveAnAdministrator(t *testing.T) {
 			t.Errorf("%d administrators after two concurrent demotions, want 1", admins)
 		}
 	})
-}
-
-// logWaits logs what this process's goroutines wait on and, on PostgreSQL,
-// the server's sessions that are not idle and the locks not granted: the
-// evidence a hang needs.
-func logWaits(t *testing.T, db *store.DB) {
-	var buf bytes.Buffer
-	_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
-	t.Logf("still waiting after 20s; goroutines:\n%s", buf.String())
-	if db.Dialect() != store.Postgres {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, q := range []string{
-		`SELECT pid::text, COALESCE(state, ''), COALESCE(wait_event_type, '') || ':' || COALESCE(wait_event, ''), COALESCE((now() - xact_start)::text, ''), left(query, 120)
-			FROM pg_stat_activity WHERE state <> 'idle' AND pid <> pg_backend_pid()`,
-		`SELECT COALESCE(pid::text, ''), locktype, mode, COALESCE(relation::regclass::text, ''), granted::text FROM pg_locks WHERE NOT granted`,
-	} {
-		rows, err := db.Query(ctx, q)
-		if err != nil {
-			t.Logf("%s: %v", q, err)
-			continue
-		}
-		for rows.Next() {
-			var a, b, c, d, e string
-			if err := rows.Scan(&a, &b, &c, &d, &e); err != nil {
-				t.Logf("%v", err)
-				continue
-			}
-			t.Logf("%s | %s | %s | %s | %s", a, b, c, d, e)
-		}
-		if err := rows.Err(); err != nil {
-			t.Logf("%s: %v", q, err)
-		}
-		rows.Close()
-	}
 }

@@ -253,8 +253,10 @@ func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID
 		if !at.IsZero() {
 			r.UpdatedAt = at // the processing meant; settleRunWith's guard compares it
 		}
-		st, err := s.knownOrStatus(ctx, r.Owner, runUUID, &known)
-		if err != nil {
+		var st agent.Status
+		if known != nil && known.UUID == runUUID {
+			st, known = *known, nil // a retry reads the run
+		} else if st, err = s.rt.Status(ctx, r.Owner, runUUID); err != nil {
 			return err
 		}
 		return s.settleRunWith(ctx, r, Processing, st, answer, nil, record)
@@ -265,16 +267,6 @@ func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID
 			s.fail(ctx, r, err)
 		}
 	}
-}
-
-// knownOrStatus returns *known, once, when it is the state of run id, and
-// clears it; otherwise the run's state as actor reads it now.
-func (s *Service) knownOrStatus(ctx context.Context, actor int64, id string, known **agent.Status) (agent.Status, error) {
-	if k := *known; k != nil && k.UUID == id {
-		*known = nil
-		return *k, nil
-	}
-	return s.rt.Status(ctx, actor, id)
 }
 
 // settleRun gives conversation r (now in status from) the state of run st: a

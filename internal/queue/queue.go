@@ -166,11 +166,13 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 	// worker that keeps crashing cannot keep the reaper from running.
 	q := &Queue{works: cfg.Workers > 0 || cfg.ChatWorkers > 0 || cfg.Reaper, db: db, reaper: cfg.Reaper,
 		runs: cfg.Workers, chats: cfg.ChatWorkers, tracer: cfg.Tracer}
-	if db.Dialect() == store.SQLite && q.works {
-		q.kicker = newKickDriver(riversqlite.New(db.QueuePool()))
-		q.driver = q.kicker
-	} else if db.Dialect() == store.SQLite {
-		q.driver = riversqlite.New(db.QueuePool())
+	if db.Dialect() == store.SQLite {
+		d := riversqlite.New(db.QueuePool())
+		q.driver = d
+		if q.works {
+			q.kicker = newKickDriver(d)
+			q.driver = q.kicker
+		}
 	} else if q.runs > 0 || q.chats > 0 { // a reaper alone polls its queue: no listener
 		pool, err := db.ListenPool(context.Background())
 		if err != nil {

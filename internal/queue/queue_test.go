@@ -30,21 +30,29 @@ func (r *recorder) RunQueued(ctx context.Context, uuid string) error {
 	return nil
 }
 
+// started is a queue on db with cfg, migrated and working h until the test ends.
+func started(t *testing.T, db *store.DB, cfg queue.Config, h queue.Handlers) *queue.Queue {
+	t.Helper()
+	ctx := context.Background()
+	q, err := queue.New(db, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Stop(context.Background()) })
+	return q
+}
+
 func TestJobInsertedInTxIsWorkedOnlyAfterCommit(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		rec := &recorder{got: make(chan string, 4)}
-		q, err := queue.New(db, queue.Config{Workers: 2, PollInterval: 20 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Start(ctx, queue.Handlers{Runs: rec}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = q.Stop(context.Background()) })
+		q := started(t, db, queue.Config{Workers: 2, PollInterval: 20 * time.Millisecond}, queue.Handlers{Runs: rec})
 
 		// A rolled-back insert is never worked.
 		tx, err := db.Begin(ctx)
@@ -106,25 +114,15 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // elected leader (here the one process) and worked by a worker.
 func TestTheReaperRunsAsAPeriodicJobOfTheQueue(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
 		reaped := make(chan struct{}, 1)
-		q, err := queue.New(db, queue.Config{Workers: 1, PollInterval: 20 * time.Millisecond, Reaper: true, ReapEvery: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := q.Start(ctx, queue.Handlers{Runs: &recorder{got: make(chan string, 1)}, Reap: func(context.Context) error {
-			select {
-			case reaped <- struct{}{}:
-			default:
-			}
-			return nil
-		}}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = q.Stop(context.Background()) })
+		started(t, db, queue.Config{Workers: 1, PollInterval: 20 * time.Millisecond, Reaper: true, ReapEvery: time.Hour},
+			queue.Handlers{Runs: &recorder{got: make(chan string, 1)}, Reap: func(context.Context) error {
+				select {
+				case reaped <- struct{}{}:
+				default:
+				}
+				return nil
+			}})
 		select {
 		case <-reaped:
 		case <-time.After(20 * time.Second):
@@ -241,17 +239,7 @@ func TestASQLiteJobCommittedHereIsTakenWithoutWaitingForThePoll(t *testing.T) {
 	db := storetest.Open(t, store.SQLite)
 	ctx := context.Background()
 	rec := &recorder{got: make(chan string, 4)}
-	q, err := queue.New(db, queue.Config{Workers: 1, PollInterval: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Start(ctx, queue.Handlers{Runs: rec}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = q.Stop(context.Background()) })
+	q := started(t, db, queue.Config{Workers: 1, PollInterval: time.Minute}, queue.Handlers{Runs: rec})
 	taken := func(run string) {
 		t.Helper()
 		if err := db.InSQLTx(ctx, func(tx *store.Tx) error {

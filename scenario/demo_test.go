@@ -119,7 +119,7 @@ func TestDemoChatTourWithTheProcessSkill(t *testing.T) {
 
 // TestDemoLoginsDescribeEachEditorsRights holds the demo's logins to what
 // they say (issue 11 item 5): erika edits the website except the Services
-// branch, which she may only read — a proposal there never becomes a card —
+// branch, which she may only read — a tour there does not even begin —
 // and max edits the German pages of the Services branch.
 func TestDemoLoginsDescribeEachEditorsRights(t *testing.T) {
 	db := storetest.SQLite(t)
@@ -133,8 +133,8 @@ func TestDemoLoginsDescribeEachEditorsRights(t *testing.T) {
 		e.App.Chat.Wait()
 		return wt.Decode[wt.Conversation](t, c.Must("GET", "/api/conversations/"+id, nil, 200))
 	}
-	if conv := tour("demo-token-erika", 5, 0); conv.Status != "idle" || conv.Card != nil {
-		t.Errorf("erika on Consulting (Services branch, read only): %+v", conv)
+	if r := e.As("demo-token-erika").Do("POST", "/api/conversations", map[string]any{"page": 5, "language": 0, "skill": 1}); r.Status != http.StatusConflict || r.ErrorCode() != "page_read_only" {
+		t.Errorf("erika's tour on Consulting (Services branch, read only) = %d %s, want 409 page_read_only", r.Status, r.Body)
 	}
 	var n int
 	_ = db.QueryRow(context.Background(), "SELECT COUNT(*) FROM record_history").Scan(&n)

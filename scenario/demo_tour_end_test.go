@@ -13,10 +13,12 @@ import (
 
 // TestDemoTourEndsCompletedWithASummary: after the last point the demo model
 // reports completion ("point 4 of 4", completed) and closes with a summary in
-// the page's language; the conversation is idle with the grouped summary.
+// the language the editor reads (her backend language), whatever the page's
+// language; the conversation is idle with the grouped summary.
 func TestDemoTourEndsCompletedWithASummary(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, string(demo.Fixture), nil)
+		// erika reads German; the page is in English.
 		d := startDemoTour(t, e, 2, 0, 1)
 		for _, a := range []string{"apply", "skip", "keep", "apply"} {
 			d.answer(a)
@@ -31,18 +33,19 @@ func TestDemoTourEndsCompletedWithASummary(t *testing.T) {
 		if string(sum) != `{"applied":2,"check":0,"kept":1,"notApplied":0,"skipped":1}` {
 			t.Errorf("summary = %s", sum)
 		}
-		want := "The tour of “About” is done: 4 points. Applied: meta description, header “Team”. " +
-			"Skipped, and kept on the dashboard as open points: SEO title. Kept as they are: header “About”."
+		want := "Die Tour durch „About“ ist fertig: 4 Punkte. Übernommen: Meta-Beschreibung, Überschrift „Team“. " +
+			"Übersprungen und als offene Punkte im Dashboard: SEO-Titel. Unverändert behalten: Überschrift „About“."
 		if got := d.lastAssistant(); got != want {
 			t.Errorf("closing message = %q, want %q", got, want)
 		}
 
-		de := startDemoTour(t, e, 2, 1, 1)
+		// paula reads English; the page is the German translation.
+		en := startDemoTourAs(t, e, "demo-token-paula", 2, 1, 1)
 		for _, a := range []string{"apply", "skip", "apply"} {
-			de.answer(a)
+			en.answer(a)
 		}
-		if got := de.lastAssistant(); !strings.HasPrefix(got, "Die Tour durch „Über uns“ ist fertig: 3 Punkte. Übernommen: Meta-Beschreibung, Überschrift „Über uns“.") {
-			t.Errorf("German closing message = %q", got)
+		if got := en.lastAssistant(); !strings.HasPrefix(got, "The tour of “Über uns” is done: 3 points. Applied: meta description, header “Über uns”.") {
+			t.Errorf("English closing message = %q", got)
 		}
 	})
 }

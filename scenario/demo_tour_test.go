@@ -26,7 +26,13 @@ type demoTour struct {
 // and sends the editor's first message.
 func startDemoTour(t *testing.T, e *wt.Env, page, language int64, skill int) *demoTour {
 	t.Helper()
-	d := &demoTour{t: t, e: e, erika: e.As("demo-token-erika")}
+	return startDemoTourAs(t, e, "demo-token-erika", page, language, skill)
+}
+
+// startDemoTourAs starts the tour as the user of token.
+func startDemoTourAs(t *testing.T, e *wt.Env, token string, page, language int64, skill int) *demoTour {
+	t.Helper()
+	d := &demoTour{t: t, e: e, erika: e.As(token)}
 	conv := wt.Decode[wt.Conversation](t, d.erika.Must("POST", "/api/conversations", map[string]any{"page": page, "language": language, "skill": skill}, http.StatusCreated))
 	d.id = fmt.Sprint(conv.ID)
 	d.step("POST", "/messages", map[string]any{"content": "Los geht's"})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -146,5 +147,56 @@ func TestDemoTakesSqliteURLAndKeepsAnExistingDatabase(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("/api/me with disabled erika's token after a second demo = %d, want 401", resp.StatusCode)
+	}
+}
+
+// waymark --version prints what waymark version prints.
+func TestDashDashVersionPrintsTheVersionLine(t *testing.T) {
+	_, want, _ := cli(t, "version")
+	code, out, stderr := cli(t, "--version")
+	if code != 0 || out != want || !strings.HasPrefix(out, "waymark ") {
+		t.Errorf("waymark --version = %d %q %q, want %q", code, out, stderr, want)
+	}
+}
+
+// Regression: help showed "--workers waymark worker", taking the
+// back-quoted command of the usage text for the argument's name.
+func TestServeHelpNamesTheWorkersArgumentByItsType(t *testing.T) {
+	code, _, stderr := cli(t, "serve", "-h")
+	if code != 0 || !strings.Contains(stderr, "--workers int\n") || strings.Contains(stderr, "--workers waymark") ||
+		!strings.Contains(stderr, "--cpuprofile FILE\n") {
+		t.Errorf("waymark serve -h = %d %q", code, stderr)
+	}
+	if _, _, stderr := cli(t, "bench", "-h"); !strings.Contains(stderr, "--worker-processes int\n") {
+		t.Errorf("waymark bench -h = %q, want --worker-processes int", stderr)
+	}
+}
+
+// /healthz and waymark_build_info of a running server name the build that
+// waymark version prints.
+func TestHealthzAndBuildInfoNameTheBuildWaymarkVersionPrints(t *testing.T) {
+	_, line, _ := cli(t, "version")
+	m := regexp.MustCompile(`^waymark (\S+) \(commit (\S+), `).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("waymark version = %q", line)
+	}
+	printed, stop := startDemo(t)
+	defer stop()
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(printed)
+	get := func(path string) string {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	var health map[string]string
+	if err := json.Unmarshal([]byte(get("/healthz")), &health); err != nil || health["version"] != m[1] || health["commit"] != m[2] {
+		t.Errorf("/healthz = %v (%v), want version %s and commit %s", health, err, m[1], m[2])
+	}
+	if want := `waymark_build_info{commit="` + m[2] + `",goversion="` + runtime.Version() + `",version="` + m[1] + `"} 1`; !strings.Contains(get("/metrics"), want) {
+		t.Errorf("/metrics lacks %s", want)
 	}
 }

@@ -9,58 +9,33 @@ import (
 	"waymark/internal/access"
 	"waymark/internal/app"
 	"waymark/internal/auth"
-	"waymark/internal/clock"
 	"waymark/internal/fixture"
-	"waymark/internal/queue"
-	"waymark/internal/run"
+	"waymark/internal/typo3/live"
 )
 
-func cmdMigrate(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("migrate", e.stderr)
-	dbURL := dbFlag(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	db, err := openDB(ctx, *dbURL)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	q, err := queue.New(db, queue.Config{})
-	if err != nil {
-		return err
-	}
-	if err := q.Migrate(ctx); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "migrations current on %s\n", db.Addr)
-	return nil
-}
-
 func cmdImport(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("import", e.stderr)
-	dbURL := dbFlag(fs)
-	dir := fs.String("data-dir", "", "folder of the secret key that seals provider keys")
-	skillsRoot := skillsRootFlag(fs)
-	if err := parse(fs, args); err != nil {
+	f := newFlags("import", e.stderr)
+	if err := f.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if len(f.Args()) == 0 {
 		return fmt.Errorf("%w: no fixture file given", errUsage)
 	}
-	db, err := openDB(ctx, *dbURL)
+	t3, closeT3, err := f.openTYPO3(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeT3()
+	db, err := f.openDB(ctx, f.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: 0, Logger: e.log, Version: version})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Workers: 0, Logger: e.log, Version: version, TYPO3: t3})
 	if err != nil {
 		return err
 	}
-	sum, err := fixture.ImportFiles(ctx, db, a.FixtureOptions(), fs.Args()...)
+	sum, err := fixture.ImportFiles(ctx, db, a.FixtureOptions(), f.Args()...)
 	if err != nil {
 		return err
 	}
@@ -69,23 +44,32 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 }
 
 func cmdToken(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("token", e.stderr)
-	dbURL := dbFlag(fs)
-	label := fs.String("label", "cli", "a label stored with the token")
-	if err := parse(fs, args); err != nil {
+	f := newFlags("token", e.stderr)
+	if err := f.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(f.Args()) != 1 {
 		return fmt.Errorf("%w: want exactly one USERNAME", errUsage)
 	}
-	db, err := openDB(ctx, *dbURL)
+	t3, closeT3, err := f.openTYPO3(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeT3()
+	db, err := f.openDB(ctx, f.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	u, err := access.LoadUserByName(ctx, db, fs.Arg(0))
+	if t3 != nil {
+		// Beside TYPO3 the user is TYPO3's: a TYPO3 editor gets a token
+		// (for an MCP client, say) without logging in to Waymark first.
+		t3.Attach(db)
+		defer live.Detach(db)
+	}
+	u, err := access.LoadUserByName(ctx, db, f.Args()[0])
 	if errors.Is(err, access.ErrNoUser) {
-		return fmt.Errorf("no user %q", fs.Arg(0))
+		return fmt.Errorf("no user %q", f.Args()[0])
 	}
 	if err != nil {
 		return err
@@ -93,7 +77,13 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 	if u.Disabled {
 		return fmt.Errorf("user %q is disabled", u.Username)
 	}
-	tok, err := auth.IssueToken(ctx, db, u.UID, *label, time.Now(), auth.DefaultCost)
+	if t3 != nil {
+		// The token names Waymark's row of the TYPO3 user, as a login's session does.
+		if err := live.KeepUser(ctx, db, u.UID, u.Username); err != nil {
+			return err
+		}
+	}
+	tok, err := auth.IssueToken(ctx, db, u.UID, f.Label, time.Now(), auth.DefaultCost)
 	if err != nil {
 		return err
 	}
@@ -102,97 +92,99 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 }
 
 func cmdWorker(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("worker", e.stderr)
-	dbURL := dbFlag(fs)
-	workers := fs.Int("workers", 2, "concurrent runs")
-	chatFlag := chatWorkersFlag(fs)
-	dir := fs.String("data-dir", "", "folder of the secret key")
-	skillsRoot := skillsRootFlag(fs)
-	lease := leaseFlag(fs)
-	modelStream := modelStreamFlag(fs)
-	profile := cpuProfileFlag(fs)
-	if err := parse(fs, args); err != nil {
+	f := newFlags("worker", e.stderr)
+	if err := f.parse(args); err != nil {
 		return err
 	}
-	if *workers < 1 {
+	e.log.Debug("options", "options", f) // secrets as [set] (flags.LogValue)
+	if err := checkShutdown(f.ShutdownTimeout); err != nil {
+		return err
+	}
+	if f.Workers < 1 {
 		return fmt.Errorf("%w: --workers must be 1 or more", errUsage)
 	}
-	chats, err := chatWorkers(*chatFlag, *workers)
+	chats, err := chatWorkers(f.ChatWorkers, f.Workers)
 	if err != nil {
 		return err
 	}
-	if err := checkLease(*lease); err != nil {
+	if err := checkLease(f.Lease); err != nil {
 		return err
 	}
-	traces, stopObserving, err := startObserving(ctx, e, *profile)
+	if err := f.checkRetention(); err != nil {
+		return err
+	}
+	traces, stopObserving, err := startObserving(ctx, e, f.CPUProfile)
 	if err != nil {
 		return err
 	}
 	defer stopObserving()
-	db, err := openDB(ctx, *dbURL)
+	t3, closeT3, err := f.openTYPO3(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeT3()
+	db, err := f.openDB(ctx, f.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, ChatWorkers: chats,
-		Lease: *lease, ModelStream: *modelStream, Logger: e.log, Version: version, Tracer: traces.Tracer()})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Workers: f.Workers, ChatWorkers: chats,
+		Lease: f.Lease, ModelStream: f.ModelStream, Logger: e.log, Version: version, Tracer: traces.Tracer(), TYPO3: t3})
 	if err != nil {
 		return err
 	}
-	stop, err := a.StartWorkers(ctx)
+	stopPurges, err := f.schedulePurges(ctx, e, db)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "waymark worker on %s: %d workers\n", db.Addr, *workers)
-	<-ctx.Done()
-	stop()
+	defer stopPurges()
+	err = a.Run(ctx, app.RunConfig{ShutdownTimeout: f.ShutdownTimeout, Started: func() {
+		e.log.Info("waymark worker running", "db", db.Addr, "workers", f.Workers)
+	}})
 	e.log.Info("worker stopped", "commits", db.Commits(), "statements", db.Statements()) // read by waymark bench
-	return nil
+	return err
 }
 
 func cmdPurge(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("purge", e.stderr)
-	dbURL := dbFlag(fs)
-	older := fs.Duration("older-than", 720*time.Hour, "delete finished runs (and their events) finished longer ago")
-	waiting := fs.Duration("waiting-older-than", 2160*time.Hour, "delete runs waiting for a decision untouched this long")
-	if err := parse(fs, args); err != nil {
+	f := newFlags("purge", e.stderr)
+	if err := f.parse(args); err != nil {
 		return err
 	}
-	if *older <= 0 || *waiting <= 0 {
-		return fmt.Errorf("%w: retention windows must be positive", errUsage)
+	if err := f.checkRetention(); err != nil {
+		return err
 	}
-	db, err := openDB(ctx, *dbURL)
+	db, err := f.openDB(ctx, f.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	now := time.Now()
-	n, err := run.NewStore(db, clock.Real{}).Purge(ctx, now.Add(-*older), now.Add(-*waiting))
+	p, err := f.purger(db, e)
 	if err != nil {
 		return err
 	}
-	sessions, err := auth.New(db, clock.Real{}).PurgeSessions(ctx)
+	r, err := p.Purge(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "purged %d runs and %d expired sessions\n", n, sessions)
+	if r.Skipped {
+		fmt.Fprintln(e.stdout, "another process is purging this database at this moment (a scheduled purge); this one deleted nothing")
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "purged %d runs and %d expired sessions\n", r.Runs, r.Sessions)
 	return nil
 }
 
 func cmdReap(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("reap", e.stderr)
-	dbURL := dbFlag(fs)
-	dir := fs.String("data-dir", "", "folder of the secret key")
-	skillsRoot := skillsRootFlag(fs)
-	if err := parse(fs, args); err != nil {
+	f := newFlags("reap", e.stderr)
+	if err := f.parse(args); err != nil {
 		return err
 	}
-	db, err := openDB(ctx, *dbURL)
+	db, err := f.openDB(ctx, f.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: 0, Logger: e.log, Version: version})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Workers: 0, Logger: e.log, Version: version})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"waymark/internal/app"
 	"waymark/internal/demo"
@@ -18,74 +19,81 @@ import (
 var version = "dev"
 
 func cmdServe(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("serve", e.stderr)
-	dbURL := dbFlag(fs)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
-	workers := fs.Int("workers", 2, "in-process queue workers (0: none; run `waymark worker` elsewhere)")
-	chatFlag := chatWorkersFlag(fs)
-	dir := fs.String("data-dir", "", "folder of the secret key (default: WAYMARK_DATA_DIR, else the SQLite file's folder; required on PostgreSQL without WAYMARK_SECRET_KEY)")
-	skillsRoot := skillsRootFlag(fs)
-	maxOpen := maxOpenRunsFlag(fs)
-	hf := defineHTTPFlags(fs)
-	lease := leaseFlag(fs)
-	modelStream := modelStreamFlag(fs)
-	metricsToken := fs.String("metrics-token", "", "bearer token GET /metrics requires (none: /metrics is public); prefer the variable to the flag")
-	profile := cpuProfileFlag(fs)
-	if err := parse(fs, args); err != nil {
+	f := newFlags("serve", e.stderr)
+	if err := f.parse(args); err != nil {
 		return err
 	}
-	if err := checkLease(*lease); err != nil {
+	e.log.Debug("options", "options", f) // secrets as [set] (flags.LogValue)
+	if err := checkShutdown(f.ShutdownTimeout); err != nil {
 		return err
 	}
-	if err := checkAddr(*addr); err != nil {
+	if err := checkLease(f.Lease); err != nil {
 		return err
 	}
-	if *maxOpen < 1 {
+	if err := checkAddr(f.Addr); err != nil {
+		return err
+	}
+	if err := f.checkRetention(); err != nil {
+		return err
+	}
+	if f.MaxOpenRuns < 1 {
 		return fmt.Errorf("%w: --max-open-runs must be 1 or more", errUsage)
 	}
-	ho, err := hf.resolve()
+	ho, err := f.httpOptions()
 	if err != nil {
 		return err
 	}
-	if *workers < 0 {
+	if f.Workers < 0 {
 		return fmt.Errorf("%w: --workers must be 0 or more", errUsage)
 	}
-	chats, err := chatWorkers(*chatFlag, *workers)
+	chats, err := chatWorkers(f.ChatWorkers, f.Workers)
 	if err != nil {
 		return err
 	}
-	traces, stopObserving, err := startObserving(ctx, e, *profile)
+	traces, stopObserving, err := startObserving(ctx, e, f.CPUProfile)
 	if err != nil {
 		return err
 	}
 	defer stopObserving()
-	db, err := openDB(ctx, *dbURL)
+	t3, closeT3, err := f.openTYPO3(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeT3()
+	db, err := f.openDB(ctx, f.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Workers: *workers, ChatWorkers: chats,
-		Lease: *lease, ModelStream: *modelStream, Logger: e.log, Version: version, MaxOpenRuns: *maxOpen, SecureCookies: ho.secure, MetricsToken: *metricsToken,
-		Tracer: traces.Tracer()})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Workers: f.Workers, ChatWorkers: chats,
+		Lease: f.Lease, ModelStream: f.ModelStream, Logger: e.log, Version: version, MaxOpenRuns: f.MaxOpenRuns, SecureCookies: ho.secure, MetricsToken: f.MetricsToken,
+		TrustedProxies: ho.trusted, Tracer: traces.Tracer(), TYPO3: t3, MCPOrigins: mcpOrigins(f.PublicURL)})
 	if err != nil {
 		return err
 	}
-	return serve(ctx, e, a, *addr, ho, func(url string) {
-		fmt.Fprintf(e.stdout, "waymark serving %s on %s (%d workers); UI at %s/login\n", db.Addr, url, *workers, url)
+	ho.serve.ShutdownTimeout = f.ShutdownTimeout
+	stopPurges, err := f.schedulePurges(ctx, e, db)
+	if err != nil {
+		return err
+	}
+	defer stopPurges()
+	return serve(ctx, e, a, f.Addr, ho, func(url string) {
+		e.log.Info("waymark serving", "db", db.Addr, "url", url, "ui", url+"/login", "workers", f.Workers)
 	})
 }
 
 func cmdDemo(ctx context.Context, e *env, args []string) error {
-	fs := newFlags("demo", e.stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
-	dbURL := fs.String("db", "", "database: sqlite:PATH or postgres://… as everywhere, or a plain SQLite file path (default: a new temporary file)")
-	if err := parse(fs, args); err != nil {
+	f := newFlags("demo", e.stderr)
+	if err := f.parse(args); err != nil {
 		return err
 	}
-	if err := checkAddr(*addr); err != nil {
+	if err := checkShutdown(f.ShutdownTimeout); err != nil {
 		return err
 	}
-	raw := *dbURL
+	if err := checkAddr(f.Addr); err != nil {
+		return err
+	}
+	raw := f.DB
 	if raw == "" {
 		dir, err := os.MkdirTemp("", "waymark-demo-")
 		if err != nil {
@@ -97,13 +105,15 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 	if !strings.Contains(raw, ":") {
 		raw = "sqlite:" + raw
 	}
-	db, err := openDB(ctx, raw)
+	db, err := f.openDB(ctx, raw)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	path := db.Addr
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir("", raw), Workers: 2, Logger: e.log, Version: version})
+	// The offline model's replies stream into the transcript as they come.
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, raw), SecretKey: f.SecretKey, Workers: 2, Logger: e.log, Version: version, TrustedProxies: f.TrustedProxies,
+		ModelStream: true, DemoPace: f.DemoPace})
 	if err != nil {
 		return err
 	}
@@ -121,7 +131,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 		}
 		sum = "Demo site imported: " + s.String()
 	}
-	return serve(ctx, e, a, *addr, httpOptions{}, func(url string) {
+	return serve(ctx, e, a, f.Addr, httpOptions{serve: httpapi.ServeConfig{ShutdownTimeout: f.ShutdownTimeout}}, func(url string) {
 		w := e.stdout
 		fmt.Fprintf(w, "Waymark demo: open %s/login in your browser (database %s)\n", url, path)
 		fmt.Fprintf(w, "%s\n\nLogins (password / API token):\n", sum)
@@ -138,18 +148,24 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 	})
 }
 
-// serve runs the HTTP server and the workers until ctx ends; ready gets the base URL.
+// serve runs the HTTP server and the workers until ctx ends, then stops
+// them in order (app.App.Run; ho.serve.ShutdownTimeout is the soft-stop
+// time of both); ready gets the base URL.
 func serve(ctx context.Context, e *env, a *app.App, addr string, ho httpOptions, ready func(url string)) error {
-	stop, err := a.StartWorkers(ctx)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	defer a.Close()
 	cfg := ho.serve
 	cfg.Logger = e.log
 	cfg.Ready = func(bound string) { ready(ho.scheme() + "://" + bound) }
-	return httpapi.ServeWith(ctx, addr, a.Handler(), &cfg)
+	return a.Run(ctx, app.RunConfig{ShutdownTimeout: cfg.ShutdownTimeout, Serve: func(ctx context.Context) error {
+		return httpapi.ServeWith(ctx, addr, a.Handler(), &cfg)
+	}})
+}
+
+// checkShutdown refuses a --shutdown-timeout that is not positive.
+func checkShutdown(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%w: --shutdown-timeout must be positive, got %v", errUsage, d)
+	}
+	return nil
 }
 
 func checkAddr(addr string) error {
@@ -157,4 +173,13 @@ func checkAddr(addr string) error {
 		return fmt.Errorf("%w: --addr %q: %w", errUsage, addr, err)
 	}
 	return nil
+}
+
+// mcpOrigins are the origins besides its own the server takes MCP requests
+// from: the --public-url's, when set.
+func mcpOrigins(publicURL string) []string {
+	if publicURL == "" {
+		return nil
+	}
+	return []string{publicURL}
 }

@@ -28,38 +28,34 @@ func cmdSkill(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: want a subcommand: sync, list, approve or revoke", errUsage)
 	}
 	sub, args := args[0], args[1:]
-	fs := newFlags("skill "+sub, e.stderr)
-	dbURL := dbFlag(fs)
-	dir := fs.String("data-dir", "", "folder of the secret key")
-	skillsRoot := skillsRootFlag(fs)
-	as := fs.String("as", "", "the user who approves or revokes (approve, revoke)")
+	f := newFlags("skill "+sub, e.stderr)
 	want := map[string]int{"sync": 1, "list": 0, "approve": 2, "revoke": 2}
 	n, ok := want[sub]
 	if !ok {
 		return fmt.Errorf("%w: unknown subcommand %q: want sync, list, approve or revoke", errUsage, sub)
 	}
-	if err := parse(fs, args); err != nil {
+	if err := f.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != n {
-		return fmt.Errorf("%w: skill %s takes %d argument(s), got %d", errUsage, sub, n, fs.NArg())
+	if len(f.Args()) != n {
+		return fmt.Errorf("%w: skill %s takes %d argument(s), got %d", errUsage, sub, n, len(f.Args()))
 	}
 	var uid int64
 	if n > 0 {
 		var err error
-		if uid, err = strconv.ParseInt(fs.Arg(0), 10, 64); err != nil || uid <= 0 {
-			return fmt.Errorf("%w: %q is not a uid", errUsage, fs.Arg(0))
+		if uid, err = strconv.ParseInt(f.Args()[0], 10, 64); err != nil || uid <= 0 {
+			return fmt.Errorf("%w: %q is not a uid", errUsage, f.Args()[0])
 		}
 	}
-	if (sub == "approve" || sub == "revoke") != (*as != "") {
+	if (sub == "approve" || sub == "revoke") != (f.As != "") {
 		return fmt.Errorf("%w: --as USERNAME is for approve and revoke, and they need it", errUsage)
 	}
-	db, err := openDB(ctx, *dbURL)
+	db, err := f.openDB(ctx, f.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(*dir, *dbURL), SkillsRoot: *skillsRoot, Logger: e.log, Version: version})
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Logger: e.log, Version: version})
 	if err != nil {
 		return err
 	}
@@ -74,14 +70,14 @@ func cmdSkill(ctx context.Context, e *env, args []string) error {
 	case "list":
 		return listSkills(ctx, e.stdout, a.Skills)
 	}
-	actor, err := access.LoadUserByName(ctx, db, *as)
+	actor, err := access.LoadUserByName(ctx, db, f.As)
 	if errors.Is(err, access.ErrNoUser) {
-		return fmt.Errorf("no user %q", *as)
+		return fmt.Errorf("no user %q", f.As)
 	}
 	if err != nil {
 		return err
 	}
-	digest := fs.Arg(1)
+	digest := f.Args()[1]
 	if sub == "approve" {
 		ap, err := a.Skills.Approve(ctx, actor.UID, uid, digest)
 		if err != nil {

@@ -16,22 +16,21 @@ func cmdUser(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: want user disable|enable [--db URL] USERNAME", errUsage)
 	}
 	action := args[0]
-	fs := newFlags("user "+action, e.stderr)
-	dbURL := dbFlag(fs)
-	if err := parse(fs, args[1:]); err != nil {
+	f := newFlags("user "+action, e.stderr)
+	if err := f.parse(args[1:]); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(f.Args()) != 1 {
 		return fmt.Errorf("%w: want exactly one USERNAME", errUsage)
 	}
-	db, err := openDB(ctx, *dbURL)
+	db, err := f.openDB(ctx, f.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	u, err := access.LoadUserByName(ctx, db, fs.Arg(0))
+	u, err := access.LoadUserByName(ctx, db, f.Args()[0])
 	if errors.Is(err, access.ErrNoUser) {
-		return fmt.Errorf("no user %q", fs.Arg(0))
+		return fmt.Errorf("no user %q", f.Args()[0])
 	}
 	if err != nil {
 		return err

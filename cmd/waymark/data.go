@@ -1,19 +1,17 @@
 package main
 
 import (
-	"cmp"
-	"os"
 	"path/filepath"
 	"strings"
 )
 
-// dataDir is where the secret key lives: --data-dir, WAYMARK_DATA_DIR, or
+// dataDir is where the secret key lives: --data-dir (or its variable), or
 // the SQLite file's folder, made absolute so that it does not depend on the
 // working directory of later commands (issue 12 item 11). On PostgreSQL
 // without either it is "": the key must then come from WAYMARK_SECRET_KEY
 // (app.New refuses otherwise, naming the three).
 func dataDir(flagValue, dbURL string) string {
-	d := cmp.Or(flagValue, os.Getenv("WAYMARK_DATA_DIR"))
+	d := flagValue
 	if d == "" {
 		path, ok := strings.CutPrefix(dbURL, "sqlite:")
 		if !ok {

@@ -42,16 +42,15 @@ func TestSecureCookiesFollowThePublicURLUnlessSetExplicitly(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Setenv("WAYMARK_SECURE_COOKIES", c.env)
-		fs := newFlags("serve", io.Discard)
-		hf := defineHTTPFlags(fs)
-		if err := parse(fs, c.args); err != nil {
+		f := newFlags("serve", io.Discard)
+		if err := f.parse(c.args); err != nil {
 			// A bad environment value is refused as early as parse (issue 15 item 4).
 			if c.wantErr != "" && errors.Is(err, errUsage) && strings.Contains(err.Error(), c.wantErr) {
 				continue
 			}
 			t.Fatalf("parse %v: %v", c.args, err)
 		}
-		o, err := hf.resolve()
+		o, err := f.httpOptions()
 		if c.wantErr != "" {
 			if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.wantErr) {
 				t.Errorf("resolve(%v, env %q) = %v, want a usage error naming %q", c.args, c.env, err, c.wantErr)

@@ -120,3 +120,36 @@ func TestDatabaseAndKeyFilesArePrivate(t *testing.T) {
 		}
 	}
 }
+
+// A database copied to a new folder without its secret.key (a restore that
+// forgot the key) is refused at start with one line naming the missing file,
+// and no new key is written there: one would open nothing in the database.
+func TestStartWithoutTheKeyOfASealedDatabaseRefusesAndWritesNoKey(t *testing.T) {
+	t.Setenv("WAYMARK_SECRET_KEY", "")
+	t.Setenv("WAYMARK_DATA_DIR", "")
+	src, dst := t.TempDir(), t.TempDir()
+	if code, _, stderr := cli(t, "import", "--db", "sqlite:"+filepath.Join(src, "w.db"), writeFixture(t)); code != 0 {
+		t.Fatalf("import = %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(src, "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, "w.db"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"import", "--db", "sqlite:" + filepath.Join(dst, "w.db"), writeFixture(t)},
+		{"serve", "--db", "sqlite:" + filepath.Join(dst, "w.db"), "--addr", "127.0.0.1:0"},
+	} {
+		code, _, stderr := cli(t, args...)
+		line := firstLine(stderr)
+		if code == 0 || !strings.HasPrefix(line, "waymark "+args[0]+": ") || !strings.Contains(line, "the key is missing") ||
+			!strings.Contains(line, filepath.Join(dst, "secret.key")) {
+			t.Errorf("%s without the key = %d, %q; want one line naming the missing %s", args[0], code, stderr, filepath.Join(dst, "secret.key"))
+		}
+		if _, err := os.Stat(filepath.Join(dst, "secret.key")); err == nil {
+			t.Fatalf("%s wrote a new secret.key beside the copied database", args[0])
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -41,14 +42,18 @@ func commands() []command {
 		{"serve", "[--addr] [--db URL] [--workers N] [--lease D]", "serve the API and UI (and, by default, in-process workers)", cmdServe},
 		{"worker", "[--db URL] [--workers N] [--lease D]", "run queue workers only", cmdWorker},
 		{"import", "[--db URL] FILE...", "import fixtures (JSON or YAML), idempotent by uid", cmdImport},
-		{"migrate", "[--db URL]", "apply database migrations", cmdMigrate},
+		{"migrate", migrateArgs, "apply database migrations; --to VERSION rolls back or forward, --status lists them", cmdMigrate},
+		{"backup", backupArgs, "write a consistent copy of a running SQLite installation and its secret key to one archive", cmdBackup},
+		{"restore", restoreArgs, "restore a backup archive into a new, empty location", cmdRestore},
 		{"purge", "[--db URL] [--older-than 720h]", "delete finished runs and their events past retention", cmdPurge},
 		{"reap", "[--db URL]", "requeue or dead-letter runs whose lease expired", cmdReap},
-		{"token", "[--db URL] USERNAME", "print a new API token for a user", cmdToken},
+		{"token", "[--db URL] [--typo3 DSN --typo3-sites DIR] USERNAME", "print a new API token for a user (beside TYPO3: a TYPO3 user)", cmdToken},
 		{"user", "disable|enable [--db URL] USERNAME", "disable a user (sessions end, tokens refused) or enable again", cmdUser},
 		{"version", "", "print the module version, commit and Go version", cmdVersion},
 		{"bench", benchArgs, "drive guided tours through the API on a scratch fixture and print the figures", cmdBench},
 		{"skill", skillArgs, "skills: sync a directory source, list, approve or revoke a version", cmdSkill},
+		{"mcp", "[--db URL] [--workers N]", "serve the MCP tools over stdio to a local client, as the user of WAYMARK_TOKEN", cmdMCP},
+		{"typo3", typo3Args, "beside TYPO3: check an installation (changes nothing) or create the demo TYPO3 database", cmdTYPO3},
 	}
 }
 
@@ -60,6 +65,9 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
+	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "-v" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 { // waymark help CMD is waymark CMD -h
@@ -99,11 +107,14 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: waymark COMMAND [flags]")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %-36s %s\n", c.name, c.args, c.help)
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("  %-8s %s", c.name, c.args), " "))
+		fmt.Fprintf(w, "             %s\n", c.help)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "--db takes sqlite:PATH (default sqlite:waymark.db) or a postgres:// URL in every command.")
-	fmt.Fprintln(w, "Every flag is also read from the environment: --max-open-runs from WAYMARK_MAX_OPEN_RUNS; the command line wins.")
+	fmt.Fprintln(w, "--db takes sqlite:PATH (default sqlite:waymark.db) or a postgres:// URL in every command (bench: its own, never WAYMARK_DB).")
+	fmt.Fprintln(w, "Every flag is also read from the environment variable its help names: --max-open-runs from WAYMARK_MAX_OPEN_RUNS,")
+	fmt.Fprintln(w, "bench's from WAYMARK_BENCH_ and the flag's name (--db from WAYMARK_BENCH_DB); the command line wins.")
+	fmt.Fprintln(w, "waymark --version (-v) is waymark version.")
 }
 
 // helpArgs is the -h of a command; of one with subcommands, that of the
@@ -130,12 +141,8 @@ func helpFlags(ctx context.Context, w io.Writer) {
 	}
 }
 
-// newLogger logs text to a terminal and JSON otherwise.
+// newLogger logs JSON, one record a line, on a terminal too: what an
+// operator reads is what a collector parses.
 func newLogger(w io.Writer) *slog.Logger {
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevel}))
-		}
-	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: logLevel}))
 }

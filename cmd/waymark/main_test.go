@@ -47,6 +47,10 @@ func TestBadInputExitsNonZeroWithOneLineReason(t *testing.T) {
 		{"worker without workers", []string{"worker", "--db", db, "--workers", "0"}, "--workers must be 1 or more"},
 		{"reap on a bad url", []string{"reap", "--db", "sqlite:"}, "bad database URL"},
 		{"demo on a bad address", []string{"demo", "--addr", ":::"}, "--addr"},
+		{"purge every 10ms", []string{"worker", "--db", db, "--purge-every", "10ms"}, "--purge-every must be 0 (never) or at least 1s"},
+		{"negative retention of serve", []string{"serve", "--db", db, "--older-than", "-1h"}, "retention windows must be positive"},
+		{"malformed trusted proxy", []string{"serve", "--db", db, "--trusted-proxies", "10.0.0.0/8,10.0.0/33"}, `"10.0.0/33" is neither a CIDR`},
+		{"malformed trusted proxy of the demo", []string{"demo", "--trusted-proxies", "proxy"}, `"proxy" is neither a CIDR`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -81,6 +83,136 @@ func TestNewerSchemaIsRefusedWithOneLine(t *testing.T) {
 				if !strings.HasPrefix(last, "waymark "+args[0]+": ") || !strings.Contains(last, "schema version 99999 is newer than this waymark knows") {
 					t.Errorf("waymark %s: stderr %q", args[0], stderr)
 				}
+			}
+		})
+	}
+}
+
+// migrateDBs is a fresh SQLite database and, when the test PostgreSQL is
+// configured, a schema of the test's own.
+func migrateDBs(t *testing.T) map[string]string {
+	urls := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "w.db")}
+	if os.Getenv(storetest.EnvPostgres) != "" {
+		urls["postgres"] = storetest.PostgresURL(t)
+	}
+	return urls
+}
+
+// statusLines returns migrate --status's state of each version.
+func statusLines(t *testing.T, url string) (map[string]string, string) {
+	t.Helper()
+	code, stdout, stderr := cli(t, "migrate", "--status", "--db", url)
+	if code != 0 {
+		t.Fatalf("migrate --status = %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	states := map[string]string{}
+	for _, l := range lines[1 : len(lines)-1] {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			t.Fatalf("status line %q: want VERSION NAME STATE", l)
+		}
+		states[f[0]] = f[2]
+	}
+	return states, lines[len(lines)-1]
+}
+
+// fixtureRows counts the rows the key fixture stores in tables the schema
+// of version 4 already has.
+func fixtureRows(t *testing.T, url string) map[string]int {
+	t.Helper()
+	db, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got := map[string]int{}
+	for _, table := range []string{"languages", "be_groups", "records", "configurations"} {
+		var n int
+		if err := db.QueryRow(context.Background(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatalf("count %s: %v", table, err)
+		}
+		got[table] = n
+	}
+	return got
+}
+
+// Upgrades both ways: migrate --to an older version runs the down
+// migrations under the migration lock, --status shows which are applied,
+// and the data the older schema holds survives the way down and up again;
+// the application starts on the schema brought back up.
+func TestMigrateToAnOlderVersionAndBackKeepsTheDataTheOlderSchemaHolds(t *testing.T) {
+	t.Setenv("WAYMARK_SECRET_KEY", strings.Repeat("a", 64))
+	for name, url := range migrateDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			if code, _, stderr := cli(t, "import", "--db", url, writeFixture(t)); code != 0 {
+				t.Fatalf("import: %s", stderr)
+			}
+			before := fixtureRows(t, url)
+			if before["records"] == 0 || before["configurations"] != 1 {
+				t.Fatalf("fixture rows %v, want a page record and a configuration", before)
+			}
+			states, summary := statusLines(t, url)
+			if len(states) < 10 || states["17"] != "applied" || !strings.HasPrefix(summary, "schema version 17 on ") || !strings.HasSuffix(summary, "knows up to 17") {
+				t.Fatalf("status after import: %v, %q", states, summary)
+			}
+			code, stdout, stderr := cli(t, "migrate", "--to", "4", "--db", url)
+			if code != 0 || !strings.Contains(stdout, "rolled back to version 4") {
+				t.Fatalf("migrate --to 4 = %d, %q, %q", code, stdout, stderr)
+			}
+			states, summary = statusLines(t, url)
+			for v, s := range states {
+				n, _ := strconv.Atoi(v)
+				if want := map[bool]string{true: "applied", false: "pending"}[n <= 4]; s != want {
+					t.Errorf("after --to 4 version %s is %s, want %s", v, s, want)
+				}
+			}
+			if !strings.HasPrefix(summary, "schema version 4 on ") {
+				t.Errorf("summary after --to 4: %q", summary)
+			}
+			if got := fixtureRows(t, url); !maps.Equal(got, before) {
+				t.Errorf("rows at version 4 = %v, want %v", got, before)
+			}
+			if code, stdout, stderr := cli(t, "migrate", "--to", "17", "--db", url); code != 0 || !strings.Contains(stdout, "migrated up to version 17") {
+				t.Fatalf("migrate --to 17 = %d, %q, %q", code, stdout, stderr)
+			}
+			if got := fixtureRows(t, url); !maps.Equal(got, before) {
+				t.Errorf("rows back at version 17 = %v, want %v", got, before)
+			}
+			// The application starts on it: the key still opens the sealed provider key.
+			if code, _, stderr := cli(t, "import", "--db", url, writeFixture(t)); code != 0 {
+				t.Errorf("import after the round trip: %s", stderr)
+			}
+		})
+	}
+}
+
+// migrate --to refuses a version above the binary's newest, one that is
+// not a migration, and bad values, with one line, and changes nothing.
+func TestMigrateToRefusesAnUnknownVersionAndChangesNothing(t *testing.T) {
+	for name, url := range migrateDBs(t) {
+		t.Run(name, func(t *testing.T) {
+			if code, _, stderr := cli(t, "migrate", "--db", url); code != 0 {
+				t.Fatalf("migrate: %s", stderr)
+			}
+			for _, c := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"--to", "18"}, "unknown schema version 18: the newest this waymark knows is 17"},
+				{[]string{"--to", "12"}, "unknown schema version 12: not one of this waymark's migrations"},
+				{[]string{"--to", "0"}, `--to "0": want a schema version`},
+				{[]string{"--to", "latest"}, `--to "latest": want a schema version`},
+				{[]string{"--to", "4", "--status"}, "--to and --status exclude each other"},
+			} {
+				code, _, stderr := cli(t, append([]string{"migrate", "--db", url}, c.args...)...)
+				first := firstLine(stderr)
+				if code != 2 || !strings.HasPrefix(first, "waymark migrate: ") || !strings.Contains(first, c.want) {
+					t.Errorf("migrate %v = %d, %q; want exit 2 and %q", c.args, code, stderr, c.want)
+				}
+			}
+			if _, summary := statusLines(t, url); !strings.HasPrefix(summary, "schema version 17 on ") {
+				t.Errorf("after refused migrations: %q", summary)
 			}
 		})
 	}

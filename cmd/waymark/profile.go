@@ -1,18 +1,10 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"runtime/pprof"
 )
-
-// cpuProfileFlag defines --cpuprofile: a file the command writes a CPU
-// profile of its whole run to (go tool pprof FILE). Issue 15 item 5 (bench
-// profiles the server child with it).
-func cpuProfileFlag(fs *flag.FlagSet) *string {
-	return fs.String("cpuprofile", "", "write a CPU profile of this process to `FILE` when it stops, and its heap profile to FILE.heap (go tool pprof)")
-}
 
 // writeHeapProfile writes the heap profile beside the CPU profile (issue
 // 15: what holds the server's memory with 500 conversations); a failure

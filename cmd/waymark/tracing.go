@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"waymark/internal/buildinfo"
 	"waymark/internal/tracing"
 )
 
@@ -13,7 +14,7 @@ import (
 // for none. The returned stop flushes the spans still buffered, for at most
 // five seconds.
 func startTracing(ctx context.Context, e *env) (*tracing.Traces, func(), error) {
-	t, err := tracing.FromEnv(ctx, version)
+	t, err := tracing.FromEnv(ctx, buildinfo.Read(version).Version)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
 	}

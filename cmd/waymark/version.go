@@ -1,44 +1,29 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"runtime"
-	"runtime/debug"
+	"io"
+
+	"waymark/internal/buildinfo"
 )
 
-// buildInfo describes the binary: module version (or main.version when set
-// at build time), commit and Go version.
-func buildInfo() (mod, commit, goVersion string) {
-	mod, commit, goVersion = version, "unknown", runtime.Version()
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if version == "dev" && bi.Main.Version != "" {
-			mod = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				commit = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					commit += "+dirty"
-				}
-			}
-		}
-	}
-	return cmp.Or(mod, "dev"), commit, goVersion
+// printVersion writes the line of `waymark version` and `waymark --version`:
+// module version (or main.version when set at build time), commit and Go
+// version.
+func printVersion(w io.Writer) {
+	b := buildinfo.Read(version)
+	fmt.Fprintf(w, "waymark %s (commit %s, %s)\n", b.Version, b.Commit, b.GoVersion)
 }
 
 func cmdVersion(_ context.Context, e *env, args []string) error {
-	fs := newFlags("version", e.stderr)
-	if err := parse(fs, args); err != nil {
+	f := newFlags("version", e.stderr)
+	if err := f.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if len(f.Args()) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, f.Args()[0])
 	}
-	mod, commit, gov := buildInfo()
-	fmt.Fprintf(e.stdout, "waymark %s (commit %s, %s)\n", mod, commit, gov)
+	printVersion(e.stdout)
 	return nil
 }

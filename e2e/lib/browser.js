@@ -37,15 +37,16 @@ export class Session {
   // onFailure adds a function whose answer is printed when the test fails.
   onFailure(fn) { this.diagnostics.push(fn); }
 
-  // user opens a fresh browser profile and a page in it.
-  async user(label) {
+  // user opens a fresh browser profile and a page in it; options.viewport
+  // ({ width, height }) sizes its window (a phone: 390×844).
+  async user(label, { viewport = { width: 1400, height: 900 }, locale = 'en-US' } = {}) {
     const profile = mkdtempSync(join(tmpdir(), 'waymark-e2e-profile-'));
     const ctx = await chromium.launchPersistentContext(profile, {
       executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
       headless: true,
       args: chromiumArgs,
-      viewport: { width: 1400, height: 900 },
-      locale: 'en-US',
+      viewport,
+      locale,
     });
     ctx.profile = profile;
     this.contexts.push(ctx);

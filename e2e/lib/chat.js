@@ -82,3 +82,12 @@ export async function answer(page, name) {
   release();
   await done;
 }
+
+// expectSummary waits for the finished tour's summary with its counts (German UI)
+// and the header saying the tour is completed.
+export async function expectSummary(page, lines) {
+  await expect(page.getByRole('heading', { name: 'Zusammenfassung der Tour' })).toBeVisible();
+  const summary = page.getByRole('region', { name: 'Zusammenfassung der Tour' });
+  for (const l of lines) await expect(summary).toContainText(l);
+  await expect(tourHeader(page)).toContainText('Abgeschlossen');
+}

@@ -14,14 +14,15 @@ export { expect, logins, speed };
 export const defects = {};
 
 //
+// options.demoArgs are more options of `waymark demo` (a slow model).
 // options.known names a known defect of another part that makes the test
 // fail today: the test still runs and reports, as TODO, so the suite stays
 // green until the defect is fixed; E2E_STRICT=1 makes every test count.
 export function e2e(name, fn, options = {}) {
-  const { known, ...rest } = options;
+  const { known, demoArgs, ...rest } = options;
   const todo = known && !process.env.E2E_STRICT ? `known defect: ${known}` : undefined;
   test(name, { timeout: 180000, todo, ...rest }, async (t) => {
-    const server = await startDemo();
+    const server = await startDemo({ args: demoArgs });
     const s = new Session(server, name);
     try {
       await fn({ s, server, t });

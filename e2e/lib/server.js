@@ -24,10 +24,11 @@ export function binary() {
 // startDemo starts `waymark demo --addr 127.0.0.1:0 --db <fresh file>`: the
 // kernel picks a free port, which the demo prints in its first line. It
 // resolves once the server answers /readyz; stop() ends it and removes the file.
-export async function startDemo({ timeoutMs = 30000 } = {}) {
+// args are more options of `waymark demo` (--demo-pace 300ms: a slow model).
+export async function startDemo({ timeoutMs = 30000, args = [] } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'waymark-e2e-db-'));
   const db = join(dir, 'demo.db');
-  const child = spawn(binary(), ['demo', '--addr', '127.0.0.1:0', '--db', db], {
+  const child = spawn(binary(), ['demo', '--addr', '127.0.0.1:0', '--db', db, ...args], {
     cwd: dir, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -55,6 +56,7 @@ export async function startDemo({ timeoutMs = 30000 } = {}) {
   const exited = new Promise((r) => child.once('exit', r));
   return {
     url,
+    db, // the SQLite file, for a second process on the same installation (waymark mcp)
     output: () => output,
     // api calls the JSON API as a demo user (by API token).
     async api(token, method, path, body) {

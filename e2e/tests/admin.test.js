@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { e2e, expect, login } from '../lib/e2e.js';
 import { startTour } from '../lib/chat.js';
+import { until } from '../lib/expect.js';
 
 const adminRoutes = JSON.parse(readFileSync(new URL('../admin-routes.json', import.meta.url)));
 
@@ -62,20 +63,32 @@ e2e('a disabled user\'s open chat page is logged out on its next action', async 
   await admin.goto(`${server.url}/admin/users`);
   await admin.getByRole('link', { name: 'erika', exact: true }).click();
   await expect(admin.getByText('This user is active.')).toBeVisible();
+  // Disabling asks first: dismissed, nothing changes; accepted, the user is disabled.
+  let asked = '';
+  admin.once('dialog', (d) => { asked = d.message(); d.dismiss(); });
+  await admin.getByRole('button', { name: 'Disable user' }).click();
+  await until(admin, () => asked, 'the confirmation dialog');
+  if (!/Disable this user\?/.test(asked)) throw new Error(`confirmation reads ${asked}`);
+  await expect(admin.getByText('This user is active.')).toBeVisible();
+  admin.once('dialog', (d) => d.accept());
   await admin.getByRole('button', { name: 'Disable user' }).click();
   await expect(admin.getByRole('status').filter({ hasText: 'Disabled.' })).toBeVisible();
   await expect(admin.getByRole('button', { name: 'Enable user' })).toBeVisible();
   await s.shot(admin, 'user-disabled');
 
-  // erika's page is still open; her next action lands on the login page.
+  // erika's page is still open; her next action is refused (not recorded): the page says her
+  // session ended, keeps her text, and its link leads to the login page.
   await composer.fill('Noch eine Frage.');
   await erika.getByRole('button', { name: 'Senden' }).click();
+  await expect(erika.getByRole('alert').filter({ hasText: 'Deine Sitzung ist abgelaufen.' })).toBeVisible();
+  if (await composer.inputValue() !== 'Noch eine Frage.') throw new Error('the refused message was erased from the box');
+  await s.shot(erika, 'disabled-user-logged-out');
+  await erika.getByRole('link', { name: /Neu anmelden/ }).click();
   await erika.waitForURL(/\/login/);
   await expect(erika.getByRole('heading', { name: /Bei Waymark anmelden|Log in to Waymark/ })).toBeVisible();
-  await s.shot(erika, 'disabled-user-logged-out');
-  // Her open page's live stream is refused from the disabling on, and an
-  // EventSource that reconnects meanwhile logs the 401: the stop this test
-  // asks for. Only that answer, on her chat page, is let through.
+  // Her open page's requests are refused from the disabling on (the action and an
+  // EventSource that reconnects meanwhile log the 401): the stop this test asks
+  // for. Only those answers, on her chat page, are let through.
   s.problems = s.problems.filter((p) => !/^erika: console error on \S+\/chat\/\d+: Failed to load resource: the server responded with a status of 401/.test(p));
 }, { timeout: 300000 }); // two browsers and a chat: on a loaded machine over the default 180 s
 

@@ -3,7 +3,7 @@
 // one; the preview highlights what the model talks about and shows the
 // applied change without a reload; the summary appears at the end.
 import { e2e, expect, login, speed, firstPaint } from '../lib/e2e.js';
-import { startTour, tourHeader, card, preview, conversation, proposed, watchText, seenAt, answer } from '../lib/chat.js';
+import { startTour, tourHeader, card, preview, conversation, proposed, watchText, seenAt, answer, expectSummary } from '../lib/chat.js';
 
 e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', async ({ s }) => {
   const page = await s.user('erika');
@@ -74,19 +74,14 @@ e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', asy
 
   // Apply the last one: the tour completes and the summary appears.
   await answer(page, 'Übernehmen');
-  await expect(page.getByRole('heading', { name: 'Zusammenfassung der Tour' })).toBeVisible();
-  const summary = page.getByRole('region', { name: 'Zusammenfassung der Tour' });
-  await expect(summary).toContainText('2 übernommen');
-  await expect(summary).toContainText('1 übersprungen');
-  await expect(summary).toContainText('1 behalten');
-  await expect(tourHeader(page)).toContainText('Abgeschlossen');
+  await expectSummary(page, ['2 übernommen', '1 übersprungen', '1 behalten']);
 
-  // The last outcome, the model's closing answer, and no failure notice.
+  // The last outcome, the model's closing answer in erika's language (German, on the English page), and no failure notice.
   // (the element's title is its header, which the last answer just changed)
   await expect(page.getByText(/^Übernommen: Inhaltselement „Team[^“]*“ – Überschrift$/)).toBeVisible();
-  await expect(page.getByText('The tour of “About” is done: 4 points.', { exact: false })).toBeVisible();
+  await expect(page.getByText('Die Tour durch „About“ ist fertig: 4 Punkte.', { exact: false })).toBeVisible();
   // The message list shows its end: the closing answer is in view, not below the list's fold.
-  await expect(page.getByText('The tour of “About” is done: 4 points.', { exact: false })).toBeScrolledIntoView();
+  await expect(page.getByText('Die Tour durch „About“ ist fertig: 4 Punkte.', { exact: false })).toBeScrolledIntoView();
   await expect(page.getByText('Die Tour ist beendet.')).toBeHidden();
   // The screenshot of the finished tour, once its last outcome and closing answer are in.
   await s.shot(page, 'tour-summary');

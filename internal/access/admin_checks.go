@@ -43,6 +43,34 @@ func (e *FieldError) Unwrap() error { return ErrInvalid }
 // Fault is ErrInvalid with the field and the reason as the message.
 func (e *FieldError) Fault() *fault.Error { return ErrInvalid.With("%s", e.Error()) }
 
+// FieldErrors are every refused field of one change, in form order: a
+// form shows them all in one answer. errors.As(err, &*FieldError) finds the
+// first, so an API answer names the first refused field.
+type FieldErrors []error
+
+func (e FieldErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, f := range e {
+		msgs[i] = f.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Unwrap gives every field error to errors.Is and errors.As.
+func (e FieldErrors) Unwrap() []error { return e }
+
+// SplitFieldErrors is each error of a FieldErrors, err alone, or none for nil.
+func SplitFieldErrors(err error) []error {
+	var all FieldErrors
+	switch {
+	case errors.As(err, &all):
+		return all
+	case err != nil:
+		return []error{err}
+	}
+	return nil
+}
+
 func invalid(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
@@ -84,6 +112,13 @@ func (c refChecker) languages(ids []int64) error {
 
 // UserExists reports whether a backend user has the uid (issue 16 item 3).
 func UserExists(ctx context.Context, q store.Querier, uid int64) (bool, error) {
+	if External(q) {
+		_, err := LoadUser(ctx, q, uid)
+		if errors.Is(err, ErrNoUser) {
+			return false, nil
+		}
+		return err == nil, err
+	}
 	var n int
 	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM be_users WHERE uid = ?", uid).Scan(&n); err != nil {
 		return false, fmt.Errorf("check user %d: %w", uid, err)
@@ -95,6 +130,11 @@ func UserExists(ctx context.Context, q store.Querier, uid int64) (bool, error) {
 // that refer to groups (a configuration's allowed groups) without reading
 // their table (issue 16 item 3).
 func GroupExists(ctx context.Context, q store.Querier, uid int64) (bool, error) {
+	if g, ok := DirectoryOf(q).(interface {
+		GroupExists(ctx context.Context, uid int64) (bool, error)
+	}); ok {
+		return g.GroupExists(ctx, uid)
+	}
 	var n int
 	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM be_groups WHERE uid = ?", uid).Scan(&n); err != nil {
 		return false, fmt.Errorf("check group %d: %w", uid, err)

@@ -41,6 +41,9 @@ func GetGroup(ctx context.Context, q store.Querier, uid int64) (Group, error) {
 // CreateGroup stores a new group (a zero UID takes the next free one),
 // refusing bad input with a *FieldError and writing nothing.
 func CreateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
+	if External(db) {
+		return Group{}, ErrManagedElsewhere
+	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
@@ -66,6 +69,9 @@ func CreateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
 // change at once (the settings generation moves). It returns ErrNoGroup for
 // an unknown uid and refuses what CreateGroup refuses, writing nothing.
 func UpdateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
+	if External(db) {
+		return Group{}, ErrManagedElsewhere
+	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
@@ -82,13 +88,16 @@ func UpdateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
 }
 
 func writeGroup(ctx context.Context, tx *store.Tx, g Group) error {
+	// Every wrong field is reported at once (FieldErrors), in form order.
+	var bad []error
 	switch {
 	case strings.TrimSpace(g.Title) == "":
-		return invalid("title", "must not be empty")
+		bad = append(bad, invalid("title", "must not be empty"))
 	case len(g.Title) > 200:
-		return invalid("title", "at most 200 bytes, got %d", len(g.Title))
-	case slices.Contains(g.Subgroups, g.UID):
-		return invalid("subgroups", "a group cannot be its own subgroup (%d)", g.UID)
+		bad = append(bad, invalid("title", "at most 200 bytes, got %d", len(g.Title)))
+	}
+	if slices.Contains(g.Subgroups, g.UID) {
+		bad = append(bad, invalid("subgroups", "a group cannot be its own subgroup (%d)", g.UID))
 	}
 	c := refChecker{ctx, tx}
 	for _, check := range []func() error{
@@ -100,9 +109,19 @@ func writeGroup(ctx context.Context, tx *store.Tx, g Group) error {
 		func() error { return c.groups("subgroups", g.Subgroups) },
 		func() error { return grants(g.Grants) },
 	} {
-		if err := check(); err != nil {
+		err := check()
+		var fe *FieldError
+		switch {
+		case errors.As(err, &fe):
+			if !slices.ContainsFunc(bad, func(b error) bool { var o *FieldError; return errors.As(b, &o) && o.Field == fe.Field }) {
+				bad = append(bad, err)
+			}
+		case err != nil:
 			return err
 		}
+	}
+	if len(bad) > 0 {
+		return FieldErrors(bad)
 	}
 	return PutGroupTx(ctx, tx, g)
 }

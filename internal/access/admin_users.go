@@ -34,9 +34,13 @@ type Account struct {
 // no way to read it) and Active (nil: true for a new user, unchanged for an
 // existing one).
 type AccountChange struct {
-	UID             int64
-	Username        string
-	Password        *string
+	UID      int64
+	Username string
+	Password *string
+	// KeepSession is the session the change is made in ("" for a token or
+	// the CLI): a new password ends every session of the user opened with
+	// the old one except this one, when it is the user's own.
+	KeepSession     string
 	Active          *bool
 	Admin           bool
 	ServiceAccount  bool
@@ -105,6 +109,9 @@ func GetAccount(ctx context.Context, q store.Querier, uid int64) (Account, error
 // refuses bad input with a *FieldError and a taken username with
 // ErrUsernameTaken, writing nothing.
 func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost int) (Account, error) {
+	if External(db) {
+		return Account{}, ErrManagedElsewhere
+	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
@@ -134,6 +141,9 @@ func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost
 // CreateAccount refuses, writing nothing. A new password is hashed at
 // hashCost (0: auth.DefaultCost).
 func UpdateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost int) (Account, error) {
+	if External(db) {
+		return Account{}, ErrManagedElsewhere
+	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
@@ -161,6 +171,9 @@ func UpdateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost
 // sessions in that transaction; it returns ErrNoUser and ErrLastAdmin like
 // UpdateAccount, writing nothing.
 func SetActive(ctx context.Context, db *store.DB, uid int64, active bool) (Account, error) {
+	if External(db) {
+		return Account{}, ErrManagedElsewhere
+	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
@@ -197,6 +210,11 @@ func writeAccount(ctx context.Context, tx *store.Tx, ch AccountChange, hash stri
 			return invalid("password", "%s", err.Error())
 		}
 		hash = h
+		// Sessions opened with the old password end with it, in this
+		// transaction — except the one that set the new one, if it is the user's.
+		if err := auth.EndSessionsExceptTx(ctx, tx, ch.UID, ch.KeepSession); err != nil {
+			return err
+		}
 	}
 	if ch.Active != nil {
 		active = *ch.Active
@@ -222,34 +240,45 @@ func writeAccount(ctx context.Context, tx *store.Tx, ch AccountChange, hash stri
 	return nil
 }
 
+// checkAccount validates every field of ch and reports every field that is
+// wrong at once (errors.Join of FieldErrors, in form order), so a form shows
+// all its errors in one answer (FieldErrors); errors.As finds the first. A database error
+// ends the check at once.
 func checkAccount(ctx context.Context, q store.Querier, ch AccountChange) error {
+	var bad []error
 	name := ch.Username
 	switch {
 	case strings.TrimSpace(name) == "":
-		return invalid("username", "must not be empty")
+		bad = append(bad, invalid("username", "must not be empty"))
 	case name != strings.TrimSpace(name):
-		return invalid("username", "must not start or end with spaces")
+		bad = append(bad, invalid("username", "must not start or end with spaces"))
 	case len(name) > 100:
-		return invalid("username", "at most 100 bytes, got %d", len(name))
+		bad = append(bad, invalid("username", "at most 100 bytes, got %d", len(name)))
 	}
 	if ch.Password != nil && (len(*ch.Password) < 8 || len(*ch.Password) > 72) {
-		return invalid("password", "want 8 to 72 bytes, got %d", len(*ch.Password))
+		bad = append(bad, invalid("password", "want 8 to 72 bytes, got %d", len(*ch.Password)))
 	}
 	if l := ch.BackendLanguage; l != "" && l != "en" && l != "de" {
-		return invalid("backendLanguage", "want en or de, got %q", l)
+		bad = append(bad, invalid("backendLanguage", "want en or de, got %q", l))
 	}
 	c := refChecker{ctx, q}
-	if err := c.groups("groups", ch.Groups); err != nil {
-		return err
+	for _, check := range []func() error{
+		func() error { return c.groups("groups", ch.Groups) },
+		func() error { return c.languages(ch.Languages) },
+		func() error { return c.mounts(ch.Mounts) },
+		func() error { return grants(ch.Grants) },
+	} {
+		err := check()
+		var fe *FieldError
+		switch {
+		case errors.As(err, &fe):
+			bad = append(bad, err)
+		case err != nil:
+			return err
+		}
 	}
-	if err := c.languages(ch.Languages); err != nil {
-		return err
-	}
-	if err := c.mounts(ch.Mounts); err != nil {
-		return err
-	}
-	if err := grants(ch.Grants); err != nil {
-		return err
+	if len(bad) > 0 {
+		return FieldErrors(bad)
 	}
 	other, err := LoadUserByName(ctx, q, name)
 	switch {
@@ -266,4 +295,11 @@ func nonNil[T any](l []T) []T {
 		return []T{}
 	}
 	return l
+}
+
+// CheckAccount validates ch as UpdateAccount and CreateAccount would and
+// writes nothing: a form that already found errors of its own lists the
+// store's in the same answer. Every wrong field is reported (FieldErrors).
+func CheckAccount(ctx context.Context, q store.Querier, ch AccountChange) error {
+	return checkAccount(ctx, q, ch)
 }

@@ -64,12 +64,12 @@ type Actor struct {
 var ErrNoUser = fault.New(fault.NotFound, "not_found", "no such user")
 
 // LoadUser reads one user.
-func LoadUser(ctx context.Context, q store.Querier, uid int64) (User, error) {
+func (BuiltinDirectory) LoadUser(ctx context.Context, q store.Querier, uid int64) (User, error) {
 	return scanUser(q.QueryRow(ctx, "SELECT "+userColumns+" FROM be_users WHERE uid = ?", uid))
 }
 
 // LoadUserByName reads one user by username.
-func LoadUserByName(ctx context.Context, q store.Querier, username string) (User, error) {
+func (BuiltinDirectory) LoadUserByName(ctx context.Context, q store.Querier, username string) (User, error) {
 	return scanUser(q.QueryRow(ctx, "SELECT "+userColumns+" FROM be_users WHERE username = ?", username))
 }
 
@@ -130,9 +130,9 @@ func LoadGroups(ctx context.Context, q store.Querier) (map[int64]Group, error) {
 // Resolved actors are kept per database for one settings generation, which
 // every change of be_users and be_groups moves (store.GenCache): a changed
 // user or group is seen at once.
-func LoadActor(ctx context.Context, q store.Querier, uid int64) (*Actor, error) {
+func (BuiltinDirectory) LoadActor(ctx context.Context, q store.Querier, uid int64) (*Actor, error) {
 	return actors.Get(ctx, q, uid, func(ctx context.Context, q store.Querier) (*Actor, error) {
-		u, err := LoadUser(ctx, q, uid)
+		u, err := BuiltinDirectory{}.LoadUser(ctx, q, uid)
 		if err != nil {
 			return nil, err
 		}

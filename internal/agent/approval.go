@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"waymark/internal/access"
+	"waymark/internal/fault"
 	"waymark/internal/llm"
 	"waymark/internal/llmconfig"
 	"waymark/internal/run"
@@ -35,6 +37,10 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 		return Result{}, err
 	}
 	r, a, v, cfg, s := c.run, c.actor, c.viewer, c.cfg, c.suspended
+	if fourEyesTurnedOn(cfg, s) {
+		endReads()
+		return Result{}, rt.denyFourEyes(context.WithoutCancel(ctx), r)
+	}
 	if !d.Approve && !offersReasons(s) {
 		d.Reason = "" // a reason the card does not offer is a plain denial (P.R5)
 	}
@@ -47,12 +53,23 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	}
 	// Once checked, the decision is carried out and the resumed turn settled
 	// even when the caller goes away, as Run does.
-	ctx = context.WithoutCancel(ctx)
+	ctx, release := rt.detach(ctx)
+	defer release()
 	if d.Approve {
 		fresh := rt.currentCalls(rctx, seg, &st, s)
 		if previewsDiffer(s.Calls, fresh) {
 			endReads()
 			return Result{}, rt.resuspend(ctx, seg, s, fresh)
+		}
+		// A call whose tool the resumed turn no longer offers — a process
+		// approval that cannot be read takes its declared tools away (LC5) —
+		// is answered "unknown tool" with this release, as it is now: it never
+		// runs, and the turn goes on without it.
+		s.Calls = slices.Clone(s.Calls)
+		for i := range fresh {
+			if fresh[i].unoffered {
+				s.Calls[i] = fresh[i]
+			}
 		}
 	}
 	endReads()
@@ -76,7 +93,14 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 			// The record changed after the check above: nothing was written
 			// or claimed; the card shows the record as it is now.
 			seg.events = seg.events[:before]
-			return Result{}, rt.resuspend(ctx, seg, s, rt.currentCalls(ctx, seg, &st, s))
+			rerr := rt.resuspend(ctx, seg, s, rt.currentCalls(ctx, seg, &st, s))
+			var changed *tool.ChangedError
+			if errors.As(err, &changed) && errors.Is(rerr, ErrPreviewChanged) {
+				c := changed.Conflict
+				return Result{}, ErrPreviewChanged.With("%s: the field %s of %s:%d was changed in %s since the card was shown; "+
+					"nothing was written, the card shows the current value", ErrPreviewChanged.Message(), c.Field, c.Table, c.UID, c.Source)
+			}
+			return Result{}, rerr
 		}
 		if err != nil {
 			return Result{}, err
@@ -118,6 +142,48 @@ func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decisi
 	return rt.withStatus(ctx, a, v, res), nil
 }
 
+// ErrApprovalDenied: the waiting turn holds a process and its configuration
+// turned four-eyes on since; the run was settled failed approval_denied.
+var ErrApprovalDenied = fault.New(fault.Conflict, "approval_denied",
+	"the configuration requires a second approver now; the process run was ended")
+
+// fourEyesTurnedOn reports a waiting process turn whose configuration
+// requires a second approver: a process never starts or continues on such a
+// configuration (ADR-228 item 2, check f), so it turned four-eyes on since.
+func fourEyesTurnedOn(cfg llmconfig.Configuration, s suspended) bool {
+	return cfg.RequireSecondApprover && s.State.Process != nil
+}
+
+// denyFourEyes settles the waiting process turn r failed approval_denied, as
+// the start checks settle a continuation on such a configuration (ADR-228
+// item 2: "as on resume"), under the guarded waiting-only transition, and
+// answers ErrApprovalDenied. A run that left waiting meanwhile is not
+// touched: the decision lost (ErrNotWaiting).
+func (rt *Runtime) denyFourEyes(ctx context.Context, r run.Run) error {
+	won := false
+	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		won, err = rt.runs.SettleTx(ctx, tx, r.UUID, run.Settlement{Status: run.StatusFailed, Reason: run.ReasonApprovalDenied,
+			ErrClass: "process_invocation_refused", ErrMsg: "the configuration requires a second approver since the process started"},
+			run.Flush{Events: []run.NewEvent{
+				{Kind: run.EventNotice, Payload: map[string]any{"kind": "refusal", "refusal": "second_approver_required"}},
+				{Kind: run.EventStatus, Payload: map[string]any{"status": run.StatusFailed, "reason": run.ReasonApprovalDenied,
+					"errorClass": "process_invocation_refused"}},
+			}, Privacy: run.PrivacyMetadata})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !won {
+		return ErrNotWaiting
+	}
+	if rt.cfg.ObserveRefusal != nil {
+		rt.cfg.ObserveRefusal("second_approver_required")
+	}
+	return ErrApprovalDenied
+}
+
 // approvalChecks is what the checks of an approval read.
 type approvalChecks struct {
 	run       run.Run
@@ -145,11 +211,17 @@ func (rt *Runtime) checkApproval(ctx context.Context, actor int64, id string, d 
 	if err != nil {
 		return approvalChecks{}, fmt.Errorf("configuration of run %s: %w", id, err)
 	}
+	s, err := decodeSuspended(r.Suspended)
+	if err != nil {
+		return approvalChecks{}, err
+	}
 	if d.Approve {
 		if a.ServiceAccount {
 			return approvalChecks{}, ErrNotPermitted
 		}
-		if cfg.RequireSecondApprover {
+		// A process turn on a configuration that turned four-eyes on is
+		// not released by anyone: Approve settles it (fourEyesTurnedOn).
+		if cfg.RequireSecondApprover && !fourEyesTurnedOn(cfg, s) {
 			if actor == r.Initiator {
 				return approvalChecks{}, ErrSelfApproval
 			}
@@ -157,10 +229,6 @@ func (rt *Runtime) checkApproval(ctx context.Context, actor int64, id string, d 
 				return approvalChecks{}, ErrNotPermitted
 			}
 		}
-	}
-	s, err := decodeSuspended(r.Suspended)
-	if err != nil {
-		return approvalChecks{}, err
 	}
 	if subtle.ConstantTimeCompare([]byte(d.TurnDigest), []byte(s.Digest)) != 1 {
 		return approvalChecks{}, ErrStaleTurn
@@ -225,10 +293,12 @@ func (rt *Runtime) currentCalls(ctx context.Context, seg *segment, st *state, s 
 // previewsDiffer compares what the approver saw with the previews now. A
 // call that had no preview does not bind; one whose preview fails now refuses
 // — except a write the acting user lost the right to since: it is released
-// and the write refuses itself, so the model and the outcome say so.
+// and the write refuses itself, so the model and the outcome say so; and a
+// call whose tool the turn no longer offers: it is released and answered
+// "unknown tool" (LC5).
 func previewsDiffer(shown, now []pendingCall) bool {
 	for i := range shown {
-		if shown[i].Preview == nil || now[i].denied {
+		if shown[i].Preview == nil || now[i].denied || now[i].unoffered {
 			continue
 		}
 		if now[i].Preview == nil || !tool.SameItems(*shown[i].Preview, *now[i].Preview) {

@@ -143,7 +143,12 @@ func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c appro
 			return rt.runs.RenewTx(ctx, tx, seg.run.UUID, run.Renewal{Owner: seg.owner, Lease: rt.cfg.Lease, Fence: run.NoFence}, seg.flush())
 		}})
 		if errors.Is(err, tool.ErrPreviewChanged) {
-			rt.answer(seg, st, lc, tool.ErrorResult(previewChangedResult))
+			msg := previewChangedResult
+			var changed *tool.ChangedError
+			if errors.As(err, &changed) {
+				msg = "preview_changed: " + changed.Error() + "; it holds now: " + changed.Conflict.Current
+			}
+			rt.answer(seg, st, lc, tool.ErrorResult(msg))
 			return seg.renew(ctx, run.NoFence)
 		}
 		return err

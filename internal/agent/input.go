@@ -35,7 +35,8 @@ func (rt *Runtime) SubmitInput(ctx context.Context, actor int64, id string, in I
 	if err := rt.recheckSkills(ctx, r, &st); err != nil {
 		return Result{}, err
 	}
-	ctx = context.WithoutCancel(ctx) // the answered turn is settled even when the caller goes away
+	ctx, release := rt.detach(ctx) // the answered turn is settled even when the caller goes away
+	defer release()
 	seg := rt.newSegment(r, rt.owner("resume"), cfg, len(r.Request) > 0)
 	seg.resumed = true
 	seg.emit(run.EventInput, map[string]any{"submittedBy": actor, "turnDigest": s.Digest, "values": in.Values})

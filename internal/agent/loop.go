@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"waymark/internal/content"
 	"waymark/internal/llm"
 	"waymark/internal/run"
 	"waymark/internal/skill"
@@ -121,7 +122,7 @@ func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
 		var resp llm.Response
 		err := seg.heartbeat(ctx, func(ctx context.Context) error {
 			var err error
-			resp, err = provider.Complete(ctx, req)
+			resp, err = rt.callModel(ctx, seg.run.UUID, provider, req)
 			return err
 		})
 		if rt.cfg.ObserveProvider != nil {
@@ -230,7 +231,7 @@ func (rt *Runtime) runRead(ctx context.Context, seg *segment, st *state, c llm.T
 
 // toolCall builds the call as the run's initiator.
 func (rt *Runtime) toolCall(seg *segment, st *state, c llm.ToolCall) tool.Call {
-	call := tool.Call{Run: seg.run.UUID, User: seg.run.Initiator, Language: st.Language, Args: json.RawMessage(c.Arguments),
+	call := tool.Call{Run: seg.run.UUID, CallID: c.ID, User: seg.run.Initiator, Language: st.Language, Args: json.RawMessage(c.Arguments),
 		Emit: func(kind string, payload any) error { seg.emit(run.Kind(kind), payload); return nil }}
 	if st.Process != nil {
 		call.Subject = st.Process.Subject // the subject record is on the tool context (item 10)
@@ -289,6 +290,17 @@ func (rt *Runtime) fault(ctx context.Context, seg *segment, err error, res Resul
 		return res
 	}
 	rt.log.Error("run failed", "run", seg.run.UUID, "err", err)
+	switch {
+	case errors.Is(err, content.ErrUnreachable):
+		seg.fail(ctx, run.ReasonNotRetryable, "write_target_unreachable", content.ErrUnreachable.Error())
+		return res
+	case errors.Is(err, content.ErrRefused):
+		seg.fail(ctx, run.ReasonNotRetryable, "write_refused", content.ErrRefused.Error())
+		return res
+	case errors.Is(err, content.ErrStateUnknown):
+		seg.fail(ctx, run.ReasonNotRetryable, "write_state_unknown", content.ErrStateUnknown.Error()+"; a retry writes it at most once")
+		return res
+	}
 	seg.fail(ctx, run.ReasonNotRetryable, "internal", "internal error")
 	return res
 }

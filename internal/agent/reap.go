@@ -33,9 +33,9 @@ type ResumeRescuer interface {
 
 // Reap handles runs whose lease expired: a run caught inside a
 // non-idempotent write (its fence is set), a run that cannot be rebuilt from
-// a stored request (an interactive start or a resume) and a run whose requeue
-// budget is spent are dead-lettered (failed); any other is requeued with a new
-// job. The expiry is re-checked in each UPDATE, so a renewal in between wins.
+// a stored request or a decision (an interactive start) and a run whose
+// requeue budget is spent are dead-lettered (failed); any other — a decided
+// turn among them — is requeued with a new job (deadLetter). The expiry is re-checked in each UPDATE, so a renewal in between wins.
 // Then it gives a new job to each queued run whose job is lost, and hands
 // each decision whose resume job a worker took more than a lease ago and
 // left unfinished back to the workers (rescueResumes).
@@ -160,14 +160,24 @@ func (rt *Runtime) strandedRuns(ctx context.Context, limit int) ([]string, error
 	return ids[:min(len(ids), limit)], nil
 }
 
+// deadLetter says why a run whose lease expired cannot be requeued, or ""
+// when it can: a run caught inside a non-idempotent write (its fence), a
+// run that is neither a decided turn (its suspended state is kept while it
+// runs after the decision: it continues from there, continueDecided) nor a
+// worker's run with a stored request, and one whose requeue budget is
+// spent. A decided turn fenced on a write other than a content write (which
+// commits with its record) is not continued either: it would run the call
+// again without an approval.
 func deadLetter(r run.Run, maxRequeues int) (run.Reason, string) {
 	var fence struct {
 		Effect tool.Effect `json:"effect"`
 	}
-	if len(r.PendingEffect) > 0 && json.Unmarshal(r.PendingEffect, &fence) == nil && fence.Effect == tool.EffectNonIdempotentWrite {
+	fenced := len(r.PendingEffect) > 0 && json.Unmarshal(r.PendingEffect, &fence) == nil
+	decided := len(r.Suspended) > 0
+	if fenced && (fence.Effect == tool.EffectNonIdempotentWrite || decided && fence.Effect != tool.EffectWrite) {
 		return run.ReasonNotRetryable, "dead_letter_fenced_write"
 	}
-	if len(r.Request) == 0 || !strings.HasPrefix(r.LeaseOwner, "worker:") {
+	if !decided && (len(r.Request) == 0 || !strings.HasPrefix(r.LeaseOwner, "worker:")) {
 		return run.ReasonNotRetryable, "dead_letter_not_rehydratable"
 	}
 	if r.RequeueCount >= maxRequeues {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,7 +54,9 @@ type Config struct {
 	MaxRequeues int // retryable provider failures a queued run may requeue for
 	// Backoff is the delay before the n-th requeue (1-based); default 2^n s with jitter.
 	Backoff func(n int) time.Duration
-	// Identity names this process in lease owners (default host:pid).
+	// Identity names this runtime in lease owners (default host:pid.tag,
+	// the tag random per runtime, so that Release never takes the runs of
+	// an earlier process that had the same pid).
 	Identity string
 	// Stream asks providers for streamed replies.
 	Stream bool
@@ -111,6 +114,12 @@ type Runtime struct {
 	preparer  Preparer // may be nil
 	// resumes are this process's requests waiting for their resume jobs.
 	resumes resumeWaits
+	// halted ends when Halt is called: the segments this runtime drives
+	// stop at their next wait (detach).
+	halted context.Context
+	halt   context.CancelFunc
+	// calls are the model calls under way in this process, by run (Draft).
+	calls sync.Map
 }
 
 // Deps are the dependencies every runtime needs, all required.
@@ -151,7 +160,7 @@ func New(d Deps, cfg *Config) (*Runtime, error) {
 	}
 	if c.Identity == "" {
 		host, _ := os.Hostname()
-		c.Identity = fmt.Sprintf("%s:%d", cmp.Or(host, "waymark"), os.Getpid())
+		c.Identity = fmt.Sprintf("%s:%d.%s", cmp.Or(host, "waymark"), os.Getpid(), uuid.NewString()[:4])
 	}
 	if c.Lease < time.Second {
 		return nil, fmt.Errorf("agent.New: Lease %v is shorter than a second", c.Lease)
@@ -165,8 +174,10 @@ func New(d Deps, cfg *Config) (*Runtime, error) {
 	if c.Heartbeat <= 0 || c.Heartbeat >= c.Lease {
 		return nil, fmt.Errorf("agent.New: Heartbeat %v must be positive and shorter than Lease %v", c.Heartbeat, c.Lease)
 	}
+	halted, halt := context.WithCancel(context.Background())
 	return &Runtime{db: db, runs: runs, configs: configs, tools: tools, providers: providers,
-		queue: c.Queue, clk: c.Clock, log: c.Logger, cfg: c, skills: c.Skills, preparer: c.Preparer}, nil
+		queue: c.Queue, clk: c.Clock, log: c.Logger, cfg: c, skills: c.Skills, preparer: c.Preparer,
+		halted: halted, halt: halt}, nil
 }
 
 // Lease is how long a segment holds a run between renewals.
@@ -240,7 +251,8 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 	r := run.Run{UUID: uuid.NewString(), Configuration: req.Configuration, Initiator: actor, Status: run.StatusRunning,
 		LeaseOwner: owner, LeaseExpiresAt: rt.clk.Now().Add(rt.cfg.Lease), AllowedTools: req.AllowedTools, Request: body}
 	seg := rt.newSegment(r, owner, cfg, false)
-	ctx = context.WithoutCancel(ctx) // a started run is settled even when the caller goes away
+	ctx, release := rt.detach(ctx) // a started run is settled even when the caller goes away
+	defer release()
 	first, err := requestFlush(r.UUID, req, seg.privacy)
 	if err != nil {
 		return Result{}, err
@@ -424,6 +436,12 @@ func (rt *Runtime) RunQueued(ctx context.Context, id string) error {
 	seg := rt.newSegment(r, owner, cfg, true)
 	if cerr != nil && !errors.Is(cerr, llmconfig.ErrNotFound) {
 		return cerr
+	}
+	if len(r.Suspended) > 0 {
+		// A decided turn whose worker died (requeued by the reaper): it goes
+		// on from its decision, not from its request (continue.go).
+		_, err := rt.continueDecided(ctx, seg)
+		return err
 	}
 	// The actor is checked as stored now, at pickup, not as it was at enqueue.
 	ok, err := rt.configs.ActorMayUse(ctx, r.Initiator, r.Configuration)

@@ -38,6 +38,9 @@ type pendingCall struct {
 	// denied: the acting user may not perform this write (tool.ErrWriteDenied);
 	// it is answered to the model, never shown on a card.
 	denied bool
+	// unoffered: the turn does not offer the call's tool (any more); it is
+	// answered "unknown tool", never executed.
+	unoffered bool
 }
 
 // inputPause is a question waiting for the user's answer.
@@ -140,7 +143,9 @@ func (rt *Runtime) pendingCalls(ctx context.Context, seg *segment, st *state, ca
 		if !json.Valid(p.Args) {
 			p.Args = json.RawMessage(`{}`)
 		}
-		if d, ok := rt.tools.Def(c.Name); ok && st.offers(c.Name) {
+		d, ok := rt.tools.Def(c.Name)
+		p.unoffered = !ok || !st.offers(c.Name)
+		if !p.unoffered {
 			p.Effect = d.Effect
 			p.DeclaresWrite = d.Effect.Writes()
 			if p.DeclaresWrite {

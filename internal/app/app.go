@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -21,6 +21,7 @@ import (
 	"waymark/internal/access"
 	"waymark/internal/agent"
 	"waymark/internal/auth"
+	"waymark/internal/buildinfo"
 	"waymark/internal/catalog"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
@@ -28,9 +29,11 @@ import (
 	"waymark/internal/fixture"
 	"waymark/internal/httpapi"
 	"waymark/internal/llm"
+	"waymark/internal/llm/demo"
 	"waymark/internal/llm/openai"
 	"waymark/internal/llm/providers"
 	"waymark/internal/llmconfig"
+	"waymark/internal/mcp"
 	"waymark/internal/openpoint"
 	"waymark/internal/process"
 	"waymark/internal/queue"
@@ -40,6 +43,8 @@ import (
 	"waymark/internal/skill"
 	"waymark/internal/store"
 	"waymark/internal/tool"
+	"waymark/internal/typo3"
+	"waymark/internal/typo3/live"
 	"waymark/internal/web"
 )
 
@@ -52,17 +57,21 @@ var (
 
 // Config tunes the application; zero values take the defaults.
 type Config struct {
-	// Key is the 32-byte secret key; nil loads it with secret.LoadKey from
-	// DataDir and WAYMARK_SECRET_KEY.
-	Key     []byte
-	DataDir string
-	Workers int // in-process queue workers (runs and chat jobs); 0: insert-only
+	// Key is the 32-byte secret key; nil loads it with secret.Load from
+	// SecretKey (the value of WAYMARK_SECRET_KEY, which cmd/waymark reads)
+	// or else the key file in DataDir.
+	Key       []byte
+	SecretKey string
+	DataDir   string
+	Workers   int // in-process queue workers (runs and chat jobs); 0: insert-only
 	// ChatWorkers overrides how many chat jobs (turns, decisions) this
 	// process works at once; 0 takes Workers.
 	ChatWorkers int
 	Logger      *slog.Logger
 	Clock       clock.Clock
-	Version     string
+	// Version is the version set at build time (main.version); "" or "dev"
+	// takes the module version of the binary (buildinfo.Read).
+	Version string
 	// Provider carries the client settings of openai providers (timeouts, retries, backoff).
 	Provider openai.Config
 	// Lease is the runtime's lease (default agent.DefaultLease; --lease).
@@ -74,6 +83,9 @@ type Config struct {
 	// is generated. A reply is used once it is complete either way, so off
 	// (the default) spares decoding it chunk by chunk.
 	ModelStream bool
+	// DemoPace is the pause between the words of the offline demo model's
+	// replies (--demo-pace; 0: at once).
+	DemoPace time.Duration
 	// PollInterval overrides how often idle workers look for jobs.
 	PollInterval time.Duration
 	// ResumeWait bounds how long a decision's request waits for the worker
@@ -84,11 +96,17 @@ type Config struct {
 	MaxOpenRuns int
 	// SecureCookies marks the session cookie Secure (--secure-cookies).
 	SecureCookies bool
+	// MCPOrigins are the origins besides the server's own whose web pages
+	// may call /mcp (the --public-url's, when set).
+	MCPOrigins []string
 	// SkillsRoot is the folder directory skill sources must lie in
 	// (--skills-root); "" refuses directory sources.
 	SkillsRoot string
 	// MetricsToken, when set, is the bearer token GET /metrics requires.
 	MetricsToken string
+	// TrustedProxies are the reverse proxies whose forwarded headers name
+	// the client (--trusted-proxies; httpapi.Config.TrustedProxies).
+	TrustedProxies []netip.Prefix
 	// Tracer, when set, traces HTTP requests, queue jobs, model calls and
 	// tool calls (issue 15 item 4; tracing.FromEnv); nil is tracing off.
 	Tracer trace.Tracer
@@ -100,6 +118,17 @@ type Config struct {
 	// BeforeClaim, for tests, is chat.Deps.BeforeClaim: it runs in a
 	// conversation request right before its claim.
 	BeforeClaim func(op string)
+	// TYPO3, when set, is the TYPO3 installation Waymark runs beside
+	// (--typo3, --typo3-sites): its pages, content, languages, users, groups,
+	// rights and passwords are read live from it instead of Waymark's own
+	// tables; nil runs on the built-in source and directory.
+	TYPO3 *live.TYPO3
+	// TYPO3Writer, for tests, replaces the writer into TYPO3 that TYPO3
+	// gives (live.TYPO3.Writer, the same connection), e.g. one reaching the
+	// database through a proxy or with a test hook. It needs TYPO3. With
+	// TYPO3 set, approved changes are written into the TYPO3 rows
+	// (typo3.RecordWriter); without, into Waymark's own (content.Writer).
+	TYPO3Writer *typo3.Writer
 }
 
 // App is the wired application.
@@ -114,6 +143,7 @@ type App struct {
 	Skills  *skill.Store
 	Chat    *chat.Service
 	Server  *httpapi.Server
+	MCP     *mcp.Server // the MCP tools: /mcp of Server, and `waymark mcp` over stdio
 	log     *slog.Logger
 
 	skillsRoot string // Config.SkillsRoot, for imports
@@ -131,8 +161,9 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	clk := cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
 	key, source := cfg.Key, "the configuration"
+	firstSealed := func(ctx context.Context) (string, bool, error) { return llmconfig.FirstSealedKey(ctx, db) }
 	if key == nil {
-		k, err := secret.Load(cfg.DataDir, os.Getenv(secret.EnvKey))
+		k, err := loadKey(ctx, db, cfg.DataDir, cfg.SecretKey, firstSealed)
 		if err != nil {
 			return nil, err
 		}
@@ -145,13 +176,29 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	firstSealed := func(ctx context.Context) (string, bool, error) { return llmconfig.FirstSealedKey(ctx, db) }
 	if err := secret.CheckKey(ctx, db, box, source, firstSealed); err != nil {
 		return nil, err
 	}
+	if cfg.TYPO3Writer != nil && cfg.TYPO3 == nil {
+		return nil, errors.New("app.New: TYPO3Writer needs TYPO3: approved changes are written into TYPO3 only beside it")
+	}
+	if cfg.TYPO3 != nil {
+		cfg.TYPO3.Attach(db)
+		if cfg.TYPO3Writer == nil {
+			w, err := cfg.TYPO3.Writer(clk.Now)
+			if err != nil {
+				return nil, err
+			}
+			cfg.TYPO3Writer = w
+		}
+	}
 	checker := access.NewChecker(db)
 	reg := tool.NewRegistry(db, cfg.Tracer)
-	if err := tool.RegisterBuiltins(reg, db, content.NewWriter(db, checker, clk), checker); err != nil {
+	var writer content.RecordWriter = content.NewWriter(db, checker, clk)
+	if cfg.TYPO3Writer != nil {
+		writer = &typo3.RecordWriter{TYPO3: cfg.TYPO3Writer, Local: content.NewWriter(db, checker, clk), DB: db}
+	}
+	if err := tool.RegisterBuiltins(reg, db, writer, checker); err != nil {
 		return nil, err
 	}
 	if err := reg.Register(tool.NewFuncTool(agent.LoadSkillDef(), func(context.Context, tool.Call) (tool.Result, error) {
@@ -187,7 +234,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	// worker starts (StartWorkers runs after New).
 	var conversations *chat.Service
 	rt, err := agent.New(agent.Deps{DB: db, Runs: runs, Configs: configs, Tools: reg,
-		Providers: tracedProviders(providers.New(configs, cfg.Provider), cfg.Tracer)},
+		Providers: tracedProviders(providers.NewWithDemo(configs, cfg.Provider, demo.Model{Pace: cfg.DemoPace}), cfg.Tracer)},
 		&agent.Config{Clock: clk, Logger: log, Stream: cfg.ModelStream, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
 			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q, ResumeWait: cfg.ResumeWait,
 			Preparer: process.NewPreparer(db, runs, skills, checker),
@@ -230,10 +277,14 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 			}
 			return out
 		}})
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: cfg.Version, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
+	build := buildinfo.Read(cfg.Version)
+	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: build.Version, Commit: build.Commit, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, TrustedProxies: cfg.TrustedProxies, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.TYPO3 != nil {
+		srv.Auth().UseDirectory(cfg.TYPO3)
 	}
 	ui, err := web.New(web.Deps{API: srv, Chat: conversations, OpenPoints: points, Runtime: rt, Site: pages,
 		Catalogue: catalogue, DB: db, Configs: configs, Ender: ender, Skills: skills}, &web.Config{Logger: log})
@@ -241,6 +292,13 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	ui.Register()
+	// MCP clients reach the same services at /mcp (Streamable HTTP).
+	tools := mcp.New(mcp.Deps{DB: db, Chat: conversations, OpenPoints: points, Site: pages, Catalogue: catalogue, Configs: configs,
+		Skills: skills}, &mcp.Config{Logger: log, Version: build.Version})
+	mcpHandler := tools.Handler(srv, cfg.MCPOrigins)
+	for _, m := range []string{"GET", "POST", "DELETE"} {
+		srv.Mount(m+" /mcp", mcpHandler)
+	}
 	if err := srv.Registry().Register(newRunMetrics(db, runs, q)); err != nil {
 		return nil, err
 	}
@@ -260,10 +318,12 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err := srv.Registry().Register(refusals); err != nil {
 		return nil, err
 	}
-	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, log: log, skillsRoot: cfg.SkillsRoot, hashCost: cfg.HashCost}, nil
+	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, MCP: tools, log: log, skillsRoot: cfg.SkillsRoot, hashCost: cfg.HashCost}, nil
 }
 
-// Close waits for the chat's running turns and decisions.
+// Close waits for the chat's running turns and decisions (of a chat
+// without a queue; with one, they are queue jobs, which Run's stop waits
+// for first).
 func (a *App) Close() { a.Chat.Close() }
 
 // Handler is the HTTP API.
@@ -296,16 +356,16 @@ func tracedProviders(providers agent.ProviderFunc, t trace.Tracer) agent.Provide
 
 func reapEvery(lease time.Duration) time.Duration { return max(lease/4, time.Second) }
 
-// StartWorkers starts the queue workers until ctx ends; stop waits for
-// running jobs to finish. The reaper runs as the queue's periodic job, on
-// the elected leader of the processes sharing the database.
-func (a *App) StartWorkers(ctx context.Context) (stop func(), err error) {
-	if err := a.Queue.Start(ctx, queue.Handlers{Runs: a.Runtime, Chat: a.Chat, Resume: a.Runtime, Reap: a.Runtime.ReapJob}); err != nil {
-		return nil, fmt.Errorf("start workers: %w", err)
+// reap is one pass of the installation's reaper: the runtime's (runs whose
+// lease lapsed, lost jobs), then the chat's (conversations whose turn or
+// answer was lost, settled without waiting for someone to read them).
+func (a *App) reap(ctx context.Context) error {
+	err := a.Runtime.ReapJob(ctx)
+	n, cerr := a.Chat.Reap(ctx)
+	if cerr != nil {
+		a.log.Error("reaper: chat", "err", cerr)
+	} else if n > 0 {
+		a.log.Info("reaper: chat", "settled", n)
 	}
-	return func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-		defer cancel()
-		_ = a.Queue.Stop(sctx)
-	}, nil
+	return errors.Join(err, cerr)
 }

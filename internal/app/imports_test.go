@@ -17,6 +17,7 @@ import (
 var testPackages = []string{
 	"waymark/internal/store/storetest", // storetest.Each: every test on SQLite and PostgreSQL
 	"waymark/internal/waymarktest",     // the scenario tests' application, server and typed client
+	"waymark/internal/typo3/typo3test", // a TYPO3 database of each test's own on MariaDB and PostgreSQL
 }
 
 // TestNoProductionPackageLinksTesting checks issue 16 item 5 ("production

@@ -43,7 +43,26 @@ type Authenticator struct {
 
 	throttle *throttle     // failed logins per username and client
 	checks   chan struct{} // one slot per password check running
+
+	dir PasswordDirectory // nil: passwords are Waymark's own (be_users.password_hash)
 }
+
+// PasswordDirectory checks the passwords of users kept outside Waymark's
+// store — TYPO3's backend users, with the hash TYPO3 stores (package
+// typo3/live). It is the login half of the user directory seam; the rights
+// are access.Directory's.
+type PasswordDirectory interface {
+	// CheckLogin returns the uid of the user username and password prove,
+	// whose row in Waymark's be_users (which sessions and tokens name)
+	// exists when it returns. Every failure of the credentials — unknown,
+	// deleted, disabled or expired user, wrong password — is
+	// ErrUnauthenticated; other errors are failures of a database.
+	CheckLogin(ctx context.Context, username, password string) (int64, error)
+}
+
+// UseDirectory makes password logins check d instead of Waymark's own
+// password hashes. Tokens and sessions stay Waymark's.
+func (a *Authenticator) UseDirectory(d PasswordDirectory) { a.dir = d }
 
 // Verified tokens are kept for one settings generation: every change of
 // api_tokens must move it (checked by store.MissingGenerationTriggers).

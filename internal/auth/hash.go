@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"waymark/internal/fault"
 )
 
 // DefaultCost is the bcrypt work factor of new password and token hashes in
@@ -40,6 +42,14 @@ func costOr(cost int) (int, error) {
 	return cost, nil
 }
 
+// MaxPasswordBytes is the longest password accepted: bcrypt reads only the
+// first 72 bytes, so a longer one would match on its prefix.
+const MaxPasswordBytes = 72
+
+// ErrPasswordTooLong answers a login with a password longer than
+// MaxPasswordBytes; no password that long is ever set.
+var ErrPasswordTooLong = fault.New(fault.Invalid, "password_too_long", "passwords are at most 72 bytes long")
+
 // HashPassword returns the bcrypt hash of a password at work factor cost (0:
 // DefaultCost). A check reads the cost from the stored hash, so a hash of any
 // cost verifies.
@@ -47,7 +57,7 @@ func HashPassword(password string, cost int) (string, error) {
 	if password == "" {
 		return "", errors.New("empty password")
 	}
-	if len(password) > 72 {
+	if len(password) > MaxPasswordBytes {
 		return "", errors.New("password longer than 72 bytes")
 	}
 	c, err := costOr(cost)

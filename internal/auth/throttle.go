@@ -8,10 +8,19 @@ import (
 	"time"
 )
 
-// Limits bound password logins (issue 12 item 8). Zero fields take the
-// defaults of DefaultLimits.
+// Limits bound password logins. Zero fields take the defaults of
+// DefaultLimits.
+//
+// A username that failed PerUsername times within the window is refused
+// to every client that failed it in that window — but not to a client
+// that has not: so a flood of wrong passwords from one address, or from a
+// few, cannot lock the user out of their own address, while each address
+// still gets at most PerUsername tries at a username per window (and, once
+// the username is over its limit, one). A client address that failed
+// PerClient times is refused whatever the username. A refused try checks
+// no password, whatever it is.
 type Limits struct {
-	PerUsername int           // failed logins of one username per Window (default 5)
+	PerUsername int           // failed logins of one username per Window before clients that failed it are refused (default 5)
 	PerClient   int           // failed logins from one client address per Window (default 20)
 	Window      time.Duration // default one minute
 	// MaxChecks bounds the bcrypt comparisons running at once, so that a
@@ -53,7 +62,7 @@ type throttle struct {
 	limits Limits
 
 	mu   sync.Mutex         // guards wins
-	wins map[string]*window // by key: "u:" + username or "c:" + client address
+	wins map[string]*window // by key: userKey, clientKey or pairKey
 }
 
 type window struct {
@@ -81,17 +90,32 @@ func newThrottle(l Limits) *throttle {
 func userKey(username string) string { return "u:" + strings.ToLower(username) }
 func clientKey(client string) string { return "c:" + client }
 
-// attempt admits a login try of username from client: when either has
-// reached its limit in its current window it returns how long to wait and
-// counts nothing; otherwise it counts the try as a failure of both up front
-// (so that concurrent tries cannot pass the limit together) and returns 0.
-// A try that succeeds is taken back with succeeded.
+// pairKey counts the failures of username from client; "" (an unknown
+// client) is one client like any other.
+func pairKey(username, client string) string {
+	return "p:" + client + "\x00" + strings.ToLower(username)
+}
+
+// attempt admits a login try of username from client (Limits says when
+// it is refused): when refused it returns how long to wait and counts
+// nothing; otherwise it counts the try as a failure of the username, the
+// client and the pair up front (so that concurrent tries cannot pass a
+// limit together) and returns 0. A try that succeeds is taken back with
+// succeeded.
 func (t *throttle) attempt(now time.Time, username, client string) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	wait := t.waitLocked(now, userKey(username), t.limits.PerUsername)
+	keys := []string{userKey(username), pairKey(username, client)}
+	var wait time.Duration
+	if user := t.waitLocked(now, keys[0], t.limits.PerUsername); user > 0 {
+		// Over its limit, the username is refused only to a client that failed it.
+		if pair := t.waitLocked(now, keys[1], 1); pair > 0 {
+			wait = min(user, pair)
+		}
+	}
 	if client != "" {
-		wait = max(wait, t.waitLocked(now, clientKey(client), t.limits.PerClient))
+		keys = append(keys, clientKey(client))
+		wait = max(wait, t.waitLocked(now, keys[2], t.limits.PerClient))
 	}
 	if wait > 0 {
 		return wait
@@ -103,9 +127,8 @@ func (t *throttle) attempt(now time.Time, username, client string) time.Duration
 			}
 		}
 	}
-	t.countLocked(now, userKey(username), 1)
-	if client != "" {
-		t.countLocked(now, clientKey(client), 1)
+	for _, k := range keys {
+		t.countLocked(now, k, 1)
 	}
 	return 0
 }
@@ -115,6 +138,7 @@ func (t *throttle) succeeded(now time.Time, username, client string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.countLocked(now, userKey(username), -1)
+	t.countLocked(now, pairKey(username, client), -1)
 	if client != "" {
 		t.countLocked(now, clientKey(client), -1)
 	}

@@ -13,7 +13,8 @@ import (
 // Config tunes a run.
 type Config struct {
 	// DB is the database (sqlite:PATH or postgres://…); "" is a new
-	// temporary SQLite file.
+	// temporary SQLite file. It must be empty or made by an earlier bench
+	// (claim): any other is refused with *NotBenchDBError, unchanged.
 	DB string
 	// WorkerProcesses is how many `waymark worker` processes run the queue;
 	// 0 runs the workers inside the server. On SQLite at most 1.
@@ -22,9 +23,9 @@ type Config struct {
 	Conversations int
 	// Duration is how long new tours are started (positive).
 	Duration time.Duration
-	// DataDir holds the secret key (secret.LoadKey, WAYMARK_SECRET_KEY
-	// first) for the server, the workers and the import; "" is the run's
-	// temporary folder, right for a temporary database only.
+	// DataDir, if set, holds the secret key file (secret.key) of DB; by
+	// default the run's key is a new one, kept in the database the bench
+	// makes (markerTable) for a later run to reuse.
 	DataDir string
 	// Exe is the waymark binary the children run (default: this executable);
 	// Env is added to their environment.
@@ -36,6 +37,17 @@ type Config struct {
 	Log        *slog.Logger
 	// Lease is the server's and the workers' --lease (0: their default).
 	Lease time.Duration
+	// APIProcesses is how many `waymark serve` processes take the API
+	// (0: one). With more, Cluster.URL is a balancer in front of them that
+	// skips a server while it restarts (the rolling-restart proof).
+	APIProcesses int
+	// ShutdownTimeout is the children's --shutdown-timeout (0: their default).
+	ShutdownTimeout time.Duration
+	// TYPO3, if set, is the DSN of an empty TYPO3 database: the bench
+	// creates its site there as TYPO3 rows and runs the server and workers
+	// beside it (--typo3); TYPO3Sites is where it writes the site
+	// configuration (an empty or new folder; default a temporary one).
+	TYPO3, TYPO3Sites string
 }
 
 // Figure is one measured value, printed as "name: value unit".
@@ -69,6 +81,12 @@ func (c *Config) validate() error {
 		return ConfigError("--duration must be positive")
 	case c.WorkerProcesses < 0:
 		return ConfigError("--worker-processes must be 0 or more")
+	case c.APIProcesses < 0:
+		return ConfigError("APIProcesses must be 0 or more")
+	case c.TYPO3 != "" && c.DB != "":
+		return ConfigError("--typo3: Waymark's own database is a new temporary SQLite file beside TYPO3; leave out --db")
+	case c.TYPO3 == "" && c.TYPO3Sites != "":
+		return ConfigError("--typo3-sites needs --typo3")
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,43 +63,52 @@ func (b *lockedBuffer) lines(subs ...string) []string {
 	return out
 }
 
-var urlRe = regexp.MustCompile(`http://[^\s)]+`)
+// readyRecord is the log record serve and worker write once they run:
+// "waymark serving" with the server's base URL, "waymark worker running".
+type readyRecord struct {
+	Msg string `json:"msg"`
+	URL string `json:"url"`
+}
 
-// startChild starts `exe args…` and waits until it printed its first line
-// on stdout (the server names its URL there, a worker that it runs).
+// startChild starts `exe args…` and waits until it logged that it runs
+// (readyRecord).
 func startChild(ctx context.Context, exe string, env []string, args ...string) (*child, error) {
 	c := &child{name: args[0], out: &lockedBuffer{}, done: make(chan struct{})}
 	c.cmd = exec.Command(exe, args...)
 	c.cmd.Env = env
-	c.cmd.Stderr = c.out
-	stdout, err := c.cmd.StdoutPipe()
+	c.cmd.Stdout = c.out
+	stderr, err := c.cmd.StderrPipe()
 	if err != nil {
 		return nil, err
 	}
 	if err := c.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", c.name, err)
 	}
-	first := make(chan string, 1)
+	ready := make(chan readyRecord, 1)
 	go func() {
-		sc := bufio.NewScanner(stdout)
-		for n := 0; sc.Scan(); n++ {
-			if n == 0 {
-				first <- sc.Text()
-			}
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sent := false
+		for sc.Scan() {
 			fmt.Fprintln(c.out, sc.Text())
+			var r readyRecord
+			if !sent && json.Unmarshal(sc.Bytes(), &r) == nil && (r.Msg == "waymark serving" || r.Msg == "waymark worker running") {
+				ready <- r
+				sent = true
+			}
 		}
-		_, _ = io.Copy(io.Discard, stdout)
+		_, _ = io.Copy(io.Discard, stderr)
 		c.err = c.cmd.Wait()
 		close(c.done)
 	}()
 	timer := time.NewTimer(2 * time.Minute)
 	defer timer.Stop()
 	select {
-	case line := <-first:
+	case r := <-ready:
 		if c.name == "serve" {
-			if c.url = urlRe.FindString(line); c.url == "" {
+			if c.url = r.URL; c.url == "" {
 				c.stop()
-				return nil, fmt.Errorf("serve printed no URL: %q", line)
+				return nil, fmt.Errorf("serve logged no URL: %s", c.out)
 			}
 		}
 		return c, nil
@@ -129,6 +137,26 @@ func (c *child) stop() {
 		_ = c.cmd.Process.Kill()
 		<-c.done
 	}
+}
+
+// terminate ends the child with SIGTERM and waits until it exited: an
+// error when it did not within limit (it is then killed) or exited with a
+// failure.
+func (c *child) terminate(limit time.Duration) error {
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("SIGTERM to %s: %w", c.name, err)
+	}
+	select {
+	case <-c.done:
+	case <-time.After(limit):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+		return fmt.Errorf("%s pid %d did not exit within %v of SIGTERM", c.name, c.cmd.Process.Pid, limit)
+	}
+	if c.err != nil {
+		return fmt.Errorf("%s pid %d exited after SIGTERM: %w: %s", c.name, c.cmd.Process.Pid, c.err, c.out)
+	}
+	return nil
 }
 
 // counts are a process's store counters: commits and statements.

@@ -3,6 +3,8 @@ package bench
 import (
 	"cmp"
 	"context"
+	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +26,8 @@ import (
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/secret"
 	"waymark/internal/store"
+	"waymark/internal/typo3"
+	"waymark/internal/typo3/live"
 )
 
 // Cluster is a Waymark installation started for a run of the bench or of
@@ -39,18 +43,22 @@ type Cluster struct {
 	// Client is the HTTP client the conversations share.
 	Client *http.Client
 
-	cfg    Config
-	tmp    string
-	exe    string
-	env    []string
-	dbURL  string
-	keyDir string
-	model  *http.Server
-	server *child
+	cfg        Config
+	tmp        string
+	exe        string
+	env        []string
+	dbURL      string
+	tokens     []string // the editors' API tokens, new in every run
+	model      *http.Server
+	serveArgs  []string
+	workerArgs []string  // the workers' --typo3-sites
+	front      *balancer // in front of the servers when there are several; nil with one
+	t3         *sql.DB   // the TYPO3 database (Config.TYPO3); nil without
 
-	mu      sync.Mutex // guards workers and gone
+	mu      sync.Mutex // guards servers, workers and gone
+	servers []*child   // the API processes (Config.APIProcesses)
 	workers []*child
-	gone    []*child // workers killed and replaced, kept for LogLines
+	gone    []*child // processes stopped and replaced, kept for LogLines
 }
 
 // Start starts a cluster for cfg; Close stops it. On an error nothing is
@@ -91,33 +99,67 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	c.model = &http.Server{Handler: llmtest.Handler(reply), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = c.model.Serve(ln) }()
 
-	// The database and the fixture, from this process.
-	c.keyDir = cmp.Or(cfg.DataDir, c.tmp)
-	key, err := secret.LoadKey(c.keyDir, os.Getenv(secret.EnvKey))
-	if err != nil {
-		return nil, err
+	// The database and the fixture, from this process. A database the
+	// bench did not make is refused before anything is written to it.
+	var fileKey []byte
+	if cfg.DataDir != "" {
+		if fileKey, err = secret.LoadKey(cfg.DataDir, ""); err != nil {
+			return nil, err
+		}
+	}
+	var (
+		t3Dialect typo3.Dialect
+		t3Sites   string
+	)
+	if cfg.TYPO3 != "" {
+		if c.t3, t3Dialect, t3Sites, err = c.claimTYPO3(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if c.DB, err = store.Open(ctx, c.dbURL); err != nil {
+		return nil, err
+	}
+	key, err := claim(ctx, c.DB, fileKey)
+	if err != nil {
 		return nil, err
 	}
 	if err := c.DB.Migrate(ctx); err != nil {
 		return nil, err
 	}
-	a, err := app.New(ctx, c.DB, app.Config{Key: key, Workers: 0, Logger: log})
+	c.tokens = newTokens(cfg.Conversations)
+	text := site(c.tokens, "http://"+ln.Addr().String()+"/v1", randomHex(16))
+	var inst *live.TYPO3
+	if c.t3 != nil { // the TYPO3 rows first: the fixture's approvals are checked against them
+		if inst, err = c.createTYPO3(ctx, t3Dialect, t3Sites, []byte(text)); err != nil {
+			return nil, err
+		}
+	}
+	a, err := app.New(ctx, c.DB, app.Config{Key: key, Workers: 0, Logger: log, TYPO3: inst})
 	if err != nil {
 		return nil, err
 	}
 	opts := a.FixtureOptions()
 	opts.HashCost = auth.MinCost // the editors' tokens are the run's own; their checks are not what it measures
-	text := site(cfg.Conversations, "http://"+ln.Addr().String()+"/v1")
-	_, err = fixture.Import(ctx, c.DB, []byte(text), "bench.yaml", opts)
+	if inst != nil {
+		err = c.importWaymarkPart(ctx, []byte(text), opts)
+	} else {
+		_, err = fixture.Import(ctx, c.DB, []byte(text), "bench.yaml", opts)
+	}
 	a.Close()
 	if err != nil {
 		return nil, fmt.Errorf("bench fixture: %w", err)
 	}
 
-	// The server and the workers, as children of the same binary.
-	c.env = append(os.Environ(), cfg.Env...)
+	// The server and the workers, as children of the same binary, set up by
+	// their command line and the run's key alone: the installation's WAYMARK_
+	// variables (its WAYMARK_DB above all) stay out of their environment.
+	c.env = append(childEnv(os.Environ()), secret.EnvKey+"="+hex.EncodeToString(key))
+	c.env = append(c.env, cfg.Env...)
+	var t3Args []string
+	if c.t3 != nil { // the DSN carries a password: in the environment, not on the command line
+		c.env = append(c.env, "WAYMARK_TYPO3="+cfg.TYPO3)
+		t3Args = []string{"--typo3-sites", t3Sites}
+	}
 	inProcess := 2
 	if cfg.WorkerProcesses > 0 {
 		inProcess = 0
@@ -125,14 +167,30 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	// Every editor connects from this one address: the server's bound per
 	// client address (64 by default) would refuse all beyond it with 429.
 	args := []string{"serve", "--db", c.dbURL, "--addr", "127.0.0.1:0", "--workers", strconv.Itoa(inProcess),
-		"--data-dir", c.keyDir, "--max-client-conns", strconv.Itoa(2*cfg.Conversations + 16)}
+		"--max-client-conns", strconv.Itoa(2*cfg.Conversations + 16)}
 	if cfg.CPUProfile != "" {
 		args = append(args, "--cpuprofile", cfg.CPUProfile)
 	}
-	if c.server, err = startChild(ctx, c.exe, c.env, append(args, c.leaseArgs()...)...); err != nil {
-		return nil, err
+	c.serveArgs = append(append(args, t3Args...), c.leaseArgs()...)
+	c.workerArgs = t3Args
+	var urls []string
+	for range max(cfg.APIProcesses, 1) {
+		s, err := startChild(ctx, c.exe, c.env, c.serveArgs...)
+		if s != nil {
+			c.servers = append(c.servers, s)
+		}
+		if err != nil {
+			return nil, err
+		}
+		urls = append(urls, s.url)
 	}
-	c.URL = c.server.url
+	c.URL = urls[0]
+	if len(urls) > 1 {
+		if c.front, err = newBalancer(urls); err != nil {
+			return nil, fmt.Errorf("balancer: %w", err)
+		}
+		c.URL = c.front.url
+	}
 	for i := range cfg.WorkerProcesses {
 		w, err := c.startWorker(ctx, i)
 		if err != nil {
@@ -145,10 +203,14 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 }
 
 func (c *Cluster) leaseArgs() []string {
-	if c.cfg.Lease == 0 {
-		return nil
+	var args []string
+	if c.cfg.Lease != 0 {
+		args = append(args, "--lease", c.cfg.Lease.String())
 	}
-	return []string{"--lease", c.cfg.Lease.String()}
+	if c.cfg.ShutdownTimeout != 0 {
+		args = append(args, "--shutdown-timeout", c.cfg.ShutdownTimeout.String())
+	}
+	return args
 }
 
 // startWorker starts worker i. On PostgreSQL its connections carry the
@@ -161,7 +223,7 @@ func (c *Cluster) startWorker(ctx context.Context, i int) (*child, error) {
 		u.RawQuery = q.Encode()
 		db = u.String()
 	}
-	return startChild(ctx, c.exe, c.env, append([]string{"worker", "--db", db, "--data-dir", c.keyDir}, c.leaseArgs()...)...)
+	return startChild(ctx, c.exe, c.env, append(append([]string{"worker", "--db", db}, c.workerArgs...), c.leaseArgs()...)...)
 }
 
 func workerAppName(i int) string { return "waymark-bench-worker-" + strconv.Itoa(i) }
@@ -194,20 +256,29 @@ func (c *Cluster) WorkersInWrite(ctx context.Context) ([]int, error) {
 // Close stops the children and the model and removes the run's files.
 func (c *Cluster) Close() {
 	c.mu.Lock()
-	ws := c.workers
-	c.workers = nil
+	ws, ss := c.workers, c.servers
+	c.workers, c.servers = nil, nil
 	c.mu.Unlock()
 	for _, w := range ws {
 		w.stop()
 	}
-	if c.server != nil {
-		c.server.stop()
+	for _, s := range ss {
+		s.stop()
+	}
+	if c.front != nil {
+		c.front.close()
 	}
 	if c.model != nil {
 		_ = c.model.Close()
 	}
 	if c.DB != nil {
+		if c.t3 != nil {
+			live.Detach(c.DB) // the fixture's app made TYPO3 this database's source
+		}
 		_ = c.DB.Close()
+	}
+	if c.t3 != nil {
+		_ = c.t3.Close()
 	}
 	if c.tmp != "" {
 		_ = os.RemoveAll(c.tmp)
@@ -218,7 +289,7 @@ func (c *Cluster) Close() {
 // after the other until d has passed, with the answers mix picks, and waits
 // for the tours under way to end.
 func (c *Cluster) Drive(ctx context.Context, d time.Duration, mix Mix) Result {
-	return drive(ctx, c.Client, c.URL, c.cfg.Conversations, d, mix)
+	return drive(ctx, c.Client, c.URL, c.tokens, d, mix)
 }
 
 // WorkerPIDs are the process ids of the worker children, by index.
@@ -265,7 +336,7 @@ func (c *Cluster) RestartWorker(ctx context.Context, i int) error {
 // conversation or run.
 func (c *Cluster) LogLines(subs ...string) []string {
 	c.mu.Lock()
-	procs := append([]*child{c.server}, append(slices.Clone(c.gone), c.workers...)...)
+	procs := append(slices.Clone(c.servers), append(slices.Clone(c.gone), c.workers...)...)
 	c.mu.Unlock()
 	var out []string
 	for _, p := range procs {
@@ -301,21 +372,71 @@ func (c *Cluster) WorkerCounts() (counts, error) {
 	return n, nil
 }
 
-// ServerPID is the server child's process id.
-func (c *Cluster) ServerPID() int { return c.server.cmd.Process.Pid }
+// ServerPID is the (first) server child's process id.
+func (c *Cluster) ServerPID() int { return c.server(0).cmd.Process.Pid }
 
-// ServerPeakRSS is the server's peak resident set (VmHWM) in KiB.
-func (c *Cluster) ServerPeakRSS() (int64, error) { return peakRSS(c.server.cmd.Process.Pid) }
+// ServerPeakRSS is the (first) server's peak resident set (VmHWM) in KiB.
+func (c *Cluster) ServerPeakRSS() (int64, error) { return peakRSS(c.ServerPID()) }
+
+// deregistrationDelay is how long RestartServer waits between taking a
+// server out of the balancer's rotation and its SIGTERM.
+const deregistrationDelay = 500 * time.Millisecond
+
+func (c *Cluster) server(i int) *child {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.servers[i]
+}
+
+// TerminateWorker stops worker i as a deploy does — SIGTERM — and waits
+// until it exited; the error says when it did not exit by itself within
+// limit (it is then killed) or exited with a failure.
+func (c *Cluster) TerminateWorker(i int, limit time.Duration) error {
+	c.mu.Lock()
+	w := c.workers[i]
+	c.mu.Unlock()
+	return w.terminate(limit)
+}
+
+// RestartServer restarts server i as a rolling deploy does: it leaves the
+// balancer's rotation, gets SIGTERM and must exit by itself within limit
+// (the error says otherwise), and a new server takes its place.
+func (c *Cluster) RestartServer(ctx context.Context, i int, limit time.Duration) error {
+	old := c.server(i)
+	if c.front != nil {
+		c.front.set(i, "")
+		// A request the balancer sent just before may still be on its way
+		// over a kept-alive connection, which the stopping server would
+		// close unread: the deregistration delay of a deploy (Kubernetes'
+		// preStop) lets it arrive first.
+		time.Sleep(deregistrationDelay)
+	}
+	err := old.terminate(limit)
+	s, serr := startChild(ctx, c.exe, c.env, c.serveArgs...)
+	if serr != nil {
+		return errors.Join(err, serr)
+	}
+	c.mu.Lock()
+	c.gone = append(c.gone, old)
+	c.servers[i] = s
+	c.mu.Unlock()
+	if c.front != nil {
+		c.front.set(i, s.url)
+	}
+	return err
+}
 
 // LeasePID is the process id in a run's lease owner
-// ("kind:host:pid:segment"), 0 when it names none.
+// ("kind:host:pid.tag:segment", the tag naming the runtime), 0 when it
+// names none.
 func LeasePID(owner string) int {
 	parts := strings.Split(owner, ":")
 	if len(parts) < 4 {
 		return 0
 	}
-	pid, _ := strconv.Atoi(parts[len(parts)-2])
-	return pid
+	pid, _, _ := strings.Cut(parts[len(parts)-2], ".")
+	n, _ := strconv.Atoi(pid)
+	return n
 }
 
 // Release reads, as its editor, every conversation still processing — a
@@ -332,7 +453,7 @@ func (c *Cluster) Release(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, v := range convs {
-		u := &user{client: c.Client, base: c.URL, token: token(int(v.owner - firstUser))}
+		u := &user{client: c.Client, base: c.URL, token: c.tokens[v.owner-firstUser]}
 		var got conversation
 		if err := u.do(ctx, "GET", "/api/conversations/"+strconv.FormatInt(v.id, 10), nil, http.StatusOK, &got); err != nil {
 			return 0, err

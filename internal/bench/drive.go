@@ -68,9 +68,10 @@ func (m Mix) stopped() bool {
 	}
 }
 
-// drive runs n conversations, each starting tours one after the other until
+// drive runs a conversation for each editor's token, each starting tours one after the other until
 // d has passed, and waits for the tours under way to end.
-func drive(ctx context.Context, client *http.Client, base string, n int, d time.Duration, mix Mix) Result {
+func drive(ctx context.Context, client *http.Client, base string, tokens []string, d time.Duration, mix Mix) Result {
+	n := len(tokens)
 	var (
 		mu  sync.Mutex // guards res
 		res Result
@@ -84,7 +85,7 @@ func drive(ctx context.Context, client *http.Client, base string, n int, d time.
 	defer cancel()
 	for i := range n {
 		wg.Go(func() {
-			u := &user{client: client, base: base, token: token(i), page: firstPage + i, mix: mix,
+			u := &user{client: client, base: base, token: tokens[i], page: firstPage + i, mix: mix,
 				settleLimit: max(time.Minute, time.Duration(n)*200*time.Millisecond),
 				rng:         rand.New(rand.NewPCG(uint64(i), uint64(start.UnixNano())))}
 			for time.Now().Before(deadline) && ctx.Err() == nil && !mix.stopped() {

@@ -54,6 +54,10 @@ type CardCall struct {
 	Target        *tool.Target       `json:"target,omitempty"`
 	Heading       string             `json:"heading,omitempty"`
 	Preview       []tool.PreviewItem `json:"preview,omitempty"`
+	// PreviewError is why the call has no preview (its arguments are
+	// invalid, it names a field the user may not edit …), as the runs API
+	// shows it; such a card offers no apply.
+	PreviewError string `json:"previewError,omitempty"`
 
 	Labels *TargetLabels `json:"labels,omitempty"` // the reader's words for the target (views only)
 }
@@ -104,7 +108,12 @@ type row struct {
 	// whoever finds the decision's job gone settles the card from the run
 	// (settleDecided), not only the job that took it.
 	Decided *Card
-	card    string // the card column as stored: what a claim compares
+	// Answered is, likewise, the question whose answer the conversation is
+	// carrying out while processing it: whoever finds the answer's job lost
+	// before it reached the run hands the job back (rescueDecision), not the
+	// question to the editor again.
+	Answered *Question
+	card     string // the card column as stored: what a claim compares
 	// Follows: the pending run was decided elsewhere and still runs; the
 	// conversation is processing without a turn of its own and takes the
 	// run's state once it pauses or ends (reconcile).
@@ -144,16 +153,20 @@ const convColumns = `id, owner_uid, configuration_uid, page_uid, language, skill
 // setDecision sets the decision r waits for from the card column as stored
 // (raw): a question while awaiting input, else a card of the pending run.
 func (r *row) setDecision(raw string) error {
-	r.card, r.Card, r.Question, r.Decided = raw, nil, nil, nil
+	r.card, r.Card, r.Question, r.Decided, r.Answered = raw, nil, nil, nil, nil
 	switch {
 	case raw == "":
-	case r.Status == AwaitingInput:
+	case r.Status == AwaitingInput || r.Status == Processing && isQuestion(raw):
 		var q storedQuestion
 		if err := json.Unmarshal([]byte(raw), &q); err != nil {
 			return fmt.Errorf("question of conversation %d: %w", r.ID, err)
 		}
 		q.Question.Schema = q.Schema
-		r.Question = &q.Question
+		if r.Status == Processing {
+			r.Answered = &q.Question // an answered question, kept while its answer is carried out
+		} else {
+			r.Question = &q.Question
+		}
 	default:
 		var c Card
 		if err := json.Unmarshal([]byte(raw), &c); err != nil {
@@ -167,6 +180,15 @@ func (r *row) setDecision(raw string) error {
 		}
 	}
 	return nil
+}
+
+// isQuestion reports whether the card column as stored (raw) holds a
+// question: a question has the key "question", a card never has.
+func isQuestion(raw string) bool {
+	var probe struct {
+		Question *string `json:"question"`
+	}
+	return json.Unmarshal([]byte(raw), &probe) == nil && probe.Question != nil
 }
 
 func scanRow(sc interface{ Scan(...any) error }) (row, error) {
@@ -210,7 +232,8 @@ type change struct {
 	progress, highlight *json.RawMessage
 	err                 *string
 	// keepCard leaves the card column as it is: a claim of a card's
-	// decision (processing) keeps the card decided (row.Decided).
+	// decision or a question's answer (processing) keeps the card decided
+	// (row.Decided) or the question answered (row.Answered).
 	keepCard bool
 	skill    *int64
 	process  *bool
@@ -258,8 +281,8 @@ func (c change) guarded(r row, from Status) change {
 // while awaiting approval, a question while awaiting input — and nothing
 // else: every change to a status that waits for none clears it (a decided,
 // withdrawn or handed-back card leaves) — except the claim of a card's
-// decision (keepCard), which keeps the decided card until the decision
-// is settled. Every change not naming follows
+// decision or a question's answer (keepCard), which keeps the card or
+// question until the decision is carried out. Every change not naming follows
 // ends following a run.
 func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c change, now int64) (bool, error) {
 	set := "status = ?, updated_at = ?, follows_run = ?"

@@ -56,6 +56,9 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 	if approve && r.Card.ApproveBlocked != "" {
 		return ErrNotOffered
 	}
+	if approve && !r.Card.offers(answer) {
+		return ErrCannotApply // the card's call has a preview error
+	}
 	if !approve && !r.Card.offers(answer) {
 		answer = AnswerCancel // a reason the card does not offer is a plain denial
 	}
@@ -73,8 +76,10 @@ func (s *Service) claimDecision(ctx context.Context, r row, said string, j job) 
 	j.Conversation, j.At, j.From, j.Decision, j.Run = r.ID, now, r.Status, r.card, r.PendingRun
 	won, err := s.commit(ctx, j, func(tx *store.Tx) (bool, error) {
 		// A card's claim keeps the card (row.Decided): a decision the runtime
-		// accepted is settled even when the job that took it is lost.
-		won, err := casTx(ctx, tx, r.ID, []Status{r.Status}, change{status: Processing, seen: &r.card, keepCard: j.Op == opDecide}, now)
+		// accepted is settled even when the job that took it is lost. A
+		// question's claim keeps the question (row.Answered): an answer whose
+		// job is lost before it reached the run is handed to the workers again.
+		won, err := casTx(ctx, tx, r.ID, []Status{r.Status}, change{status: Processing, seen: &r.card, keepCard: true}, now)
 		if err != nil || !won {
 			return won, err
 		}
@@ -129,7 +134,7 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 	// gives the conversation the run's state (issue 15: one commit fewer per
 	// answer). They are recorded whether or not that compare-and-set wins,
 	// as when they were a transaction of their own before it.
-	s.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, res.Answer, res.Status, s.settleCard(r, card, answer, res.Calls, mayRecord))
+	s.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, res.Answer, res.Status, s.settleCard(r, card, answer, res.Calls, mayRecord, false))
 }
 
 // carryOut hands decision d on card to the runtime. An error that is not
@@ -168,7 +173,7 @@ func (s *Service) carryOut(ctx context.Context, r row, card Card, d agent.Decisi
 // process conversation with a skill and a page. A key the open points refuse
 // (openpoint.ErrInvalidKey, checked before any statement) records nothing
 // and is logged; the conversation still takes the run's state.
-func (s *Service) settleCard(r row, card Card, answer string, calls []agent.CallResult, mayRecord bool) func(ctx context.Context, tx *store.Tx) error {
+func (s *Service) settleCard(r row, card Card, answer string, calls []agent.CallResult, mayRecord, recovery bool) func(ctx context.Context, tx *store.Tx) error {
 	var target *tool.Target
 	if len(card.Calls) == 1 {
 		target = card.Calls[0].Target
@@ -181,7 +186,7 @@ func (s *Service) settleCard(r row, card Card, answer string, calls []agent.Call
 	eligible := touches && r.Process && r.Skill != 0 && r.Page != 0
 	return func(ctx context.Context, tx *store.Tx) error {
 		err := s.settleCardTx(ctx, tx, settlement{row: r, target: target, outcome: o, answer: answer, card: card,
-			calls: calls, touches: touches, eligible: eligible, mayRecord: mayRecord})
+			calls: calls, touches: touches, eligible: eligible, mayRecord: mayRecord, recovery: recovery})
 		if errors.Is(err, errSettled) {
 			return nil // recorded before: the job and a recovery both settled it
 		}
@@ -207,7 +212,12 @@ func (s *Service) settleCard(r row, card Card, answer string, calls []agent.Call
 // conversation the run's state (applyWith), or nil when there is nothing to
 // record.
 func (s *Service) settleDecided(ctx context.Context, r row, st agent.Status) (func(ctx context.Context, tx *store.Tx) error, error) {
-	card := r.Decided
+	return s.settleDecidedCard(ctx, r, r.Decided, st)
+}
+
+// settleDecidedCard is settleDecided for card, the editor's own decided
+// card or one decided elsewhere (handOver).
+func (s *Service) settleDecidedCard(ctx context.Context, r row, card *Card, st agent.Status) (func(ctx context.Context, tx *store.Tx) error, error) {
 	if card == nil || !(st.Status.Terminal() || st.Status.Waiting()) {
 		return nil, nil
 	}
@@ -254,7 +264,7 @@ func (s *Service) settleDecided(ctx context.Context, r row, st agent.Status) (fu
 	if len(calls) == 0 && len(card.Calls) > 0 {
 		calls = []agent.CallResult{{ID: card.Calls[0].ID, Tool: card.Calls[0].Tool, IsError: true}}
 	}
-	return s.settleCard(r, *card, answer, calls, mayRecord), nil
+	return s.settleCard(r, *card, answer, calls, mayRecord, true), nil
 }
 
 // answerOf is the card answer an approval event records.
@@ -285,6 +295,9 @@ type settlement struct {
 	// and keep them (a process conversation with a skill and a page);
 	// mayRecord: the continuation neither failed nor was cancelled (P.R4).
 	touches, eligible, mayRecord bool
+	// recovery: a settlement of a card whose decision's job was found lost;
+	// it records the card only while the conversation is as it read it.
+	recovery bool
 }
 
 // settleCardTx records the outcome of a decided card in tx and, when this
@@ -293,6 +306,25 @@ type settlement struct {
 func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, st settlement) error {
 	r, target, o, answer, card, calls := st.row, st.target, st.outcome, st.answer, st.card, st.calls
 	touches, eligible, mayRecord := st.touches, st.eligible, st.mayRecord
+	if st.recovery {
+		// Claim, then record: once another settlement moved the
+		// conversation on since the recovery read it (the decision's job,
+		// which recorded the card and went on with the chat), the messages
+		// it added would give this record another key and the card would
+		// count twice. The guarded no-op also holds the row (PostgreSQL)
+		// until this transaction's compare-and-set.
+		res, err := tx.Exec(ctx, "UPDATE conversations SET updated_at = updated_at WHERE id = ? AND status = ? AND updated_at = ?",
+			r.ID, string(r.Status), r.UpdatedAt.UnixMicro())
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			if err != nil {
+				return err
+			}
+			return errSettled
+		}
+	}
 	after, err := messageCount(ctx, tx, r.ID)
 	if err != nil {
 		return err

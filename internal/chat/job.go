@@ -98,8 +98,7 @@ func (s *Service) work(ctx context.Context, j job) error {
 	}
 	switch j.Op {
 	case opTurn:
-		s.turn(ctx, r, j.At)
-		return nil
+		return s.turn(ctx, r, j.At)
 	case opDecide, opSubmit:
 	default:
 		s.log.Error("chat job of unknown kind; dropped", "conversation", r.ID, "op", j.Op)

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"waymark/internal/agent"
 	"waymark/internal/run"
@@ -29,7 +31,11 @@ func (s *Service) reconcile(ctx context.Context, r row) (row, error) {
 		if err != nil || !(st.Status.Terminal() || st.Status.Waiting()) {
 			return r, nil
 		}
-		if err := s.settleRun(ctx, r, Processing, st, st.Answer, nil); err != nil {
+		record, err := s.settleDecided(ctx, r, st) // a card decided elsewhere, kept while the run went on
+		if err != nil {
+			s.log.Error("settle card decided elsewhere", "conversation", r.ID, "run", r.PendingRun, "err", err)
+		}
+		if err := s.settleRunWith(ctx, r, Processing, st, st.Answer, nil, record); err != nil {
 			return r, err
 		}
 		return getRow(ctx, s.db, r.ID)
@@ -77,11 +83,24 @@ func waitsFor(r row, st agent.Status) bool {
 func (s *Service) handOver(ctx context.Context, r row, from Status, st agent.Status) error {
 	notice := s.decidedElsewhere(ctx, r, st)
 	if st.Status.Terminal() || st.Status.Waiting() {
-		return s.settleRun(ctx, r, from, st, st.Answer, &notice)
+		// A card answered elsewhere is settled as one the editor answered
+		// (ADR-022): its outcome, and the open point a skip records or the
+		// points an applied write or Behalten closes, commit with the hand-over.
+		var record func(ctx context.Context, tx *store.Tx) error
+		if r.Card != nil {
+			var err error
+			if record, err = s.settleDecidedCard(ctx, r, r.Card, st); err != nil {
+				s.log.Error("settle card decided elsewhere", "conversation", r.ID, "run", r.PendingRun, "err", err)
+			}
+		}
+		return s.settleRunWith(ctx, r, from, st, st.Answer, &notice, record)
 	}
 	now := s.now()
+	// While the run goes on, the decided card is kept (row.Decided) so that
+	// the run's end settles it (reconcile).
+	follow := change{status: Processing, follows: true, keepCard: r.Card != nil}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := casTx(ctx, tx, r.ID, []Status{from}, change{status: Processing, follows: true}.guarded(r, from), now)
+		won, err := casTx(ctx, tx, r.ID, []Status{from}, follow.guarded(r, from), now)
 		if err != nil || !won {
 			return err
 		}
@@ -93,6 +112,9 @@ func (s *Service) handOver(ctx context.Context, r row, from Status, st agent.Sta
 const (
 	NoticeApprovedElsewhere  = "approved_elsewhere"
 	NoticeDeniedElsewhere    = "denied_elsewhere"
+	NoticeSkippedElsewhere   = "skipped_elsewhere"
+	NoticeKeptElsewhere      = "kept_elsewhere"
+	NoticeVariantElsewhere   = "variant_elsewhere"
 	NoticeAnsweredElsewhere  = "answered_elsewhere"
 	NoticeCancelledElsewhere = "cancelled_elsewhere"
 	NoticeProcessEnded       = "process_ended"
@@ -123,6 +145,19 @@ func (s *Service) decidedElsewhere(ctx context.Context, r row, st agent.Status) 
 				code = NoticeApprovedElsewhere
 			} else if ok {
 				code = NoticeDeniedElsewhere
+				switch agent.DenyReason(fmt.Sprint(p["reason"])) {
+				case agent.DenySkip:
+					code = NoticeSkippedElsewhere
+				case agent.DenyKeep:
+					code = NoticeKeptElsewhere
+				case agent.DenyVariant:
+					code = NoticeVariantElsewhere
+				}
+			}
+			// A decision someone else took says by whom: the code, "@" and
+			// the decider's uid (the reader's screen shows the name).
+			if by, ok := p["decidedBy"].(float64); ok && int64(by) != r.Owner && code != "" {
+				code += "@" + strconv.FormatInt(int64(by), 10)
 			}
 		case e.Kind == run.EventInput && p["turnDigest"] == digest && p["status"] == nil && code == "":
 			code = NoticeAnsweredElsewhere
@@ -189,6 +224,9 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		if waiting, err := s.jobWaiting(ctx, r.ID); err != nil || waiting {
 			return r, nil
 		}
+		if s.rescueDecision(ctx, r) {
+			return r, nil
+		}
 	}
 	if r.PendingRun != "" {
 		// A card whose decision the runtime accepted before the job was
@@ -211,6 +249,47 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		s.fail(ctx, r, errors.New("interrupted"))
 	}
 	return getRow(ctx, s.db, r.ID)
+}
+
+// chatRescuer is the optional ability of a Queue to hand a chat job whose
+// worker died back to the workers (queue.Queue has it).
+type chatRescuer interface {
+	RescueChatJob(ctx context.Context, conversation, at int64, heldSince time.Time) (bool, error)
+}
+
+// rescueDecision hands the job of an answered card or question whose
+// worker died before the answer reached the runtime back to the workers, and
+// reports whether it did: the answer was accepted (202), so it is carried
+// out — not offered to the editor again. The run still waiting for the
+// card's or question's turn says the answer never reached it; the job, taken
+// more than a lease ago and still running, carries the claim the
+// conversation holds.
+func (s *Service) rescueDecision(ctx context.Context, r row) bool {
+	rq, ok := s.queue.(chatRescuer)
+	if !ok || r.PendingRun == "" {
+		return false
+	}
+	var digest string
+	switch {
+	case r.Decided != nil:
+		digest = r.Decided.TurnDigest
+	case r.Answered != nil:
+		digest = r.Answered.TurnDigest
+	default:
+		return false
+	}
+	if waits, err := s.rt.WaitsFor(ctx, r.Owner, r.PendingRun, digest); err != nil || !waits {
+		return false
+	}
+	rescued, err := rq.RescueChatJob(ctx, r.ID, r.UpdatedAt.UnixMicro(), s.clk.Now().Add(-s.lease))
+	if err != nil {
+		s.log.Error("rescue answered card", "conversation", r.ID, "err", err)
+		return false
+	}
+	if rescued {
+		s.log.Info("answer whose worker died handed to the workers again", "conversation", r.ID, "run", r.PendingRun)
+	}
+	return rescued
 }
 
 // NoticeTurnRestarted stands in the transcript where a turn lost before its

@@ -29,6 +29,9 @@ type Runtime interface {
 	WaitsFor(ctx context.Context, actor int64, id, digest string) (bool, error)
 	Live(ctx context.Context, actor int64, id string) (progress, highlight map[string]any, err error)
 	CancelIfWaiting(ctx context.Context, actor int64, id string) (bool, error)
+	Cancel(ctx context.Context, actor int64, id string) (bool, error)
+	Draft(id string) string
+	CutShort(id string)
 	Events(ctx context.Context, actor int64, id string, after int64, limit int) ([]agent.Event, error)
 }
 
@@ -46,6 +49,8 @@ var _ PointKeeper = (*openpoint.Store)(nil)
 var (
 	ErrBusy      = fault.New(fault.Conflict, "busy", "busy: a turn is queued or running")
 	ErrStaleCard = fault.New(fault.Conflict, "stale_card", "the answer names a card that is no longer waiting")
+	// ErrNotRunning: Stop found no turn running (it had ended already).
+	ErrNotRunning = fault.New(fault.Conflict, "not_running", "no turn is running")
 	// ErrInvalid is wrapped with what the request named wrong.
 	ErrInvalid  = fault.Detailed(fault.Invalid, "bad_request", "invalid request")
 	ErrNoConfig = fault.New(fault.Conflict, "no_configuration", "no configuration is available to this user")
@@ -55,8 +60,15 @@ var (
 	// skill_unavailable are (409).
 	ErrFourEyes = fault.New(fault.Conflict, string(process.SecondApproverRequired), "a process cannot run on a configuration that needs a second approver")
 	// ErrNotOffered: the caller answered approve on a four-eyes card (409 second_approver).
-	ErrNotOffered  = fault.New(fault.Conflict, "second_approver", "a second person must release this change")
+	ErrNotOffered = fault.New(fault.Conflict, "second_approver", "a second person must release this change")
+	// ErrCannotApply: the caller answered apply (or approve) on a card whose
+	// call has a preview error — an invalid or refused call that cannot be
+	// applied (409 cannot_apply); the other answers still work.
+	ErrCannotApply = fault.New(fault.Conflict, "cannot_apply", "this proposal cannot be applied; answer with another choice")
 	ErrUnavailable = fault.New(fault.Conflict, string(process.SkillUnavailable), "skill not available")
+	// ErrReadOnlyPage refuses a process on a page the editor may only read:
+	// its tour could save none of its proposals (409 page_read_only).
+	ErrReadOnlyPage = fault.New(fault.Conflict, "page_read_only", "this page may only be read: a process could save nothing here")
 	// ErrConfigNotFound answers an unknown, inactive and not usable
 	// configuration alike (as the catalogue does, L8.4).
 	ErrConfigNotFound = fault.New(fault.NotFound, "configuration_not_found", "configuration not found")
@@ -212,7 +224,7 @@ func (s *Service) Start(ctx context.Context, actor, page, language, skillUID, co
 	}
 	process := false
 	if skillUID != 0 {
-		if process, err = s.skillFor(ctx, a, cfg, skillUID); err != nil {
+		if process, err = s.skillFor(ctx, a, cfg, skillUID, page); err != nil {
 			return View{}, err
 		}
 	}
@@ -248,8 +260,9 @@ func (s *Service) startConfig(ctx context.Context, a *access.Actor, uid int64) (
 // skillFor checks that the skill is in the actor's catalogue of the
 // configuration and reports whether it runs a guided process (P.X1: a skill
 // runs a process unless it is plain). A process is refused to a service
-// account and on a four-eyes configuration, as its start checks would.
-func (s *Service) skillFor(ctx context.Context, a *access.Actor, cfg llmconfig.Configuration, uid int64) (bool, error) {
+// account and on a four-eyes configuration, as its start checks would, and
+// on a page the editor may only read.
+func (s *Service) skillFor(ctx context.Context, a *access.Actor, cfg llmconfig.Configuration, uid, page int64) (bool, error) {
 	entries, err := s.skills.Catalogue(ctx, a.UID, cfg.UID)
 	if err != nil {
 		return false, ErrUnavailable
@@ -263,6 +276,16 @@ func (s *Service) skillFor(ctx context.Context, a *access.Actor, cfg llmconfig.C
 			return false, ErrServiceAccount
 		case e.Process && cfg.RequireSecondApprover:
 			return false, ErrFourEyes
+		case e.Process:
+			// A tour proposes changes: on a page the editor may only read
+			// it could save none, so it does not begin.
+			edit, err := s.checker.MayEditPages(ctx, a, []int64{page})
+			if err != nil {
+				return false, err
+			}
+			if !edit[page].Any() {
+				return false, ErrReadOnlyPage
+			}
 		}
 		return e.Process, nil
 	}

@@ -125,7 +125,7 @@ func (s *Service) SetSkill(ctx context.Context, actor, id, skillUID int64) (View
 		if err != nil {
 			return View{}, err
 		}
-		if isProcess, err = s.skillFor(ctx, a, cfg, skillUID); err != nil {
+		if isProcess, err = s.skillFor(ctx, a, cfg, skillUID, r.Page); err != nil {
 			return View{}, err
 		}
 	}

@@ -39,6 +39,7 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 		return err
 	}
 	withdrawn := false
+	waiting := r.Card // the card a message withdraws, for its trace
 	switch r.Status {
 	case Processing:
 		return ErrBusy
@@ -60,6 +61,13 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 		won, err := casTx(ctx, tx, r.ID, []Status{from}, change{status: Processing, lastRun: &r.LastRun, pendingRun: &empty}, now)
 		if err != nil || !won {
 			return won, err
+		}
+		if withdrawn && waiting != nil {
+			// The transcript keeps a trace of the proposal the message
+			// withdrew (identities only), and the next turn is told of it.
+			if err := addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: withdrawnNotice(*waiting)}, now); err != nil {
+				return false, err
+			}
 		}
 		return true, addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: text}, now)
 	})
@@ -143,11 +151,18 @@ func (s *Service) follow(ctx context.Context, r row) {
 }
 
 // turn runs one turn of conversation r, claimed at, and applies its result.
-func (s *Service) turn(ctx context.Context, r row, at int64) {
+// It returns an error only when the job was cancelled (its process stopped
+// past the soft-stop time) before the turn's run began: nothing of it ran,
+// and the queue gives the job to a worker again at once, instead of the
+// turn being failed or waiting a lease to be found lost.
+func (s *Service) turn(ctx context.Context, r row, at int64) error {
 	msgs, err := messages(ctx, s.db, r.ID)
+	if err != nil && ctx.Err() != nil {
+		return err
+	}
 	if err != nil {
 		s.fail(ctx, r, err)
-		return
+		return nil
 	}
 	req := agent.Request{Configuration: r.Configuration, Language: r.Language, Messages: transcript(msgs)}
 	switch {
@@ -156,7 +171,12 @@ func (s *Service) turn(ctx context.Context, r row, at int64) {
 	case r.Process:
 		req.Invocation = &agent.Invocation{Skill: r.Skill, Subject: &content.Ref{Table: "pages", UID: r.Page, Language: r.Language}}
 	}
-	req.Context = s.pointsPrompt(ctx, r) // the open points of this skill on this page (P.O1)
+	// The conversation's page in every turn (free and four-eyes chats
+	// included), then the open points of this skill on this page (P.O1).
+	req.Context = s.pageContext(ctx, r) + withdrawnContext(msgs)
+	if points := s.pointsPrompt(ctx, r); points != "" {
+		req.Context += "\n\n" + points
+	}
 	// The run and the conversation's pending run commit together, only while
 	// the claim holds: a conversation released as lost keeps its state, and
 	// no run exists that its conversation does not name. A job worked again
@@ -179,13 +199,17 @@ func (s *Service) turn(ctx context.Context, r row, at int64) {
 	res, err := s.rt.Run(ctx, r.Owner, req)
 	if errors.Is(err, errClaimLost) {
 		s.log.Info("turn not started: the conversation's claim no longer holds", "conversation", r.ID)
-		return
+		return nil
+	}
+	if err != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled)) {
+		return err // the job or the runtime was stopped before the run began
 	}
 	if err != nil {
 		s.fail(ctx, r, err)
-		return
+		return nil
 	}
 	s.apply(ctx, r.ID, time.UnixMicro(at), res.UUID, res.Answer)
+	return nil
 }
 
 // errClaimLost: the conversation was released or moved on before the turn's run began.
@@ -243,15 +267,35 @@ func (s *Service) apply(ctx context.Context, id int64, at time.Time, runUUID, an
 // conversation's owner once the decision's continuation paused or ended
 // (agent.Result.Status): the first attempt takes it instead of reading the
 // run again (issue 15: an answer's statements); a retry reads it.
+//
+// A result is applied even when the job's context ended meanwhile (its
+// process stops): the run's state is decided, and a stop must not lose it.
+// A run that is not settled — its segment halted at a process's stop and
+// left it running, released to the reaper to requeue — changes nothing:
+// the conversation stays processing, and takes the run's state and answer
+// from the worker that runs it again (QueuedResult), or, should that not
+// come, from recoverInterrupted a lease later, which also records a
+// decided card. (Following the run instead lost the answer: a read took
+// the completed run's state, which keeps no answer below privacy full,
+// before QueuedResult could hand it over.)
 func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID, answer string, known *agent.Status, record func(ctx context.Context, tx *store.Tx) error) {
+	ctx = context.WithoutCancel(ctx)
 	var r row
+	unsettled := false
 	err := s.persist(ctx, "apply run", func() error {
 		var err error
 		if r, err = getRow(ctx, s.db, id); err != nil {
 			return err
 		}
-		if !at.IsZero() {
-			r.UpdatedAt = at // the processing meant; settleRunWith's guard compares it
+		switch {
+		case !at.IsZero():
+			// The processing meant; settleRunWith's guard compares it. r's
+			// status as read now does not matter: read after another process
+			// settled the conversation, it would drop the guard, and the
+			// result would take back an answer claimed since on the card.
+			r.Status, r.UpdatedAt = Processing, at
+		case r.Status != Processing:
+			return nil // settled since: nothing of this processing is left to apply
 		}
 		var st agent.Status
 		if known != nil && known.UUID == runUUID {
@@ -259,8 +303,15 @@ func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID
 		} else if st, err = s.rt.Status(ctx, r.Owner, runUUID); err != nil {
 			return err
 		}
+		if unsettled = !st.Status.Terminal() && !st.Status.Waiting(); unsettled {
+			return nil
+		}
 		return s.settleRunWith(ctx, r, Processing, st, answer, nil, record)
 	})
+	if err == nil && unsettled {
+		s.log.Info("the run is not settled (its worker stopped); the conversation waits for it", "conversation", id, "run", runUUID)
+		return
+	}
 	if err != nil {
 		s.log.Error("apply run", "conversation", id, "run", runUUID, "err", err)
 		if r.ID != 0 {
@@ -307,7 +358,14 @@ func (s *Service) settleRunWith(ctx context.Context, r row, from Status, st agen
 	case run.StatusCancelled:
 		c.status, c.lastRun, c.pendingRun = Idle, &runUUID, &empty
 		if notice == nil {
-			msgs = append(msgs, Message{Role: "assistant", Notice: string(run.ReasonCancelled)})
+			n := string(run.ReasonCancelled)
+			if from == Processing {
+				// A running turn is cancelled only by a stop — the editor's,
+				// whose own line this settling came first to, or the run's
+				// cancel through the API: it reads as stopped.
+				n = NoticeStopped
+			}
+			msgs = append(msgs, Message{Role: "assistant", Notice: n})
 		}
 	default:
 		reason := failureCode(st)
@@ -397,14 +455,21 @@ func (s *Service) fail(ctx context.Context, r row, cause error) {
 func (s *Service) cardOf(r row, st agent.Status) *Card {
 	p := st.Pending
 	c := &Card{RunUUID: st.UUID, TurnDigest: p.TurnDigest, ApproveBlocked: p.ApproveBlocked, Calls: []CardCall{}}
+	applicable := true
 	for _, call := range p.Calls {
 		c.Calls = append(c.Calls, CardCall{ID: call.ID, Tool: call.Tool, DeclaresWrite: call.DeclaresWrite, Target: call.Target,
-			Heading: call.Heading, Preview: call.Preview})
+			Heading: call.Heading, Preview: call.Preview, PreviewError: call.PreviewError})
+		if call.PreviewError != "" {
+			applicable = false // an invalid or injected call: nothing to apply
+		}
 	}
 	if p.Answers == "process" { // the runtime's answer set: a reason it does not offer is a plain denial
 		c.Answers = []string{AnswerApply, AnswerVariant, AnswerSkip, AnswerKeep}
 	} else {
 		c.Answers = []string{AnswerApprove, AnswerCancel}
+	}
+	if !applicable {
+		c.Answers = c.Answers[1:] // apply and approve come first
 	}
 	return c
 }

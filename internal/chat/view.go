@@ -29,6 +29,9 @@ type View struct {
 	UpdatedAt     time.Time       `json:"updatedAt"`
 	Configuration int64           `json:"configuration"`
 	PendingRun    string          `json:"pendingRunUuid,omitempty"` // the run a turn or decision waits on
+	// Draft is the model's reply as it streams in while a turn runs (a run
+	// driven by this process, with streaming on); it becomes the answer.
+	Draft string `json:"draft,omitempty"`
 }
 
 // SkillRef names the conversation's skill.
@@ -93,6 +96,7 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 		Card: r.Card, Question: r.Question, LastRun: r.LastRun, PendingRun: r.PendingRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configuration: r.Configuration}
 	if r.Status == Processing && r.PendingRun != "" {
 		// Progress and highlight as they are reported, not only at pauses.
+		v.Draft = s.rt.Draft(r.PendingRun)
 		if progress, highlight, err := s.rt.Live(ctx, r.Owner, r.PendingRun); err == nil {
 			if p := jsonOf(progress); p != nil {
 				v.Progress = *p

@@ -19,7 +19,7 @@ type SiteLanguage struct {
 
 // Languages lists the site languages by uid (issue 16 item 3: the languages
 // table is read here only).
-func Languages(ctx context.Context, q store.Querier) ([]SiteLanguage, error) {
+func (Builtin) Languages(ctx context.Context, q store.Querier) ([]SiteLanguage, error) {
 	out, err := store.Collect(ctx, q, func(sc store.Scanner) (SiteLanguage, error) {
 		var l SiteLanguage
 		err := sc.Scan(&l.UID, &l.Title, &l.Locale)
@@ -35,7 +35,7 @@ func Languages(ctx context.Context, q store.Querier) ([]SiteLanguage, error) {
 // there is no such language. It is kept for a settings generation (every
 // change of the languages moves it, migration 00017): each read of a
 // conversation shows it.
-func LanguageTitle(ctx context.Context, q store.Querier, uid int64) (title string, ok bool, err error) {
+func (Builtin) LanguageTitle(ctx context.Context, q store.Querier, uid int64) (title string, ok bool, err error) {
 	t, err := languageTitles.Get(ctx, q, uid, func(ctx context.Context, q store.Querier) (languageTitle, error) {
 		var t languageTitle
 		err := q.QueryRow(ctx, "SELECT title FROM languages WHERE uid = ?", uid).Scan(&t.title)

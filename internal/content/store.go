@@ -28,7 +28,7 @@ func scanRecord(sc interface{ Scan(...any) error }) (Record, error) {
 }
 
 // Get reads one record, deleted or not. It returns ErrNotFound when none exists.
-func Get(ctx context.Context, q store.Querier, table string, uid int64) (Record, error) {
+func (Builtin) Get(ctx context.Context, q store.Querier, table string, uid int64) (Record, error) {
 	r, err := scanRecord(q.QueryRow(ctx, "SELECT "+recordColumns+" FROM records WHERE tbl = ? AND uid = ?", table, uid))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, fmt.Errorf("%s:%d: %w", table, uid, ErrNotFound)
@@ -42,7 +42,7 @@ func Get(ctx context.Context, q store.Querier, table string, uid int64) (Record,
 // OnPage lists the live, non-deleted records of table on page pid whose
 // language is one of languages (pass LanguageAll to include all-languages
 // records), ordered by uid.
-func OnPage(ctx context.Context, q store.Querier, table string, pid int64, languages ...int64) ([]Record, error) {
+func (Builtin) OnPage(ctx context.Context, q store.Querier, table string, pid int64, languages ...int64) ([]Record, error) {
 	query := "SELECT " + recordColumns + " FROM records WHERE tbl = ? AND pid = ? AND deleted = FALSE AND workspace = 0"
 	args := []any{table, pid}
 	if len(languages) > 0 {
@@ -65,7 +65,7 @@ func OnPage(ctx context.Context, q store.Querier, table string, pid int64, langu
 
 // Translation returns the live translation of a default-language record into
 // language, or ErrNotFound.
-func Translation(ctx context.Context, q store.Querier, table string, parent, language int64) (Record, error) {
+func (Builtin) Translation(ctx context.Context, q store.Querier, table string, parent, language int64) (Record, error) {
 	r, err := scanRecord(q.QueryRow(ctx, "SELECT "+recordColumns+` FROM records
 		WHERE tbl = ? AND l10n_parent = ? AND language = ? AND deleted = FALSE AND workspace = 0 ORDER BY uid LIMIT 1`,
 		table, parent, language))
@@ -94,7 +94,7 @@ func PutTx(ctx context.Context, q store.Querier, r Record, now int64) error {
 
 // Language returns the language uid of a record, deleted or not; ok is
 // false when there is none.
-func Language(ctx context.Context, q store.Querier, table string, uid int64) (lang int64, ok bool, err error) {
+func (Builtin) Language(ctx context.Context, q store.Querier, table string, uid int64) (lang int64, ok bool, err error) {
 	err = q.QueryRow(ctx, "SELECT language FROM records WHERE tbl = ? AND uid = ?", table, uid).Scan(&lang)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
@@ -107,7 +107,7 @@ func Language(ctx context.Context, q store.Querier, table string, uid int64) (la
 
 // LiveAmong returns which of uids are live records of table (in the live
 // workspace, not deleted).
-func LiveAmong(ctx context.Context, q store.Querier, table string, uids []int64) (map[int64]bool, error) {
+func (Builtin) LiveAmong(ctx context.Context, q store.Querier, table string, uids []int64) (map[int64]bool, error) {
 	live := map[int64]bool{}
 	err := store.EachIn(uids, func(args []any, in string) error {
 		rows, err := q.Query(ctx, `SELECT uid FROM records WHERE tbl = ? AND deleted = FALSE AND workspace = 0
@@ -134,7 +134,7 @@ func LiveAmong(ctx context.Context, q store.Querier, table string, uids []int64)
 // Heads reads the records of table among uids without their fields: identity,
 // tree, language, workspace, deletion and permission columns, deleted or not,
 // in no order — what a permission check needs of many pages at once.
-func Heads(ctx context.Context, q store.Querier, table string, uids []int64) ([]Record, error) {
+func (Builtin) Heads(ctx context.Context, q store.Querier, table string, uids []int64) ([]Record, error) {
 	var out []Record
 	err := store.EachIn(uids, func(args []any, in string) error {
 		recs, err := store.Collect(ctx, q, func(sc store.Scanner) (Record, error) {
@@ -155,7 +155,7 @@ func Heads(ctx context.Context, q store.Querier, table string, uids []int64) ([]
 
 // TranslationLanguages lists the languages (> 0) of the live translations of
 // record parent of table, in order.
-func TranslationLanguages(ctx context.Context, q store.Querier, table string, parent int64) ([]int64, error) {
+func (Builtin) TranslationLanguages(ctx context.Context, q store.Querier, table string, parent int64) ([]int64, error) {
 	out, err := store.Collect(ctx, q, store.Column[int64], `SELECT DISTINCT language FROM records WHERE tbl = ? AND l10n_parent = ?
 		AND language > 0 AND deleted = FALSE AND workspace = 0 ORDER BY language`, table, parent)
 	if err != nil {

@@ -31,6 +31,47 @@ type Written struct {
 	Changes []Change `json:"changes"`
 }
 
+// RecordWriter is where an approved change is written: the built-in Writer
+// (Waymark's own copy of the site, the default) or a writer into the site's
+// own database (typo3.RecordWriter). WriteTx runs inside the Waymark
+// transaction that records the write; a writer into another database
+// commits there first and is kept at most once by WriteRequest.Key.
+type RecordWriter interface {
+	Write(ctx context.Context, req WriteRequest) (Written, error)
+	WriteTx(ctx context.Context, tx *store.Tx, req WriteRequest) (Written, error)
+}
+
+var _ RecordWriter = (*Writer)(nil)
+
+// ConflictError refuses an approved write whose field was changed in the
+// site's own database after the card was shown: nothing was written, and
+// Current is the value the field holds now.
+type ConflictError struct {
+	Source  string // where it was changed, e.g. "TYPO3"
+	Table   string
+	UID     int64
+	Field   string
+	Current string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("%s:%d %s was changed in %s since the card was shown; nothing was written", e.Table, e.UID, e.Field, e.Source)
+}
+
+// ErrUnreachable is wrapped by a write whose target database cannot be
+// reached: nothing was written.
+var ErrUnreachable = errors.New("the database the change is written to is unreachable; nothing was written")
+
+// ErrRefused is wrapped by a write the site's own database refused for a
+// reason other than a conflict (the record went missing or was deleted
+// there after the write's check): nothing was written. It fails the step.
+var ErrRefused = errors.New("the site's database refused the write; nothing was written")
+
+// ErrStateUnknown is wrapped by a write whose commit in the target
+// database failed: it may or may not have been applied; the step is failed
+// and a retry with the same key writes it at most once.
+var ErrStateUnknown = errors.New("the write may or may not have been applied")
+
 // Writer is the one way records change: permission check, history, result.
 type Writer struct {
 	db    *store.DB
@@ -56,6 +97,14 @@ type WriteRequest struct {
 	Fields map[string]string
 	User   int64  // acting backend user
 	Run    string // run uuid for the history, if a run wrote it
+	// Key identifies the approved call that writes (run and call id): the
+	// same on every retry of the call, so a writer into another database
+	// applies it at most once. Empty for writes outside a run.
+	Key string
+	// Shown holds the values the editor was shown on the card, by field; a
+	// writer into the site's own database refuses with *ConflictError when
+	// a field holds another value now. Nil: the record as read.
+	Shown map[string]string
 }
 
 // Write applies req in one transaction.
@@ -76,36 +125,14 @@ func (w *Writer) WriteTx(ctx context.Context, tx *store.Tx, req WriteRequest) (W
 	if len(req.Fields) == 0 {
 		return Written{}, fmt.Errorf("%w: no fields", ErrInvalid)
 	}
-	schemas, err := LoadSchemas(ctx, tx)
+	if _, builtin := SourceOf(tx).(Builtin); !builtin {
+		// The records are read from a CMS beside Waymark (TYPO3): this
+		// writer changes Waymark's own copy, which such a source does not
+		// read, so the change would be recorded but never shown. Refused.
+		return Written{}, ErrExternalSource
+	}
+	rec, names, err := w.CheckTx(ctx, tx, req)
 	if err != nil {
-		return Written{}, err
-	}
-	t, ok := schemas.Table(req.Table)
-	if !ok {
-		return Written{}, fmt.Errorf("%w: unknown table %q", ErrInvalid, req.Table)
-	}
-	names := make([]string, 0, len(req.Fields))
-	for f := range req.Fields {
-		if _, ok := t.Field(f); !ok {
-			return Written{}, fmt.Errorf("%w: unknown field %s.%s", ErrInvalid, req.Table, f)
-		}
-		names = append(names, f)
-	}
-	sort.Strings(names)
-	// Lock the row before reading it, so a concurrent write of the same record
-	// waits here and then reads the committed fields instead of storing a
-	// stale copy over them (a lost update on PostgreSQL; SQLite's immediate
-	// transactions already serialise writers, so it needs no lock).
-	if tx.Dialect() == store.Postgres {
-		if _, err := tx.Exec(ctx, "SELECT 1 FROM records WHERE tbl = ? AND uid = ? FOR UPDATE", req.Table, req.UID); err != nil {
-			return Written{}, fmt.Errorf("lock %s:%d: %w", req.Table, req.UID, err)
-		}
-	}
-	rec, err := Get(ctx, tx, req.Table, req.UID)
-	if err != nil {
-		return Written{}, err
-	}
-	if err := w.auth.AuthorizeWrite(ctx, tx, req.User, rec, names); err != nil {
 		return Written{}, err
 	}
 	now := store.Micros(w.clock.Now())
@@ -130,6 +157,52 @@ func (w *Writer) WriteTx(ctx context.Context, tx *store.Tx, req WriteRequest) (W
 		return Written{}, fmt.Errorf("update %s:%d: %w", req.Table, req.UID, err)
 	}
 	return out, nil
+}
+
+// CheckTx makes the checks of a write without writing: the table and
+// fields against the schema (ErrInvalid), the record as tx's source holds it
+// now (ErrNotFound), and the acting user's rights on it (the Authorizer). It
+// returns the record and the written field names, sorted. On the built-in
+// source it locks the record row first (a concurrent write of it waits for
+// this transaction). A writer into the site's own database (TYPO3) checks
+// with it, against the record read live from there.
+func (w *Writer) CheckTx(ctx context.Context, tx *store.Tx, req WriteRequest) (Record, []string, error) {
+	if len(req.Fields) == 0 {
+		return Record{}, nil, fmt.Errorf("%w: no fields", ErrInvalid)
+	}
+	schemas, err := LoadSchemas(ctx, tx)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	t, ok := schemas.Table(req.Table)
+	if !ok {
+		return Record{}, nil, fmt.Errorf("%w: unknown table %q", ErrInvalid, req.Table)
+	}
+	names := make([]string, 0, len(req.Fields))
+	for f := range req.Fields {
+		if _, ok := t.Field(f); !ok {
+			return Record{}, nil, fmt.Errorf("%w: unknown field %s.%s", ErrInvalid, req.Table, f)
+		}
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	// Lock the row before reading it, so a concurrent write of the same record
+	// waits here and then reads the committed fields instead of storing a
+	// stale copy over them (a lost update on PostgreSQL; SQLite's immediate
+	// transactions already serialise writers, so it needs no lock).
+	if _, builtin := SourceOf(tx).(Builtin); builtin && tx.Dialect() == store.Postgres {
+		if _, err := tx.Exec(ctx, "SELECT 1 FROM records WHERE tbl = ? AND uid = ? FOR UPDATE", req.Table, req.UID); err != nil {
+			return Record{}, nil, fmt.Errorf("lock %s:%d: %w", req.Table, req.UID, err)
+		}
+	}
+	rec, err := Get(ctx, tx, req.Table, req.UID)
+	if err != nil {
+		return Record{}, nil, err
+	}
+	if err := w.auth.AuthorizeWrite(ctx, tx, req.User, rec, names); err != nil {
+		return Record{}, nil, err
+	}
+	return rec, names, nil
 }
 
 // HistoryEntry is one recorded change.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
@@ -87,12 +88,13 @@ func FuzzAdminConfigurationBody(f *testing.F) { fuzzBody[configurationBody](f) }
 func FuzzAdminUserBody(f *testing.F)          { fuzzBody[userBody](f) }
 func FuzzAdminGroupBody(f *testing.F)         { fuzzBody[access.Group](f) }
 func FuzzAdminTokenBody(f *testing.F)         { fuzzBody[tokenBody](f) }
+func FuzzMeLanguageBody(f *testing.F)         { fuzzBody[languageRequest](f) }
 
 // fuzzedBodies are the body types with a fuzz target above.
 var fuzzedBodies = []string{"loginRequest", "runRequest", "agent.Decision", "inputRequest",
 	"conversationStartRequest", "messageRequest", "answerRequest", "conversationSkillRequest",
 	"skillCreateRequest", "skillUpdateRequest", "digestRequest", "attachRequest", "sourceRequest",
-	"configurationBody", "userBody", "access.Group", "tokenBody"}
+	"configurationBody", "userBody", "access.Group", "tokenBody", "languageRequest"}
 
 // A handler that decodes a new kind of body without a fuzz target fails here:
 // every DecodeJSON(r, &v) of the package names a declared type, and each is
@@ -171,14 +173,20 @@ func typeString(e ast.Expr) string {
 }
 
 // The body check and the decoder agree: checkJSONText refuses a body
-// exactly when a string in it, decoded, is text the database cannot store.
+// exactly when a string in it, decoded, is text the database cannot store,
+// or when a string as sent holds bytes that are not UTF-8 (the decoder would
+// replace them by U+FFFD silently). JSON allows such bytes nowhere but inside
+// a string, so a body that parses and is not UTF-8 has them in a string.
 func FuzzCheckJSONTextAgreesWithTheDecoder(f *testing.F) {
+	f.Add(`["\u0000"]`)
+	f.Add("[\"\x94\"]")
+	f.Add(`{"a":"b"}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		var v any
 		if json.Unmarshal([]byte(body), &v) != nil {
 			return
 		}
-		want := hasBadText(v)
+		want := hasBadText(v) || !utf8.ValidString(body)
 		if got := checkJSONText([]byte(body)) != nil; got != want {
 			t.Errorf("checkJSONText(%q) refused %v, want %v", body, got, want)
 		}

@@ -83,7 +83,9 @@ func (s *Server) handleAdminUserUpdate(w http.ResponseWriter, r *http.Request) e
 		return errInvalid.With("uid: the body names %d, the path %d", body.UID, uid)
 	}
 	body.UID = uid
-	a, err := access.UpdateAccount(r.Context(), s.db, body.change(), s.hashCost)
+	ch := body.change()
+	ch.KeepSession = sessionFrom(r.Context()) // a new password of one's own keeps this session
+	a, err := access.UpdateAccount(r.Context(), s.db, ch, s.hashCost)
 	if err != nil {
 		return err
 	}

@@ -152,6 +152,21 @@ func (s *Server) handleConversationEndTour(w http.ResponseWriter, r *http.Reques
 	return WriteJSON(w, http.StatusOK, v)
 }
 
+// handleConversationStop answers POST /api/conversations/{id}/stop: the
+// running turn ends through the runtime's guarded cancel (409 not_running
+// when it had ended already).
+func (s *Server) handleConversationStop(w http.ResponseWriter, r *http.Request) error {
+	id, err := conversationID(r)
+	if err != nil {
+		return err
+	}
+	v, err := s.chat.Stop(r.Context(), ActorFrom(r.Context()).UID, id)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusOK, v)
+}
+
 // handleConversationSkill answers POST /api/conversations/{id}/skill {skill} (0 removes it).
 func (s *Server) handleConversationSkill(w http.ResponseWriter, r *http.Request) error {
 	id, err := conversationID(r)

@@ -14,11 +14,15 @@ import (
 // readyTimeout bounds the database checks of /readyz.
 const readyTimeout = 3 * time.Second
 
-// handleHealthz answers GET /healthz: the process is up.
+// handleHealthz answers GET /healthz: the process is up, and which build
+// it runs (version and commit, as `waymark version` says).
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) error {
 	body := map[string]string{"status": "ok"}
 	if s.version != "" {
 		body["version"] = s.version
+	}
+	if s.commit != "" {
+		body["commit"] = s.commit
 	}
 	return WriteJSON(w, http.StatusOK, body)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 
@@ -71,12 +70,11 @@ func (s *Server) PasswordLogin(ctx context.Context, w http.ResponseWriter, r *ht
 	return sess.CSRF, nil
 }
 
-// clientAddr is the address a request came from, without the port: the
-// peer's, so behind a reverse proxy it is the proxy's (forwarded headers are
-// not trusted).
+// clientAddr is the address a request came from: the client's (clientIP)
+// when it came through the server's middleware, else the peer's.
 func clientAddr(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
+	if info, ok := r.Context().Value(infoKey{}).(*requestInfo); ok && info.client != "" {
+		return info.client
 	}
-	return r.RemoteAddr
+	return addrString(peerAddr(r.RemoteAddr), r.RemoteAddr)
 }

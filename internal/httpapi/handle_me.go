@@ -51,3 +51,28 @@ func nonNil[T any](s []T) []T {
 func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) error {
 	return WriteJSON(w, http.StatusOK, MeOf(ActorFrom(r.Context())))
 }
+
+// languageRequest is the body of PUT /api/me/language.
+type languageRequest struct {
+	BackendLanguage string `json:"backendLanguage"`
+}
+
+// handleMeLanguage answers PUT /api/me/language: the caller's own language
+// of the UI and of the assistant's replies (de or en), as the settings
+// screen stores it → 200 Me. Another value is 400 invalid and changes
+// nothing; beside TYPO3 the language is TYPO3's (409 managed_elsewhere).
+func (s *Server) handleMeLanguage(w http.ResponseWriter, r *http.Request) error {
+	var body languageRequest
+	if err := DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	uid := ActorFrom(r.Context()).UID
+	if err := access.SetBackendLanguage(r.Context(), s.db, uid, body.BackendLanguage); err != nil {
+		return err
+	}
+	a, err := access.LoadActor(r.Context(), s.db, uid)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusOK, MeOf(a))
+}

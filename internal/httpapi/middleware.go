@@ -19,6 +19,7 @@ import (
 // status. One request is served by one goroutine, so it needs no lock.
 type requestInfo struct {
 	id          string
+	client      string // the client's address (clientIP)
 	route       string // matched pattern without method; "" while unmatched
 	uid         int64  // authenticated user, 0 for none
 	status      int
@@ -38,10 +39,14 @@ func infoFrom(ctx context.Context) *requestInfo {
 // log, metrics and (with a tracer) the request's span around the mux.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	info := &requestInfo{id: requestID(r.Header.Get("X-Request-Id"))}
+	info := &requestInfo{id: requestID(r.Header.Get("X-Request-Id")), client: clientIP(r, s.trusted)}
 	w.Header().Set("X-Request-Id", info.id)
 	rw := &responseWriter{ResponseWriter: w, info: info}
-	r, span := s.startSpan(r)
+	probe := isProbe(r)
+	var span trace.Span
+	if !probe {
+		r, span = s.startSpan(r)
+	}
 	r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
 	defer func() {
 		if p := recover(); p != nil {
@@ -55,7 +60,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 				info.status = http.StatusInternalServerError
 			}
 		}
-		s.observe(r, info, time.Since(start), span)
+		s.observe(r, info, time.Since(start), span, probe)
 	}()
 	if err := checkURLText(r); err != nil {
 		s.writeError(rw, r, err)
@@ -64,8 +69,23 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(rw, r)
 }
 
-// observe writes the access log line and the request metrics.
-func (s *Server) observe(r *http.Request, info *requestInfo, d time.Duration, span trace.Span) {
+// isProbe reports a request of the operational routes an orchestrator or
+// Prometheus calls every few seconds: they are counted in the request
+// metrics but neither traced nor access-logged, so that they do not drown
+// the requests of people.
+func isProbe(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	switch r.URL.Path {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return false
+}
+
+// observe writes the access log line (not of a probe) and the request metrics.
+func (s *Server) observe(r *http.Request, info *requestInfo, d time.Duration, span trace.Span, probe bool) {
 	status := info.status
 	if !info.wroteHeader && status == 0 {
 		status = http.StatusOK
@@ -80,8 +100,11 @@ func (s *Server) observe(r *http.Request, info *requestInfo, d time.Duration, sp
 	}
 	s.metrics.requests.WithLabelValues(strconv.Itoa(status), method, route).Inc()
 	s.metrics.duration.WithLabelValues(method, route).Observe(d.Seconds())
+	if probe {
+		return
+	}
 	s.logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", status,
-		"duration", d, "request_id", info.id, "user", info.uid)
+		"duration", d, "request_id", info.id, "user", info.uid, "client", info.client)
 	endSpan(span, method, info, status)
 }
 

@@ -11,6 +11,7 @@ import (
 func (s *Server) Mount(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		infoFrom(r.Context()).route = routeOf(r.Pattern)
+		s.securityHeaders(w, r)
 		h.ServeHTTP(w, r)
 	}))
 }
@@ -51,3 +52,19 @@ func (s *Server) Now() time.Time { return s.clock.Now() }
 // HashCost is the bcrypt work factor (Config.HashCost) mounted handlers hash
 // the passwords and tokens they store at.
 func (s *Server) HashCost() int { return s.hashCost }
+
+// hstsMaxAge is the Strict-Transport-Security policy: a year.
+const hstsMaxAge = "max-age=31536000"
+
+// securityHeaders sets the headers every answer of a route carries, the
+// mounted UI's assets and /metrics among them: nosniff, so no browser reads
+// an answer as another type than it says; and, when the server is reached
+// over HTTPS — it serves TLS, or its cookies are Secure (an https
+// --public-url or --secure-cookies) — Strict-Transport-Security.
+func (s *Server) securityHeaders(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	if s.CookieSecure(r) {
+		h.Set("Strict-Transport-Security", hstsMaxAge)
+	}
+}

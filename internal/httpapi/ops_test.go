@@ -4,9 +4,14 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"waymark/internal/httpapi"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
 )
@@ -118,6 +123,68 @@ func TestUnknownRouteAndWrongMethodAnswerErrorJSON(t *testing.T) {
 		wantError(t, "DELETE /api/me", a, http.StatusMethodNotAllowed, "method_not_allowed")
 		if !strings.Contains(a.header.Get("Allow"), "GET") {
 			t.Errorf("DELETE /api/me Allow = %q, want GET", a.header.Get("Allow"))
+		}
+	})
+}
+
+// /healthz names the build: the version and commit the server was given
+// (app.New gives it those of `waymark version`).
+func TestHealthzNamesTheVersionAndCommit(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := newServer(t, db, func(c *httpapi.Config) { c.Version, c.Commit = "v1.2.3", "0123abc" })
+		a := b.do(t, call{method: "GET", path: "/healthz"})
+		got := decode[map[string]string](t, a)
+		if a.status != http.StatusOK || got["version"] != "v1.2.3" || got["commit"] != "0123abc" {
+			t.Errorf("GET /healthz = %d %s, want version v1.2.3 and commit 0123abc", a.status, a.body)
+		}
+	})
+}
+
+// waymark_build_info is 1 with the build in its labels, so a dashboard can
+// tell which processes run which build.
+func TestMetricsCarryTheBuildInfo(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := newServer(t, db, func(c *httpapi.Config) { c.Version, c.Commit = "v1.2.3", "0123abc" })
+		a := b.do(t, call{method: "GET", path: "/metrics"})
+		want := `waymark_build_info{commit="0123abc",goversion="` + runtime.Version() + `",version="v1.2.3"} 1`
+		if a.status != http.StatusOK || !strings.Contains(string(a.body), want) {
+			t.Errorf("GET /metrics = %d, lacks %s", a.status, want)
+		}
+	})
+}
+
+// Health probes and scrapes come every few seconds: they are counted in
+// the request metrics but make no access-log line and no span, while a
+// request of a person makes both.
+func TestProbesAreNeitherAccessLoggedNorTraced(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		spans := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+		b := setup(t, db, func(c *httpapi.Config) { c.Tracer = tp.Tracer("test") })
+		for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+			if a := b.do(t, call{method: "GET", path: path}); a.status != http.StatusOK {
+				t.Fatalf("GET %s = %d %s", path, a.status, a.body)
+			}
+		}
+		if logs := b.logs.String(); strings.Contains(logs, "msg=request") {
+			t.Errorf("probes were access-logged:\n%s", logs)
+		}
+		if got := spans.GetSpans(); len(got) != 0 {
+			t.Errorf("probes made %d spans, want none (first: %s)", len(got), got[0].Name)
+		}
+		b.do(t, call{method: "GET", path: "/api/me", token: erikaToken})
+		if logs := b.logs.String(); !strings.Contains(logs, "path=/api/me") || strings.Contains(logs, "path=/healthz") {
+			t.Errorf("access log after GET /api/me:\n%s", logs)
+		}
+		if got := spans.GetSpans(); len(got) != 1 || got[0].Name != "HTTP GET /api/me" {
+			t.Errorf("spans after GET /api/me = %v, want one named HTTP GET /api/me", got)
+		}
+		a := b.do(t, call{method: "GET", path: "/metrics"})
+		if !strings.Contains(string(a.body), `http_requests_total{code="200",method="GET",route="/healthz"} 1`) {
+			t.Errorf("GET /metrics does not count the probe of /healthz")
 		}
 	})
 }

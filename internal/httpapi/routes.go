@@ -12,6 +12,7 @@ func (s *Server) routes() {
 	s.HandlePublic("POST /api/login", s.handleLogin)
 	s.Handle("POST /api/logout", s.handleLogout)
 	s.Handle("GET /api/me", s.handleMe)
+	s.Handle("PUT /api/me/language", s.handleMeLanguage)
 
 	// Runs (API.md §3), when a runtime is wired in.
 	if s.runtime != nil {
@@ -57,6 +58,7 @@ func (s *Server) routes() {
 		s.Handle("POST /api/conversations/{id}/messages", s.handleConversationMessage)
 		s.Handle("POST /api/conversations/{id}/answer", s.handleConversationAnswer)
 		s.Handle("POST /api/conversations/{id}/end-tour", s.handleConversationEndTour)
+		s.Handle("POST /api/conversations/{id}/stop", s.handleConversationStop)
 		s.Handle("POST /api/conversations/{id}/skill", s.handleConversationSkill)
 		s.Handle("GET /api/conversations/{id}/stream", s.handleConversationStream)
 	}

@@ -38,6 +38,9 @@ type ServeConfig struct {
 	MaxClientConns int
 	// TLSCert and TLSKey, both or neither, serve HTTPS with that certificate.
 	TLSCert, TLSKey string
+	// ShutdownTimeout bounds the wait for in-flight requests once ctx
+	// ended (default ShutdownTimeout; --shutdown-timeout).
+	ShutdownTimeout time.Duration
 }
 
 type drainKey struct{}
@@ -108,7 +111,7 @@ func ServeWith(ctx context.Context, addr string, h http.Handler, cfg *ServeConfi
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down", "addr", bound)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(cfg.ShutdownTimeout, ShutdownTimeout))
 	defer cancel()
 	err = srv.Shutdown(sctx)
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {

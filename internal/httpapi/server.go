@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"runtime"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -29,7 +31,13 @@ type Config struct {
 	Logger   *slog.Logger         // nil: slog.Default()
 	Clock    clock.Clock          // nil: the wall clock
 	Registry *prometheus.Registry // nil: a new registry with Go and process collectors
-	Version  string               // reported by /healthz
+	Version  string               // reported by /healthz and waymark_build_info
+	Commit   string               // likewise
+	// TrustedProxies are the networks of the reverse proxies in front of
+	// the server (--trusted-proxies; ParseTrustedProxies): only a request
+	// from one of them has its client named by X-Forwarded-For or Forwarded
+	// (clientIP). None: the peer is the client.
+	TrustedProxies []netip.Prefix
 	// MetricsToken, when set, is the bearer token GET /metrics requires
 	// (--metrics-token): metrics need not be public.
 	MetricsToken string
@@ -75,6 +83,7 @@ type Server struct {
 	clock        clock.Clock
 	registry     *prometheus.Registry
 	version      string
+	commit       string
 	secure       bool         // SecureCookies
 	tracer       trace.Tracer // nil: no spans
 	auth         *auth.Authenticator
@@ -89,8 +98,9 @@ type Server struct {
 	patterns     []string // every registered route, in order (Routes)
 	site         *site.Site
 	configs      *llmconfig.Store
-	metricsToken string // GET /metrics needs it as a bearer token when set
-	hashCost     int    // Config.HashCost
+	metricsToken string         // GET /metrics needs it as a bearer token when set
+	hashCost     int            // Config.HashCost
+	trusted      []netip.Prefix // Config.TrustedProxies
 }
 
 type metrics struct {
@@ -111,6 +121,7 @@ func New(cfg Config) (*Server, error) {
 		logger:       cmp.Or(cfg.Logger, slog.Default()),
 		clock:        cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
 		version:      cfg.Version,
+		commit:       cfg.Commit,
 		metricsToken: cfg.MetricsToken,
 		tracer:       cfg.Tracer,
 		secure:       cfg.SecureCookies,
@@ -124,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 		configs:      cfg.Configs,
 		mux:          http.NewServeMux(),
 		hashCost:     cfg.HashCost,
+		trusted:      cfg.TrustedProxies,
 	}
 	s.registry = cfg.Registry
 	if s.registry == nil {
@@ -150,7 +162,12 @@ func (s *Server) registerMetrics() error {
 		Help:    "Time to answer HTTP requests, by method and route pattern.",
 		Buckets: prometheus.DefBuckets,
 	}, []string{"method", "route"})
-	for _, c := range []prometheus.Collector{s.metrics.requests, s.metrics.duration} {
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "waymark_build_info",
+		Help: "Always 1; its labels say which build of Waymark this process runs.",
+	}, []string{"version", "commit", "goversion"})
+	build.WithLabelValues(s.version, s.commit, runtime.Version()).Set(1)
+	for _, c := range []prometheus.Collector{s.metrics.requests, s.metrics.duration, build} {
 		if err := s.registry.Register(c); err != nil {
 			return fmt.Errorf("httpapi: register metrics: %w", err)
 		}
@@ -201,6 +218,7 @@ func (s *Server) adapt(h HandlerFunc, authenticated bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := infoFrom(r.Context())
 		info.route = routeOf(r.Pattern)
+		s.securityHeaders(w, r)
 		if authenticated {
 			var err error
 			if r, err = s.authenticate(r); err != nil {

@@ -52,18 +52,23 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// newServer builds a server on db without seeding anything.
-func newServer(t *testing.T, db *store.DB) bundle {
+// newServer builds a server on db without seeding anything; each of with
+// may change its configuration first.
+func newServer(t *testing.T, db *store.DB, with ...func(*httpapi.Config)) bundle {
 	t.Helper()
 	logs := &syncBuffer{}
 	clk := clock.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
-	srv, err := httpapi.New(httpapi.Config{
+	cfg := httpapi.Config{
 		DB:       db,
 		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Clock:    clk,
 		Version:  "test",
 		HashCost: auth.MinCost,
-	})
+	}
+	for _, f := range with {
+		f(&cfg)
+	}
+	srv, err := httpapi.New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -75,9 +80,9 @@ func newServer(t *testing.T, db *store.DB) bundle {
 // skill_approve); erika (uid 7, password "erika-pw", group 1, backend
 // language de); the service account robot (uid 8, password "robot-pw"); the
 // disabled max (uid 9, password "max-pw"); the administrator admin (uid 1).
-func setup(t *testing.T, db *store.DB) bundle {
+func setup(t *testing.T, db *store.DB, with ...func(*httpapi.Config)) bundle {
 	t.Helper()
-	b := newServer(t, db)
+	b := newServer(t, db, with...)
 	ctx := context.Background()
 	exec := func(q string, args ...any) {
 		t.Helper()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"unicode/utf8"
 
 	"waymark/internal/store"
 )
@@ -40,9 +41,11 @@ func checkURLText(r *http.Request) error {
 
 // checkJSONText refuses a JSON body with a string (value or key) that the
 // database cannot store. JSON carries a NUL only as the escape \u0000, which
-// decodes to a NUL byte; invalid UTF-8 decodes to U+FFFD and is storable. A
-// body that does not parse is left to the decoder to report.
+// decodes to a NUL byte; bytes that are not UTF-8 the decoder would replace
+// by U+FFFD silently, so they are looked for in the string as sent. A body
+// that does not parse is left to the decoder to report.
 func checkJSONText(body []byte) error {
+	raw := !utf8.Valid(body) // only then is each string's raw text checked
 	type frame struct {
 		object  bool
 		wantKey bool   // in an object: the next string is a key
@@ -57,6 +60,7 @@ func checkJSONText(body []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	for {
+		from := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil { // io.EOF at the end; a syntax error is the decoder's to report
 			return nil
@@ -75,7 +79,11 @@ func checkJSONText(body []byte) error {
 		case string:
 			n := len(stack)
 			key := n > 0 && stack[n-1].object && stack[n-1].wantKey
-			if err := store.CheckText(v); err != nil {
+			err := store.CheckText(v)
+			if err == nil && raw && !utf8.Valid(body[from:dec.InputOffset()]) {
+				err = fmt.Errorf("%w: not UTF-8", store.ErrInvalidText)
+			}
+			if err != nil {
 				switch {
 				case key:
 					return invalidText("object key", err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 
 	"waymark/internal/access"
 	"waymark/internal/fault"
@@ -80,30 +81,42 @@ func (s *Store) Update(ctx context.Context, c Configuration, key *string) (Confi
 	return s.Get(ctx, c.UID)
 }
 
-// check validates c and what Validate cannot see alone: the identifier is
-// free and every allowed group exists.
-func (s *Store) check(ctx context.Context, q store.Querier, c Configuration) error {
-	if err := Validate(c); err != nil {
-		return err
+// Check reports, writing nothing, every field that Create (a zero UID) or
+// Update would refuse — for a form whose other fields did not even parse, so
+// that it shows all its errors in one answer.
+func (s *Store) Check(ctx context.Context, c Configuration) error {
+	if c.UID == 0 {
+		c.UID = math.MaxInt32 // a new configuration's uid is chosen when it is stored
 	}
+	return s.check(ctx, s.db, c)
+}
+
+// check validates c and what Validate cannot see alone: the identifier is
+// free and every allowed group exists. Every wrong field is reported at once.
+func (s *Store) check(ctx context.Context, q store.Querier, c Configuration) error {
+	bad := access.FieldErrors(access.SplitFieldErrors(Validate(c)))
 	var other int64
 	err := q.QueryRow(ctx, "SELECT uid FROM configurations WHERE identifier = ? AND uid <> ?", c.Identifier, c.UID).Scan(&other)
 	switch {
 	case err == nil:
-		return fmt.Errorf("configuration %d: identifier %q is used by configuration %d: %w", c.UID, c.Identifier, other, ErrTaken)
+		bad = append(bad, fmt.Errorf("configuration %d: identifier %q is used by configuration %d: %w", c.UID, c.Identifier, other, ErrTaken))
 	case !errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("check identifier %q: %w", c.Identifier, err)
 	}
 	for _, g := range c.AllowedGroups {
+		if g <= 0 {
+			continue // Validate reported it
+		}
 		ok, err := access.GroupExists(ctx, q, g)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return &FieldError{UID: c.UID, Field: "allowedGroups", Reason: fmt.Sprintf("no group %d", g)}
+			bad = append(bad, &FieldError{UID: c.UID, Field: "allowedGroups", Reason: fmt.Sprintf("no group %d", g)})
+			break
 		}
 	}
-	return nil
+	return fieldErrors(bad)
 }
 
 // sealedKey reads the sealed API key of configuration uid; ErrNotFound when none has it.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
+
+	"waymark/internal/access"
 	"waymark/internal/fault"
 )
 
@@ -55,61 +58,75 @@ func withDefaults(c Configuration) Configuration {
 	return c
 }
 
-// Validate reports the first field of c (after defaults) that is not valid,
-// as a *FieldError.
+// Validate reports every field of c (after defaults) that is not valid, in
+// form order: one *FieldError alone, several as access.FieldErrors (errors.As
+// finds the first), so a form shows all its errors in one answer.
 func Validate(c Configuration) error {
 	c = withDefaults(c)
-	bad := func(field, format string, args ...any) error {
-		return &FieldError{UID: c.UID, Field: field, Reason: fmt.Sprintf(format, args...)}
+	var bad access.FieldErrors
+	fail := func(field, format string, args ...any) {
+		bad = append(bad, &FieldError{UID: c.UID, Field: field, Reason: fmt.Sprintf(format, args...)})
 	}
-	switch {
-	case c.UID <= 0:
-		return bad("uid", "must be a positive number, got %d", c.UID)
-	case !slug.MatchString(c.Identifier) || len(c.Identifier) > 64:
-		return bad("identifier", "must be a slug of lowercase letters, digits, '-' and '_' (at most 64), got %q", c.Identifier)
+	if c.UID <= 0 {
+		fail("uid", "must be a positive number, got %d", c.UID)
+	}
+	if !slug.MatchString(c.Identifier) || len(c.Identifier) > 64 {
+		fail("identifier", "must be a slug of lowercase letters, digits, '-' and '_' (at most 64), got %q", c.Identifier)
 	}
 	switch c.ProviderType {
 	case ProviderOpenAI:
 		if c.Model == "" {
-			return bad("model", "is required for provider type openai")
+			fail("model", "is required for provider type openai")
 		}
 		if c.BaseURL != "" {
 			u, err := url.Parse(c.BaseURL)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return bad("baseUrl", "must be an http(s) URL with a host, got %q", c.BaseURL)
+				fail("baseUrl", "must be an http(s) URL with a host, got %q", c.BaseURL)
 			}
 		}
 	case ProviderDemo, ProviderScript:
 	default:
-		return bad("providerType", "must be one of openai, demo, script, got %q", c.ProviderType)
+		fail("providerType", "must be one of openai, demo, script, got %q", c.ProviderType)
 	}
 	var script []json.RawMessage
 	if err := json.Unmarshal(c.Script, &script); err != nil {
-		return bad("script", "must be a JSON array of replies")
+		fail("script", "must be a JSON array of replies")
 	}
-	switch {
-	case c.ContextWindow <= 0:
-		return bad("contextWindow", "must be greater than 0, got %d", c.ContextWindow)
-	case c.MaxOutputTokens < 0 || c.MaxOutputTokens >= c.ContextWindow:
-		return bad("maxOutputTokens", "must be at least 0 and less than contextWindow (%d), got %d", c.ContextWindow, c.MaxOutputTokens)
-	case !validPrivacy(c.Privacy):
-		return bad("privacy", "must be one of none, metadata, redacted, full, got %q", c.Privacy)
-	case c.MaxIterations < 1 || c.MaxIterations > MaxIterationsLimit:
-		return bad("maxIterations", "must be between 1 and %d, got %d", MaxIterationsLimit, c.MaxIterations)
-	case c.TokenBudget < 0:
-		return bad("tokenBudget", "must be 0 (unlimited) or more, got %d", c.TokenBudget)
+	if c.ContextWindow <= 0 {
+		fail("contextWindow", "must be greater than 0, got %d", c.ContextWindow)
+	} else if c.MaxOutputTokens < 0 || c.MaxOutputTokens >= c.ContextWindow {
+		fail("maxOutputTokens", "must be at least 0 and less than contextWindow (%d), got %d", c.ContextWindow, c.MaxOutputTokens)
+	}
+	if !validPrivacy(c.Privacy) {
+		fail("privacy", "must be one of none, metadata, redacted, full, got %q", c.Privacy)
+	}
+	if c.MaxIterations < 1 || c.MaxIterations > MaxIterationsLimit {
+		fail("maxIterations", "must be between 1 and %d, got %d", MaxIterationsLimit, c.MaxIterations)
+	}
+	if c.TokenBudget < 0 {
+		fail("tokenBudget", "must be 0 (unlimited) or more, got %d", c.TokenBudget)
 	}
 	for _, g := range c.AllowedGroups {
 		if g <= 0 {
-			return bad("allowedGroups", "group uids must be positive, got %d", g)
+			fail("allowedGroups", "group uids must be positive, got %d", g)
+			break
 		}
 	}
-	for _, g := range c.ToolGroups {
-		if g == "" {
-			return bad("toolGroups", "must not contain an empty name")
-		}
+	if slices.Contains(c.ToolGroups, "") {
+		fail("toolGroups", "must not contain an empty name")
 	}
-	return nil
+	return fieldErrors(bad)
+}
+
+// fieldErrors is nil for none, the one error alone, or all of them.
+func fieldErrors(bad access.FieldErrors) error {
+	switch len(bad) {
+	case 0:
+		return nil
+	case 1:
+		return bad[0]
+	}
+	return bad
 }
 
 func validPrivacy(p Privacy) bool {

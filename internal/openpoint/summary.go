@@ -3,34 +3,25 @@ package openpoint
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
+	"waymark/internal/catalog"
 	"waymark/internal/content"
 	"waymark/internal/skill"
 )
 
-// sentence templates per backend language (the labels openPoint.missing and
-// openPoint.open of ADR-022): the field or table label, then the page title.
-var sentenceTemplates = map[string]struct{ missing, open string }{
-	"en": {missing: "%s is missing on “%s”", open: "%s open on “%s”"},
-	"de": {missing: "%s fehlt auf „%s“", open: "%s offen auf „%s“"},
-}
-
 // Sentence is the summary of an open point (P.D2) in backend language lang
-// ("en", "de"; others fall back to English): label is the field's label (the
-// table's for a record as a whole), title the page title, missing whether
-// the field's current value is empty.
+// ("en", "de"; others fall back to English), built from the catalogue labels
+// openPoint.missing and openPoint.open of ADR-022: label is the field's label
+// (the table's for a record as a whole), title the page title, missing
+// whether the field's current value is empty.
 func Sentence(lang, label, title string, missing bool) string {
-	t, ok := sentenceTemplates[lang]
-	if !ok {
-		t = sentenceTemplates["en"]
-	}
+	key := "openPoint.open"
 	if missing {
-		return fmt.Sprintf(t.missing, label, title)
+		key = "openPoint.missing"
 	}
-	return fmt.Sprintf(t.open, label, title)
+	return catalog.For(lang).Get(key, label, title)
 }
 
 // describe turns kept points into what the reader sees: the skill's stored

@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -30,7 +31,9 @@ const (
 // A refused run is one settled with RefusedClass (or one whose lineage was
 // carried from another run). Its lineage names where to go on: carriedFrom,
 // or for a lineage without a pin that could not read the process, its
-// predecessor. A refused run without a lineage, or with a released one
+// predecessor; a run refused because it could not store its lineage has
+// none and goes on from the predecessor its request names. Any other
+// refused run without a lineage, or one with a released lineage
 // (pin_withdrawn, or a process ended through it), hands on nothing. Every
 // run passed must be terminal.
 func (a *attempt) derive(ctx context.Context) error {
@@ -65,6 +68,23 @@ func (a *attempt) derive(ctx context.Context) error {
 				return a.refuse(PredecessorNotFinished, false, "run "+cur+" is "+string(r.Status))
 			}
 			switch {
+			case !ok && r.ErrorMessage == string(LineageUnreadable):
+				// Refused because its lineage could not be stored: it has
+				// none, and the process is not let go for that. It goes on
+				// from the predecessor its opening request names (stored at
+				// every privacy level), as a lineage without a pin would.
+				pred, err := a.openingPredecessor(ctx, cur)
+				if err != nil {
+					return err
+				}
+				if pred == "" {
+					a.know = none
+					return nil
+				}
+				if pinless++; pinless > MaxPinlessRefusals {
+					return a.letGo(DroppedRefusedTooOften)
+				}
+				cur = pred
 			case !ok || l.Released:
 				// No lineage: its predecessor held no process. Released: the
 				// pin was withdrawn, or the process was ended through this run.
@@ -118,6 +138,25 @@ func (a *attempt) derive(ctx context.Context) error {
 		}
 		return nil
 	}
+}
+
+// openingPredecessor is the predecessor run id's opening request event
+// names ("" when it names none).
+func (a *attempt) openingPredecessor(ctx context.Context, id string) (string, error) {
+	evs, err := a.runs.Events(ctx, id, 0, 1)
+	if err != nil {
+		return "", fmt.Errorf("request of refused run %s: %w", id, err)
+	}
+	if len(evs) == 0 || evs[0].Kind != run.EventRequest {
+		return "", nil
+	}
+	var p struct {
+		Predecessor string `json:"predecessor"`
+	}
+	if json.Unmarshal(evs[0].Payload, &p) != nil {
+		return "", nil
+	}
+	return p.Predecessor, nil
 }
 
 // undecided reports whether a run that is not terminal and has no lineage

@@ -69,7 +69,20 @@ func (c *Catalogue) ForActor(ctx context.Context, actor, configUID int64) ([]Cat
 		if !e.Process || !e.Instructs {
 			continue
 		}
-		out = append(out, CatalogueEntry{UID: e.UID, Identifier: e.Identifier, Name: e.Name, Description: e.Description})
+		// Names and descriptions come from the approval snapshot (item 8),
+		// never from the live row: a snapshot that no longer holds lists nothing.
+		appr, err := c.skills.PinCheck(ctx, skill.Pin{Skill: e.UID, Source: e.Source, Digest: e.Digest})
+		var pe *skill.PinError
+		if errors.As(err, &pe) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !appr.Version.Process {
+			continue
+		}
+		out = append(out, CatalogueEntry{UID: e.UID, Identifier: e.Identifier, Name: appr.Version.Name, Description: appr.Version.Description})
 	}
 	return out, nil
 }

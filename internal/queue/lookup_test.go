@@ -173,3 +173,45 @@ func TestRescueStuckResumesHandsBackOnlyAJobLeftByItsWorker(t *testing.T) {
 		}
 	})
 }
+
+// The chat's reaper hands back the chat job a worker took before heldSince
+// and left running, only the one that carries the conversation's claim,
+// once: not one taken later, not one of another claim or conversation.
+func TestRescueChatJobHandsBackOnlyTheJobOfTheClaimLeftByItsWorker(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := insertOnly(t, db)
+		for _, j := range []map[string]any{{"op": "decide", "conversation": 7, "at": 100}, {"op": "decide", "conversation": 7, "at": 50}, {"op": "decide", "conversation": 8, "at": 100}} {
+			if err := q.InTx(ctx, func(tx *store.Tx) error { return q.InsertChatTx(ctx, tx, j) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		taken := time.Now().Add(-time.Minute)
+		if _, err := db.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1, attempted_at = ?", taken.UTC()); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := q.RescueChatJob(ctx, 7, 100, taken.Add(-time.Second)); err != nil || ok {
+			t.Errorf("a job taken after heldSince: rescued %v, %v; want not", ok, err)
+		}
+		if ok, err := q.RescueChatJob(ctx, 7, 100, taken.Add(time.Second)); err != nil || !ok {
+			t.Errorf("the job of the claim taken before heldSince: rescued %v, %v; want it", ok, err)
+		}
+		type job struct{ args, state string }
+		jobs, err := store.Collect(ctx, db, func(sc store.Scanner) (job, error) {
+			var j job
+			return j, sc.Scan(&j.args, &j.state)
+		}, "SELECT args, state FROM river_job ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, j := range jobs {
+			want := map[bool]string{true: "available", false: "running"}[i == 0]
+			if j.state != want {
+				t.Errorf("after the rescue the job %s is %s, want %s", j.args, j.state, want)
+			}
+		}
+		if ok, err := q.RescueChatJob(ctx, 7, 100, taken.Add(time.Second)); err != nil || ok {
+			t.Errorf("a second rescue = %v, %v; want nothing left to hand back", ok, err)
+		}
+	})
+}

@@ -71,19 +71,18 @@ const (
 // only the fallback.
 const DefaultPollInterval = 200 * time.Millisecond
 
-// DefaultSQLitePoll is how often idle workers look for jobs on SQLite. River
-// wakes a producer of its own process only after an insert outside a
-// transaction, and every Waymark job is inserted inside the transaction of
-// the decision or message it carries out (InsertTx), so on SQLite the poll
-// is the only wake-up: at 200 ms it was most of an answer's latency (issue
-// 15, `waymark bench`). An empty fetch is one short write transaction on
-// the queue's pool; at 10 ms that is about 100 a second per queue, under
-// 1% of SQLite's commit rate on the bench machine.
-const DefaultSQLitePoll = 10 * time.Millisecond
+// DefaultSQLitePoll is how often idle workers look for jobs on SQLite: a
+// fallback only. A job this process commits wakes its producers at once
+// (kick.go), a job another process commits (`serve --workers 0` beside a
+// `worker`) at the listener's next read of River's outbox, and a job
+// scheduled for later when River's scheduler makes it available and
+// notifies. At 10 ms, when the poll was the only wake-up, an idle `serve`
+// used 7–9 % of a core.
+const DefaultSQLitePoll = 5 * time.Second
 
 // maintenancePoll is the poll of the reaper's queue: its job comes every
-// ReapEvery, and a late start by this much is of no matter.
-const maintenancePoll = time.Second
+// ReapEvery with an insert notification, and the poll is the fallback.
+const maintenancePoll = 5 * time.Second
 
 // DefaultReapEvery is how often the installation's reaper runs.
 const DefaultReapEvery = 15 * time.Second
@@ -315,12 +314,24 @@ func (q *Queue) Start(ctx context.Context, h Handlers) error {
 	return q.client.Start(ctx)
 }
 
-// Stop waits for running jobs to finish, then stops.
+// Stop stops fetching jobs and waits for the running ones to finish; it
+// returns ctx's error when ctx ends first, and the jobs keep running (a
+// StopAndCancel then cancels them).
 func (q *Queue) Stop(ctx context.Context) error {
 	if !q.works {
 		return nil
 	}
 	return q.client.Stop(ctx)
+}
+
+// StopAndCancel cancels the context of every running job and waits (until
+// ctx ends) for them to return: the hard stop after a soft one ran out of
+// time. River records what each job returned.
+func (q *Queue) StopAndCancel(ctx context.Context) error {
+	if !q.works {
+		return nil
+	}
+	return q.client.StopAndCancel(ctx)
 }
 
 // Depth reports how many run jobs wait to be worked.

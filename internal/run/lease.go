@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"waymark/internal/store"
 )
@@ -115,4 +117,26 @@ func (s *Store) addUsage(ctx context.Context, q store.Querier, id, owner string,
 	}
 	return s.guarded(ctx, q, id, update{op: "usage", set: `updated_at = ?`,
 		where: `status = 'running' AND lease_owner = ?`, args: []any{store.Micros(s.clk.Now()), owner}}, Flush{Usage: u})
+}
+
+// ExpireLeasesOf ends now the leases of the running runs whose lease owner
+// names identity ("kind:IDENTITY:segment", agent.Config.Identity), so that
+// the reaper's next pass takes them at once instead of a lease later: the
+// stop of a process hands back the runs it still holds. One guarded update
+// — only runs still running under such a lease that has not expired; a run
+// settled, requeued or taken over meanwhile is left alone. It reports how
+// many runs it released.
+func (s *Store) ExpireLeasesOf(ctx context.Context, identity string) (int, error) {
+	if identity == "" {
+		return 0, invalid("expire leases", "", "identity is empty")
+	}
+	now := store.Micros(s.clk.Now())
+	escaped := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(identity)
+	res, err := s.db.Exec(ctx, `UPDATE runs SET lease_expires_at = ?, updated_at = ? WHERE status = 'running'
+		AND lease_owner LIKE ? ESCAPE '!' AND lease_expires_at >= ?`, now-1, now, "%:"+escaped+":%", now)
+	if err != nil {
+		return 0, fmt.Errorf("expire leases of %s: %w", identity, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }

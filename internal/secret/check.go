@@ -60,3 +60,26 @@ func CheckKey(ctx context.Context, db *store.DB, box *Box, source string, legacy
 	}
 	return nil
 }
+
+// ErrKeyMissing is returned by Sealed's callers (app.New) when the database
+// holds sealed values but no key was found: generating one would only make
+// the database unusable with a key file that opens nothing in it.
+var ErrKeyMissing = errors.New("this database holds values sealed with a secret key, but the key is missing")
+
+// Sealed reports whether db holds values sealed with a key: the check value
+// of CheckKey or, in a database from before it, a sealed provider key that
+// legacy finds.
+func Sealed(ctx context.Context, db *store.DB, legacy func(context.Context) (sealed string, ok bool, err error)) (bool, error) {
+	var n int
+	if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM secret_key_check").Scan(&n); err != nil {
+		return false, fmt.Errorf("secret key check: %w", err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	_, ok, err := legacy(ctx)
+	if err != nil {
+		return false, fmt.Errorf("secret key check: %w", err)
+	}
+	return ok, nil
+}

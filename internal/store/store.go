@@ -225,8 +225,9 @@ func redactErr(err error) string {
 }
 
 // EnvNoFastPaths names the variable that turns every fast path off when it
-// is "1" (Config.NoFastPaths; doc.go, "Fast paths"). CI runs the store,
-// agent and chat suites once so.
+// is "1" (Config.NoFastPaths; doc.go, "Fast paths"): waymark's
+// --store-no-fast-paths, and storetest's databases, with which CI runs the
+// store, agent and chat suites once.
 const EnvNoFastPaths = "WAYMARK_STORE_NO_FAST_PATHS"
 
 // Config holds the options of an open database. The zero value is the default.
@@ -246,16 +247,10 @@ type Config struct {
 	Fault *Fault
 }
 
-// ConfigFromEnv returns the Config of the environment: NoFastPaths from
-// WAYMARK_STORE_NO_FAST_PATHS=1.
-func ConfigFromEnv() *Config {
-	return &Config{NoFastPaths: os.Getenv(EnvNoFastPaths) == "1"}
-}
-
 // Open parses raw, connects and pings within a bounded time, with the
-// options of the environment (ConfigFromEnv). It does not migrate.
+// default options. It does not migrate.
 func Open(ctx context.Context, raw string) (*DB, error) {
-	return OpenConfig(ctx, raw, ConfigFromEnv())
+	return OpenConfig(ctx, raw, nil)
 }
 
 // OpenConfig is Open with the options of cfg (nil: the defaults).

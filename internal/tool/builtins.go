@@ -23,16 +23,17 @@ const (
 // builtins holds what the builtin content tools read and write through.
 type builtins struct {
 	db      *store.DB
-	writer  *content.Writer
+	writer  content.RecordWriter
 	checker *access.Checker
 	points  *openpoint.Store // reads only
 }
 
 // Builtins returns the builtin content tools of API.md §4: read_page,
 // read_record, update_page_metadata, update_content, choose, set_progress,
-// highlight_record (disabled by default) and list_open_points. Reads check
+// highlight_record (disabled by default) and list_open_points (also as
+// chat_list_open_points, ADR-022's name). Reads check
 // the acting user with checker; writes go through writer as that user.
-func Builtins(db *store.DB, writer *content.Writer, checker *access.Checker) []Tool {
+func Builtins(db *store.DB, writer content.RecordWriter, checker *access.Checker) []Tool {
 	b := &builtins{db: db, writer: writer, checker: checker, points: openpoint.New(db, nil)}
 	return []Tool{
 		&readPage{b},
@@ -40,12 +41,13 @@ func Builtins(db *store.DB, writer *content.Writer, checker *access.Checker) []T
 		&updateTool{b: b, spec: pageMetadataSpec},
 		&updateTool{b: b, spec: contentSpec},
 		chooseTool{}, setProgress{}, &highlightRecord{b},
-		&listOpenPoints{b},
+		&listOpenPoints{b: b, name: ListOpenPointsTool},
+		&listOpenPoints{b: b, name: ChatListOpenPointsTool},
 	}
 }
 
 // RegisterBuiltins registers Builtins(db, writer, checker) with reg.
-func RegisterBuiltins(reg *Registry, db *store.DB, writer *content.Writer, checker *access.Checker) error {
+func RegisterBuiltins(reg *Registry, db *store.DB, writer content.RecordWriter, checker *access.Checker) error {
 	for _, t := range Builtins(db, writer, checker) {
 		if err := reg.Register(t); err != nil {
 			return err

@@ -11,14 +11,29 @@ import (
 // listOpenPoints is list_open_points {page, skill?} (ADR-022, P.O2): the
 // open points of one page under the visibility rule of package openpoint
 // (the one of the page list, the dashboard and the prompt), at most
-// openpoint.PageLimit.
-type listOpenPoints struct{ b *builtins }
+// openpoint.PageLimit. It answers to two names: list_open_points and
+// chat_list_open_points, the name ADR-022 gives it ("the read tool
+// chat_list_open_points"), so a skill that declares the spec's name gets it.
+type listOpenPoints struct {
+	b    *builtins
+	name string // ListOpenPointsTool or ChatListOpenPointsTool
+}
+
+// The two names of the open-points list tool.
+const (
+	ListOpenPointsTool     = "list_open_points"
+	ChatListOpenPointsTool = "chat_list_open_points" // ADR-022's name
+)
 
 func (t *listOpenPoints) Def() Def {
+	desc := "List the open points of a page: proposals of earlier runs of a process the user skipped, " +
+		"as record identities and field names (no values). skill restricts them to one process skill."
+	if t.name == ChatListOpenPointsTool {
+		desc = "The same as " + ListOpenPointsTool + ". " + desc
+	}
 	return Def{
-		Name: "list_open_points",
-		Description: "List the open points of a page: proposals of earlier runs of a process the user skipped, " +
-			"as record identities and field names (no values). skill restricts them to one process skill.",
+		Name:        t.name,
+		Description: desc,
 		Schema: json.RawMessage(`{
 			"type": "object",
 			"properties": {

@@ -218,7 +218,7 @@ func TestSpecsFollowTheRequestedOrder(t *testing.T) {
 	for _, d := range reg.List() {
 		names = append(names, d.Name)
 	}
-	if got := strings.Join(names, ","); got != "choose,highlight_record,list_open_points,read_page,read_record,set_progress,update_content,update_page_metadata" {
+	if got := strings.Join(names, ","); got != "chat_list_open_points,choose,highlight_record,list_open_points,read_page,read_record,set_progress,update_content,update_page_metadata" {
 		t.Errorf("List() = %s", got)
 	}
 }

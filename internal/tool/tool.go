@@ -56,6 +56,7 @@ func (d Def) NeedsApproval() bool { return d.ApprovalBound || d.Effect.Writes() 
 // Call is one invocation of a tool.
 type Call struct {
 	Run      string          // run uuid, recorded with the history of writes
+	CallID   string          // the model's id of the call: with Run, the idempotency key of an approved write
 	User     int64           // acting backend user: every check reads this user as stored now
 	Language int64           // content language of the run; a tool's own language argument wins
 	Args     json.RawMessage // the arguments object the model sent
@@ -82,6 +83,19 @@ type Released struct {
 // ErrPreviewChanged refuses an approved write whose preview differs from the
 // one released (Call.Released); the write changed nothing.
 var ErrPreviewChanged = errors.New("the preview changed since it was released")
+
+// ChangedError is the ErrPreviewChanged of a write the site's own database
+// refused because the field changed there after the card was shown
+// (*content.ConflictError): nothing was written.
+type ChangedError struct{ Conflict *content.ConflictError }
+
+func (e *ChangedError) Error() string { return e.Conflict.Error() }
+
+// Is makes a ChangedError match ErrPreviewChanged.
+func (e *ChangedError) Is(target error) bool { return target == ErrPreviewChanged }
+
+// Unwrap returns the conflict.
+func (e *ChangedError) Unwrap() error { return e.Conflict }
 
 // SameItems reports whether two previews show the same items (fields,
 // labels, values and measures): what an approver's release binds.

@@ -164,6 +164,15 @@ func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 		}
 	}
 	req := content.WriteRequest{Table: t.spec.table, UID: a.uid, Fields: a.fields, User: call.User, Run: call.Run}
+	if call.Run != "" && call.CallID != "" {
+		req.Key = call.Run + "/" + call.CallID // the same on every retry of this approved call
+	}
+	if call.Released != nil {
+		req.Shown = map[string]string{}
+		for _, it := range call.Released.Preview.Items {
+			req.Shown[it.Field] = it.Current
+		}
+	}
 	var written content.Written
 	if call.Tx != nil {
 		written, err = t.b.writer.WriteTx(ctx, call.Tx, req)
@@ -171,7 +180,10 @@ func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 		written, err = t.b.writer.Write(ctx, req)
 	}
 	var denied *access.DeniedError
+	var conflict *content.ConflictError
 	switch {
+	case errors.As(err, &conflict):
+		return Result{}, &ChangedError{Conflict: conflict}
 	case errors.As(err, &denied):
 		return ErrorResult(denied.Error()), nil
 	case errors.Is(err, access.ErrDenied):

@@ -26,6 +26,8 @@ import (
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/llm/openai"
 	"waymark/internal/store"
+	"waymark/internal/typo3"
+	"waymark/internal/typo3/live"
 )
 
 // Env is one running application.
@@ -76,6 +78,14 @@ type Options struct {
 	// BeforeClaim runs in a conversation request right before its claim
 	// (chat.Deps.BeforeClaim): where a test lands a concurrent request.
 	BeforeClaim func(op string)
+	// TYPO3 runs the application beside a TYPO3 installation
+	// (app.Config.TYPO3); nil: the built-in source and directory.
+	TYPO3 *live.TYPO3
+	// ShutdownTimeout is how long StopWorkers (and the test's end) lets
+	// running jobs finish before it cancels them (default 5 s).
+	ShutdownTimeout time.Duration
+	// TYPO3Writer replaces the writer into TYPO3 that TYPO3 gives (app.Config.TYPO3Writer; needs TYPO3).
+	TYPO3Writer *typo3.Writer
 }
 
 // New starts the application on db with the fixture (YAML or JSON; the text
@@ -108,6 +118,8 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		SkillsRoot:    opts.SkillsRoot,
 		Tracer:        opts.Tracer,
 		BeforeClaim:   opts.BeforeClaim,
+		TYPO3:         opts.TYPO3,
+		TYPO3Writer:   opts.TYPO3Writer,
 		HashCost:      auth.MinCost, // passwords and tokens of tests are not secrets; bcrypt's minimum keeps them fast
 	})
 	if err != nil {
@@ -122,13 +134,12 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 	}
 	env := &Env{T: t, DB: db, App: a, LLM: srv, stopWorkers: func() {}}
 	if opts.Workers > 0 || chatWorkers > 0 {
-		wctx, cancel := context.WithCancel(ctx)
-		stop, err := a.StartWorkers(wctx)
+		stop, err := a.StartWorkers(ctx, cmp.Or(opts.ShutdownTimeout, 5*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var once sync.Once
-		env.stopWorkers = func() { once.Do(func() { cancel(); stop() }) }
+		env.stopWorkers = func() { once.Do(stop) }
 		t.Cleanup(env.stopWorkers)
 	}
 	hs := httptest.NewServer(a.Handler())

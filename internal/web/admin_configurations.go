@@ -152,6 +152,8 @@ func (u *UI) handleConfigurationCreate(w http.ResponseWriter, r *http.Request, m
 			return
 		}
 		u.refusal(r, me, &d.formState, err, "identifier")
+	} else {
+		u.refusal(r, me, &d.formState, u.Configs.Check(r.Context(), c), "identifier")
 	}
 	u.showConfig(w, r, me, d, "config-form", formStatus(r))
 }
@@ -179,6 +181,8 @@ func (u *UI) handleConfigurationSave(w http.ResponseWriter, r *http.Request, me 
 		} else {
 			u.refusal(r, me, &d.formState, err, "identifier")
 		}
+	} else {
+		u.refusal(r, me, &d.formState, u.Configs.Check(r.Context(), c), "identifier")
 	}
 	u.showConfig(w, r, me, d, "config-form", formStatus(r))
 }

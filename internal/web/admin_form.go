@@ -103,6 +103,17 @@ func (f *formReader) ints(name string) []int64 {
 // refusal shows a refused save: a validation error at its field, a taken
 // name at the name field, anything else above the form.
 func (u *UI) refusal(r *http.Request, me *user, st *formState, err error, nameField string) {
+	if err == nil {
+		return
+	}
+	// Every refused field of a change is shown at once, not one per answer.
+	var all access.FieldErrors
+	if errors.As(err, &all) {
+		for _, one := range all {
+			u.refusal(r, me, st, one, nameField)
+		}
+		return
+	}
 	var cfe *llmconfig.FieldError
 	var afe *access.FieldError
 	field, reason := "", ""
@@ -121,6 +132,9 @@ func (u *UI) refusal(r *http.Request, me *user, st *formState, err error, nameFi
 		u.logErr(r.Context(), "admin save", err)
 		st.Error = u.errorText(me, errCode(err))
 		return
+	}
+	if st.Errors[field] != "" {
+		return // the form's own error at this field (a value that did not parse) stays
 	}
 	msg := me.T.Get("admin.error.invalid", reason)
 	if k := "admin.invalid." + field; hasKey(k) {

@@ -9,6 +9,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/auth"
+	"waymark/internal/httpapi"
 	"waymark/internal/site"
 )
 
@@ -165,8 +166,23 @@ func (u *UI) handleUserCreate(w http.ResponseWriter, r *http.Request, me *user) 
 			return
 		}
 		u.refusal(r, me, &d.formState, err, "username")
+	} else {
+		u.refusal(r, me, &d.formState, access.CheckAccount(r.Context(), u.DB, ch), "username")
 	}
+	u.usernameTaken(r, me, d, ch)
 	u.showUser(w, r, me, d, "user-form", formStatus(r))
+}
+
+// usernameTaken adds "taken" at the username when other fields were
+// refused first (the store checks the name only once they are right), so
+// the form lists every error in one answer.
+func (u *UI) usernameTaken(r *http.Request, me *user, d *userData, ch access.AccountChange) {
+	if d.Errors["username"] != "" || ch.Username == "" {
+		return
+	}
+	if other, err := access.LoadUserByName(r.Context(), u.DB, ch.Username); err == nil && other.UID != ch.UID {
+		d.Errors["username"] = me.T.Get("admin.error.taken")
+	}
 }
 
 func (u *UI) handleUserSave(w http.ResponseWriter, r *http.Request, me *user) {
@@ -178,6 +194,9 @@ func (u *UI) handleUserSave(w http.ResponseWriter, r *http.Request, me *user) {
 	d := &userData{Acc: old}
 	f := newFormReader(r, me, &d.formState)
 	ch := readUser(f, d, uid)
+	if c, err := r.Cookie(httpapi.SessionCookie); err == nil {
+		ch.KeepSession = c.Value // a new password of one's own keeps this session
+	}
 	if !d.failed() {
 		if _, err := access.UpdateAccount(r.Context(), u.DB, ch, u.API.HashCost()); err == nil {
 			redirect(w, r, fmt.Sprintf("/admin/users/%d?done=saved", uid))
@@ -185,7 +204,10 @@ func (u *UI) handleUserSave(w http.ResponseWriter, r *http.Request, me *user) {
 		} else {
 			u.refusal(r, me, &d.formState, err, "username")
 		}
+	} else {
+		u.refusal(r, me, &d.formState, access.CheckAccount(r.Context(), u.DB, ch), "username")
 	}
+	u.usernameTaken(r, me, d, ch)
 	u.showUser(w, r, me, d, "user-form", formStatus(r))
 }
 

@@ -31,7 +31,7 @@ func TestTourCardAppliesAndPreviewShowsTheChange(t *testing.T) {
 		path := startTour(t, b, "1", "0", seo)
 		page := b.get(path)
 		contains(t, "tour page", page,
-			"Home · English · <span class=\"state\">Analyse läuft</span>", `aria-label="Tour beenden"`, "Prozess: SEO optimieren",
+			"Home · English · <span class=\"state\">Wartet auf deine Antwort</span>", `aria-label="Tour beenden"`, "Prozess: SEO optimieren",
 			"Bitte starte: SEO optimieren", "Betroffen", "Seite „Home“", "Beschreibung", "Aktuell", "Vorschlag",
 			"<ins>"+long+"</ins>", fmt.Sprintf("%d Zeichen, empfohlen 140–160", utf8.RuneCountInString(long)), "außerhalb der empfohlenen Länge", "Technische Details",
 			">Übernehmen</button>", ">Andere Variante</button>", ">Überspringen</button>", ">Behalten</button>",

@@ -31,6 +31,16 @@ type convView struct {
 	ErrorText    string
 	SkillChip    string // the chosen process's name
 	MayChange    bool   // skill and messages may change (idle or failed)
+	State        string // the tour header's state: a catalogue key of what is true now
+	Done         bool   // the tour completed and nothing waits or runs: Fertig, no ×
+	Next         *nextPage
+	Retry        string // after a failed turn: the editor's last message, to send again
+}
+
+// nextPage is the next page with open points the editor may see, offered
+// when a tour is done.
+type nextPage struct {
+	Title, Language, Href string
 }
 
 type progress struct {
@@ -43,6 +53,7 @@ type progress struct {
 // item is one line of the transcript: a message or the status line of a decided card.
 type item struct {
 	Role    string // "user", "assistant", "outcome"
+	Kind    string // an outcome's kind (applied, skipped, …): its colour
 	Content string // Markdown (messages)
 	Notice  string // a catalogue text
 	Outcome string // a catalogue text
@@ -137,7 +148,7 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 	}
 	addOutcomes := func(n int64) {
 		for _, o := range byAfter[n] {
-			it := item{Role: "outcome", Outcome: me.T.Get("outcome." + o.Outcome)}
+			it := item{Role: "outcome", Kind: o.Outcome, Outcome: me.T.Get("outcome." + o.Outcome)}
 			if l := o.Labels; l != nil {
 				it.Target = &site.Target{Table: o.Table, UID: o.UID, TableLabel: l.Table, RecordTitle: l.Record, FieldLabels: l.Fields}
 			}
@@ -146,16 +157,20 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 	}
 	addOutcomes(0)
 	for i, m := range v.Messages {
+		if m.Role == "user" && m.Notice == "" && len(byAfter[int64(i+1)]) > 0 {
+			// The editor's answer to a card is shown once: as the card's
+			// status line that follows it, not also as her bubble.
+			addOutcomes(int64(i + 1))
+			continue
+		}
 		it := item{Role: m.Role, Content: m.Content}
 		if m.Notice != "" {
-			it.Notice = u.notice(me, m.Notice)
+			it.Notice = u.notice(ctx, me, m.Notice)
 		}
 		cv.Items = append(cv.Items, it)
 		addOutcomes(int64(i + 1))
 	}
-	if n := len(v.Messages); n > 0 && v.Tour == nil && v.Messages[n-1].Notice == chat.NoticeTourEnded {
-		cv.Ended = true // the header says so until the chat goes on
-	}
+	cv.Ended = tourEnded(v)
 	if v.Card != nil && v.Status == chat.AwaitingApproval {
 		cv.Card = u.chatCard(ctx, me, v)
 	}
@@ -173,13 +188,89 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 	}
 	if v.Error != "" && v.Status == chat.Failed {
 		cv.ErrorText = u.errorText(me, v.Error)
+		if n := len(cv.Items); n > 0 && cv.Items[n-1].Notice == cv.ErrorText && cv.Items[n-1].Content == "" {
+			// The failure's notice closes the transcript; the alert with
+			// the retry says it once, in its place. The notice stays in
+			// the transcript once the conversation goes on.
+			cv.Items = cv.Items[:n-1]
+		}
+		for i := len(v.Messages) - 1; i >= 0; i-- {
+			if m := v.Messages[i]; m.Role == "user" && strings.TrimSpace(m.Content) != "" {
+				cv.Retry = m.Content
+				break
+			}
+		}
+	}
+	cv.State = tourState(cv)
+	if cv.Done = cv.Progress != nil && cv.Progress.Completed && !cv.Busy && cv.Card == nil && cv.Ask == nil; cv.Done {
+		cv.Highlight = "" // nothing is being worked on any more
+		cv.Next = u.nextPage(ctx, me, v)
 	}
 	return cv
 }
 
+// tourEnded: the editor ended the tour and nothing was said since; the
+// header and the conversation list say so until the chat goes on.
+func tourEnded(v chat.View) bool {
+	n := len(v.Messages)
+	return n > 0 && v.Tour == nil && v.Messages[n-1].Notice == chat.NoticeTourEnded
+}
+
+// tourState is what the tour header says: the progress the process
+// reported, else what is true now — a turn runs (analysing), a decision
+// waits, the last turn failed, or nothing runs yet (ready).
+func tourState(cv *convView) string {
+	switch {
+	case cv.Progress != nil && cv.Progress.Completed:
+		return "tour.completed"
+	case cv.Progress != nil:
+		return "tour.progress"
+	case cv.Busy:
+		return "tour.analysing"
+	case cv.Card != nil || cv.Ask != nil:
+		return "tour.waiting"
+	case cv.Status == chat.Failed:
+		return "tour.failed"
+	}
+	return "tour.ready"
+}
+
+// nextPage is the first other page (or language) with an open point the
+// editor may see, as a link that starts its process there.
+func (u *UI) nextPage(ctx context.Context, me *user, v chat.View) *nextPage {
+	if u.OpenPoints == nil {
+		return nil
+	}
+	points, err := u.OpenPoints.Visible(ctx, me.A.UID, 20)
+	if err != nil {
+		return nil
+	}
+	for _, p := range points {
+		if p.Page == v.Page && p.Language == v.Language {
+			continue
+		}
+		title := u.Site.Title(ctx, me.A, p.Page, p.Language)
+		if title == "" {
+			continue
+		}
+		lang, _ := u.languageOf(ctx, me, p.Language)
+		return &nextPage{Title: title, Language: lang, Href: fmt.Sprintf("/chat?page=%d&language=%d&skill=%d", p.Page, p.Language, p.Skill)}
+	}
+	return nil
+}
+
 // notice turns a stored notice code ("released_elsewhere: …") into a text.
-func (u *UI) notice(me *user, code string) string {
+// A decision someone else took ("denied_elsewhere@3") names the decider.
+func (u *UI) notice(ctx context.Context, me *user, code string) string {
 	key, _, _ := strings.Cut(code, ":")
+	key, by, ok := strings.Cut(key, "@")
+	if uid, err := strconv.ParseInt(by, 10, 64); ok && err == nil && hasKey("error."+key+"_by") {
+		name, err := u.userName(ctx, uid)
+		if err != nil {
+			name = me.T.Get("inbox.userNumber", uid)
+		}
+		return me.T.Get("error."+key+"_by", name)
+	}
 	return u.errorText(me, key)
 }
 
@@ -197,6 +288,9 @@ func (u *UI) chatCard(ctx context.Context, me *user, v chat.View) *cardView {
 		Action: fmt.Sprintf("/chat/%d/answer", v.ID), Target: "#conversation"}
 	for _, call := range c.Calls {
 		k := u.callView(ctx, me, callParts{ID: call.ID, Tool: call.Tool, Heading: call.Heading, Preview: call.Preview})
+		if call.PreviewError != "" {
+			k.Error = me.T.Get("card.cannotApply", call.PreviewError)
+		}
 		if t, l := call.Target, call.Labels; t != nil && l != nil {
 			k.Target = &site.Target{Table: t.Table, UID: t.UID, TableLabel: l.Table, RecordTitle: l.Record, FieldLabels: l.Fields}
 		}

@@ -36,7 +36,7 @@ func TestFourEyesCardReleasedFromTheInboxShowsInTheEditorsChat(t *testing.T) {
 		contains(t, "release", paula.post("/inbox/"+uuid, url.Values{"turnDigest": {turnDigest(t, inbox)}, "answer": {"approve"}}), "Released.")
 		e.App.Chat.Wait()
 		view := erika.get(path + "/view")
-		contains(t, "editor after the release", view, "Von jemand anderem freigegeben.", "<dd>Zwei Personen haben diese Beschreibung geprüft.</dd>")
+		contains(t, "editor after the release (says by whom)", view, "Von paula freigegeben.", "<dd>Zwei Personen haben diese Beschreibung geprüft.</dd>")
 		lacks(t, "editor after the release", view, "Freigabe durch zweite Person")
 	})
 }

@@ -44,7 +44,8 @@ type pickerData struct {
 
 // scriptLabels are the catalogue texts app.js shows (activity, announcements).
 var scriptLabels = []string{"activity.thinking", "activity.reading", "activity.proposing", "activity.tool", "activity.progress",
-	"activity.highlight", "announce.card", "announce.progress", "announce.highlight", "announce.done", "slash.none"}
+	"activity.highlight", "announce.card", "announce.progress", "announce.highlight", "announce.done", "slash.none",
+	"live.offline", "live.reconnecting", "live.expired", "live.login", "live.failed"}
 
 func labelsFor(me *user) map[string]string {
 	out := map[string]string{}
@@ -66,7 +67,7 @@ func (u *UI) sidebar(ctx context.Context, me *user, current int64) ([]convItem, 
 	}
 	out := make([]convItem, 0, len(list))
 	for _, v := range list {
-		it := convItem{ID: v.ID, Current: v.ID == current, Status: me.T.Get("status." + string(v.Status))}
+		it := convItem{ID: v.ID, Current: v.ID == current, Status: me.T.Get(listState(v))}
 		it.Title = u.Site.Title(ctx, me.A, v.Page, v.Language)
 		if it.Title == "" {
 			it.Title = me.T.Get("chat.pageNumber", v.Page)
@@ -83,6 +84,18 @@ func (u *UI) sidebar(ctx context.Context, me *user, current int64) ([]convItem, 
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// listState is the catalogue key of what the conversation list says of a
+// conversation: what its header says where a tour is completed or ended.
+func listState(v chat.View) string {
+	switch {
+	case v.Status == chat.Idle && v.Summary != nil:
+		return "status.completed"
+	case v.Status == chat.Idle && tourEnded(v):
+		return "status.ended"
+	}
+	return "status." + string(v.Status)
 }
 
 func (u *UI) picker(ctx context.Context, me *user, r *http.Request) (*pickerData, error) {
@@ -113,7 +126,58 @@ func (u *UI) picker(ctx context.Context, me *user, r *http.Request) (*pickerData
 	p.Page, _ = strconv.ParseInt(q.Get("page"), 10, 64)
 	p.Language, _ = strconv.ParseInt(q.Get("language"), 10, 64)
 	p.Skill, _ = strconv.ParseInt(q.Get("skill"), 10, 64)
+	if c, err := strconv.ParseInt(q.Get("configuration"), 10, 64); err == nil {
+		for _, cfg := range p.Configs {
+			if cfg.UID == c {
+				p.Config = c
+			}
+		}
+	}
+	// A language the editor may not edit is not chosen: the first she may
+	// edit is (the select shows it selected, and the titles follow it).
+	mayEdit := false
+	for _, l := range p.Languages {
+		mayEdit = mayEdit || l.UID == p.Language
+	}
+	if !mayEdit && len(p.Languages) > 0 {
+		p.Language = p.Languages[0].UID
+	}
+	p.Tree = u.translatedTree(ctx, me, p.Tree, p.Language)
 	return p, nil
+}
+
+// translatedTree shows each page under its title in language where a live
+// translation exists (the default-language title otherwise).
+func (u *UI) translatedTree(ctx context.Context, me *user, nodes []site.Node, language int64) []site.Node {
+	if language <= 0 {
+		return nodes
+	}
+	out := make([]site.Node, len(nodes))
+	for i, n := range nodes {
+		for _, l := range n.Translations {
+			if l == language {
+				if t := u.Site.Title(ctx, me.A, n.UID, language); t != "" {
+					n.Title = t
+				}
+			}
+		}
+		n.Children = u.translatedTree(ctx, me, n.Children, language)
+		out[i] = n
+	}
+	return out
+}
+
+// handlePicker renders the picker alone for the values chosen so far (the
+// language select asks for it: the page titles follow the language).
+func (u *UI) handlePicker(w http.ResponseWriter, r *http.Request, me *user) {
+	p := u.newPage(me, "chat", "chat.title")
+	pk, err := u.picker(r.Context(), me, r)
+	if err != nil {
+		u.fail(w, r, me, err)
+		return
+	}
+	p.Chat = &chatData{Picker: pk}
+	u.render(w, r, "chat", "picker", p, http.StatusOK)
 }
 
 // handleChatHome renders the chat without a conversation: the sidebar and

@@ -46,6 +46,11 @@ func (u *UI) preview(ctx context.Context, me *user, cv *convView) *previewView {
 func (u *UI) handleConversation(w http.ResponseWriter, r *http.Request, me *user) {
 	ctx := r.Context()
 	v, err := u.Chat.Get(ctx, me.A.UID, pathID(r))
+	if errCode(err) == "not_found" {
+		// A page of its own, with the way back to the editor's conversations.
+		u.render(w, r, "notfound", "layout", u.newPage(me, "chat", "notFound.heading"), http.StatusNotFound)
+		return
+	}
 	if err != nil {
 		u.fail(w, r, me, err)
 		return
@@ -82,6 +87,7 @@ func (u *UI) renderConversation(w http.ResponseWriter, r *http.Request, me *user
 	}
 	if errText != "" {
 		p.Chat.Conv.ErrorText = errText
+		w.Header().Set(refusedHeader, "1")
 	}
 	p.OOB = true
 	u.render(w, r, "chat", "conversation-update", p, http.StatusOK)

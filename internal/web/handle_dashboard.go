@@ -37,10 +37,14 @@ func (u *UI) handleDashboard(w http.ResponseWriter, r *http.Request, me *user) {
 		return
 	}
 	names := map[int64]string{}
+	var firstProcess int64 // the catalogue's first process: what "improve this page" starts without open points
 	if cfg, err := u.Chat.ConfigurationFor(ctx, me.A.UID); err == nil {
 		if list, err := u.Catalogue.ForActor(ctx, me.A.UID, cfg.UID); err == nil {
 			for _, e := range list {
 				names[e.UID] = e.Name
+				if firstProcess == 0 {
+					firstProcess = e.UID
+				}
 			}
 		}
 	}
@@ -68,6 +72,11 @@ func (u *UI) handleDashboard(w http.ResponseWriter, r *http.Request, me *user) {
 			if n > best && names[skill] != "" {
 				it.Skill, best = skill, n
 			}
+		}
+		if it.Skill == 0 {
+			// Every suggestion starts a tour: a page with no open points
+			// gets the first process the editor may run.
+			it.Skill = firstProcess
 		}
 		d.Pages = append(d.Pages, it)
 	}

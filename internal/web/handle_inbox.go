@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"waymark/internal/agent"
+	"waymark/internal/content"
 )
 
 type inboxData struct {
@@ -18,9 +20,61 @@ type inboxData struct {
 }
 
 type inboxRun struct {
-	UUID  string
-	Title string
-	Card  *cardView
+	UUID      string
+	Title     string // who asked ("Angefragt von erika")
+	Card      *cardView
+	PageTitle string // the page the card is about, in its language
+	Page      int64
+	Language  int64
+	LangName  string
+	Requested time.Time
+	When      string // Requested in the reader's words
+}
+
+// mustDecide reports whether a waiting run is one the reader must decide:
+// a card on a configuration that needs a second person, asked for by
+// someone else. A card on a one-person configuration is its requester's
+// to answer, in her conversation — never another reader's inbox item.
+func (u *UI) mustDecide(ctx context.Context, me *user, st agent.Status, fourEyes map[int64]bool) bool {
+	if st.Initiator == me.A.UID {
+		return false
+	}
+	need, ok := fourEyes[st.Configuration]
+	if !ok {
+		cfg, err := u.Configs.Get(ctx, st.Configuration)
+		need = err == nil && cfg.RequireSecondApprover
+		fourEyes[st.Configuration] = need
+	}
+	return need
+}
+
+// subject is the page and language a waiting run is about: its
+// conversation's, else the record its first call targets (a page, or the
+// page a content element lies on, in the record's language).
+func (u *UI) subject(ctx context.Context, st agent.Status) (page, lang int64, ok bool) {
+	err := u.DB.QueryRow(ctx, "SELECT page_uid, language FROM conversations WHERE pending_run_uuid = ?", st.UUID).Scan(&page, &lang)
+	if err == nil && page > 0 {
+		return page, lang, true
+	}
+	for _, c := range st.Pending.Calls {
+		if c.Target == nil || c.Target.UID <= 0 {
+			continue
+		}
+		rec, err := content.Get(ctx, u.DB, c.Target.Table, c.Target.UID)
+		if err != nil {
+			continue
+		}
+		if rec.Table == "pages" {
+			page = rec.UID
+			if rec.Language > 0 && rec.L10nParent > 0 {
+				page = rec.L10nParent
+			}
+		} else {
+			page = rec.PID
+		}
+		return page, max(rec.Language, 0), page > 0
+	}
+	return 0, 0, false
 }
 
 func (u *UI) inboxData(ctx context.Context, me *user) (*inboxData, error) {
@@ -30,8 +84,9 @@ func (u *UI) inboxData(ctx context.Context, me *user) (*inboxData, error) {
 	}
 	d := &inboxData{Labels: labelsFor(me)}
 	var sig []string
+	fourEyes := map[int64]bool{}
 	for _, st := range runs {
-		if st.Pending == nil {
+		if st.Pending == nil || !u.mustDecide(ctx, me, st, fourEyes) {
 			continue
 		}
 		pd := st.Pending
@@ -49,11 +104,33 @@ func (u *UI) inboxData(ctx context.Context, me *user) (*inboxData, error) {
 		if who, err := u.userName(ctx, st.Initiator); err == nil {
 			title = me.T.Get("inbox.fromName", who)
 		}
-		d.Runs = append(d.Runs, inboxRun{UUID: st.UUID, Title: title, Card: c})
+		it := inboxRun{UUID: st.UUID, Title: title, Card: c, Requested: st.CreatedAt, When: st.CreatedAt.UTC().Format("2006-01-02 15:04 UTC")}
+		if page, lang, ok := u.subject(ctx, st); ok {
+			it.Page, it.Language = page, lang
+			it.PageTitle = u.Site.Title(ctx, me.A, page, lang)
+			if it.PageTitle == "" {
+				it.PageTitle = me.T.Get("chat.pageNumber", page)
+			}
+			it.LangName, _ = u.languageOf(ctx, me, lang)
+		}
+		d.Runs = append(d.Runs, it)
 		sig = append(sig, pd.TurnDigest)
 	}
 	d.Signature = strings.Join(sig, ",")
 	return d, nil
+}
+
+// handleInboxCount renders the navigation's count of what waits for the
+// reader's decision (polled, so it follows decisions taken anywhere).
+func (u *UI) handleInboxCount(w http.ResponseWriter, r *http.Request, me *user) {
+	d, err := u.inboxData(r.Context(), me)
+	if err != nil {
+		u.fail(w, r, me, err)
+		return
+	}
+	p := u.newPage(me, "inbox", "inbox.title")
+	p.Inbox = d
+	u.render(w, r, "inbox", "inbox-count", p, http.StatusOK)
 }
 
 // handleInbox lists the runs waiting for the user's release (agent.Runtime.Inbox).

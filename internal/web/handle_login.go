@@ -2,8 +2,8 @@ package web
 
 import (
 	"net/http"
-	"time"
 
+	"waymark/internal/auth"
 	"waymark/internal/catalog"
 	"waymark/internal/httpapi"
 )
@@ -11,16 +11,24 @@ import (
 type loginData struct {
 	Username string
 	Error    string // a catalogue text
+	Next     string // the local path to return to after logging in ("" for the chat)
 }
 
 // handleLoginPage renders the login form; a signed-in user goes on to the chat.
 func (u *UI) handleLoginPage(w http.ResponseWriter, r *http.Request) {
 	if _, err := u.API.Authenticate(r); err == nil {
-		http.Redirect(w, r, "/chat", http.StatusSeeOther)
+		to := "/chat"
+		if next := r.URL.Query().Get("next"); localPath(next) {
+			to = next
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
 		return
 	}
 	t := catalog.For(acceptLanguage(r))
 	p := &page{T: t, Title: t.Get("login.title"), Login: &loginData{}}
+	if next := r.URL.Query().Get("next"); localPath(next) {
+		p.Login.Next = next
+	}
 	if r.URL.Query().Get("expired") != "" {
 		p.Login.Error = t.Get("login.expired")
 	}
@@ -34,22 +42,37 @@ func (u *UI) handleLoginPage(w http.ResponseWriter, r *http.Request) {
 // browser in (the JSON API requires a JSON body for the same reason).
 func (u *UI) handleLogin(w http.ResponseWriter, r *http.Request) {
 	t := catalog.For(acceptLanguage(r))
+	if !formTextOK(r) {
+		refuseText(w, t)
+		return
+	}
 	p := &page{T: t, Title: t.Get("login.title"), Login: &loginData{Username: r.PostFormValue("username")}}
+	if next := r.PostFormValue("next"); localPath(next) {
+		p.Login.Next = next
+	}
 	if r.Header.Get("HX-Request") != "true" || r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		p.Login.Error = t.Get("login.refused")
 		u.render(w, r, "login", "login-form", p, http.StatusForbidden)
 		return
 	}
+	// The CSRF cookie lives no longer than its session: the session's
+	// lifetime, counted from before the session was made.
+	expires := u.API.Now().Add(auth.SessionTTL)
 	csrf, err := u.API.PasswordLogin(r.Context(), w, r, r.PostFormValue("username"), r.PostFormValue("password"))
 	if err != nil {
 		status, code := httpapi.Classify(err)
 		switch {
 		case code == "bad_request":
 			p.Login.Error = t.Get("login.missing")
+		case code == auth.ErrPasswordTooLong.Code():
+			p.Login.Error = t.Get("login.tooLong")
 		case status == http.StatusUnauthorized:
 			p.Login.Error = t.Get("login.wrong")
 		case status == http.StatusTooManyRequests:
 			p.Login.Error = t.Get("login.throttled")
+		case status == http.StatusServiceUnavailable && hasKey("error."+code):
+			u.logErr(r.Context(), "login", err)
+			p.Login.Error = t.Get("error." + code) // e.g. TYPO3 does not answer: try again
 		default:
 			u.logErr(r.Context(), "login", err)
 			p.Login.Error = t.Get("error.internal")
@@ -59,8 +82,13 @@ func (u *UI) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: csrf, Path: "/", HttpOnly: true, Secure: u.API.CookieSecure(r),
-		SameSite: http.SameSiteStrictMode, Expires: time.Now().Add(30 * 24 * time.Hour)})
-	w.Header().Set("HX-Redirect", "/chat")
+		SameSite: http.SameSiteStrictMode, Expires: expires})
+	// Back to the screen the session ended on (a local path only), else the chat.
+	to := "/chat"
+	if p.Login.Next != "" {
+		to = p.Login.Next
+	}
+	w.Header().Set("HX-Redirect", to)
 	w.WriteHeader(http.StatusOK)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
+	"waymark/internal/catalog"
 	"waymark/internal/chat"
 	"waymark/internal/httpapi"
 	"waymark/internal/llmconfig"
@@ -76,6 +77,7 @@ func (u *UI) Register() {
 	// The administration screens (issue 14) register in their own files.
 	u.registerAdminSkills(m)
 	u.registerAdmin(m)
+	u.registerSettings(m)
 	m("GET /{$}", u.handleRoot)
 	m("GET /assets/{file}", u.handleAsset)
 	m("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
@@ -86,6 +88,7 @@ func (u *UI) Register() {
 	m("POST /logout", u.authed(u.handleLogout))
 	m("GET /chat", u.authed(u.handleChatHome))
 	m("POST /chat", u.authed(u.handleChatStart))
+	m("GET /chat/picker", u.authed(u.handlePicker))
 	m("GET /chat/{id}", u.authed(u.handleConversation))
 	m("GET /chat/{id}/view", u.authed(u.handleConversationView))
 	m("POST /chat/{id}/messages", u.authed(u.handleMessage))
@@ -93,9 +96,11 @@ func (u *UI) Register() {
 	m("POST /chat/{id}/skill", u.authed(u.handleSkill))
 	m("POST /chat/{id}/question", u.authed(u.handleQuestion))
 	m("POST /chat/{id}/end-tour", u.authed(u.handleEndTour))
+	m("POST /chat/{id}/stop", u.authed(u.handleStop))
 	m("GET /dashboard", u.authed(u.handleDashboard))
 	m("GET /inbox", u.authed(u.handleInbox))
 	m("GET /inbox/view", u.authed(u.handleInboxView))
+	m("GET /inbox/count", u.authed(u.handleInboxCount))
 	m("POST /inbox/{uuid}", u.authed(u.handleInboxDecide))
 }
 
@@ -125,4 +130,32 @@ func (u *UI) userName(ctx context.Context, uid int64) (string, error) {
 		return "", err
 	}
 	return usr.Username, nil
+}
+
+// formTextOK reports whether a form post's fields hold only text the
+// database can store (no NUL byte, only UTF-8). A post that holds other text
+// is refused before its handler runs — 400 with the sentence, nothing
+// changed — as the JSON API refuses such a body; a body that does not parse
+// as a form is left to the handler.
+func formTextOK(r *http.Request) bool {
+	if r.Method != http.MethodPost || r.ParseForm() != nil {
+		return true
+	}
+	for k, vs := range r.PostForm {
+		if store.CheckText(k) != nil {
+			return false
+		}
+		for _, v := range vs {
+			if store.CheckText(v) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// refuseText answers a form post formTextOK refused, in the language t.
+func refuseText(w http.ResponseWriter, t catalog.T) {
+	w.Header().Set(refusedHeader, "invalid_text")
+	http.Error(w, t.Get("error.invalid_text"), http.StatusBadRequest)
 }

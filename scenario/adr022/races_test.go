@@ -256,7 +256,9 @@ func TestAnswersAndMessagesRacingInParallelLoseNothing(t *testing.T) {
 			if want := map[bool]int{true: 1, false: 0}[sent.Status == http.StatusAccepted]; transcriptHas(conv, text) != want {
 				t.Fatalf("attempt %d: message %d, but the transcript holds it %d times", i, sent.Status, transcriptHas(conv, text))
 			}
-			if n := lastNotice(conv); n != "" {
+			// The one notice a race may leave: the trace of a card a winning
+			// message withdrew (in this attempt or an earlier one).
+			if n := lastNotice(conv); n != "" && !strings.HasPrefix(n, "card_withdrawn") {
 				t.Fatalf("attempt %d: the conversation shows the notice %q", i, n)
 			}
 		}

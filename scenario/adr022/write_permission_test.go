@@ -23,29 +23,43 @@ func TestWriteTheEditorMayNotPerformNeverBecomesACard(t *testing.T) {
 		name  string
 		setup string // SQL that takes erika's right away
 		call  string // a write proposed on page 1 (or its translation 11)
+		// afterStart: the right is taken once the conversation began — a
+		// tour does not even begin on a page she may only read (409
+		// page_read_only), so the page's permission goes between the start
+		// and the turn.
+		afterStart bool
 	}{
 		{"page permission", `UPDATE records SET owner_uid = 1, perms_group = 1 WHERE tbl = 'pages' AND uid = 1`,
-			`{"page": 1, "fields": {"description": "x"}}`},
+			`{"page": 1, "fields": {"description": "x"}}`, true},
 		{"table", `UPDATE be_groups SET tables_modify = '["tt_content"]' WHERE uid = 1`,
-			`{"page": 1, "fields": {"description": "x"}}`},
+			`{"page": 1, "fields": {"description": "x"}}`, false},
 		{"field", `UPDATE be_groups SET non_exclude_fields = '["pages:seoTitle"]' WHERE uid = 1`,
-			`{"page": 1, "fields": {"description": "x"}}`},
+			`{"page": 1, "fields": {"description": "x"}}`, false},
 		{"language", `UPDATE be_groups SET languages = '[0]' WHERE uid = 1`,
-			`{"page": 11, "fields": {"description": "x"}}`},
+			`{"page": 11, "fields": {"description": "x"}}`, false},
 		{"mount", `INSERT INTO records (tbl, uid, pid, owner_uid, group_uid, perms_user, perms_group, perms_everybody, fields)
 			VALUES ('pages', 30, 0, 2, 1, 31, 27, 1, '{"title":"Outside"}')`,
-			`{"page": 30, "fields": {"description": "x"}}`},
+			`{"page": 30, "fields": {"description": "x"}}`, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *store.DB) {
 				e := newEnv(t, db)
-				if _, err := db.Exec(context.Background(), c.setup); err != nil {
-					t.Fatal(err)
+				take := func() {
+					if _, err := db.Exec(context.Background(), c.setup); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !c.afterStart {
+					take()
 				}
 				e.LLM.Add(writeArgs("c1", c.call), answer("Das darf ich nicht ändern."))
 				erika := e.As(wt.Erika)
-				conv := said(t, e, erika, opened(t, erika, seo).ID, "Los")
+				id := opened(t, erika, seo).ID
+				if c.afterStart {
+					take()
+				}
+				conv := said(t, e, erika, id, "Los")
 				if conv.Status != "idle" || conv.Card != nil {
 					t.Fatalf("a write erika may not perform became a card: %+v", conv)
 				}

@@ -2,6 +2,7 @@ package adr228_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"waymark/internal/store"
@@ -80,4 +81,58 @@ func TestL2_6_FourEyesTurnedOnSinceDeniesTheContinuation(t *testing.T) {
 			t.Fatalf("continuation = %+v", next)
 		}
 	})
+}
+
+// L2.6 at resume: a process turn waiting for approval whose configuration
+// turned four-eyes on since is settled failed approval_denied when it is
+// answered — by a second approver's release as much as by the initiator's
+// skip — not released and continued: nothing is written and the model is
+// not asked again.
+func TestL2_6_FourEyesTurnedOnSinceDeniesTheWaitingProcessTurnAtResume(t *testing.T) {
+	for _, c := range []struct {
+		name, who string
+		decision  map[string]any
+	}{
+		{"second approver releases", wt.Paula, map[string]any{"approve": true}},
+		{"initiator skips", wt.Erika, map[string]any{"approve": false, "reason": "skip"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newEnv(t, db, nil)
+				e.LLM.Add(call("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "four-eyes"}}`), answer("done"))
+				erika := e.As(wt.Erika)
+				first := startSEO(t, erika, 1)
+				if first.Status != "waiting_for_approval" {
+					t.Fatalf("first = %+v", first)
+				}
+				exec(t, db, `UPDATE configurations SET require_second_approver = TRUE WHERE uid = 1`)
+				c.decision["turnDigest"] = digest(t, first)
+				r := e.As(c.who).Do("POST", "/api/runs/"+first.UUID+"/approval", c.decision)
+				if r.Status != 409 || r.ErrorCode() != "approval_denied" {
+					t.Fatalf("decision = %d %s, want 409 approval_denied", r.Status, r.Body)
+				}
+				got := e.As(wt.Admin).MustRun(first.UUID)
+				if got.Status != "failed" || got.TerminationReason != "approval_denied" || got.Refusal != "second_approver_required" {
+					t.Fatalf("run = %+v, want failed approval_denied (second_approver_required)", got)
+				}
+				if n := len(e.LLM.Requests()); n != 1 {
+					t.Errorf("model calls = %d, want 1: the turn was continued", n)
+				}
+				var fields string
+				if err := db.QueryRow(t.Context(), `SELECT fields FROM records WHERE tbl = 'pages' AND uid = 1`).Scan(&fields); err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(fields, "four-eyes") {
+					t.Errorf("page fields %s: the write ran", fields)
+				}
+				// A second answer finds nothing waiting (the approver no longer sees the run) and changes nothing.
+				if r := e.As(c.who).Do("POST", "/api/runs/"+first.UUID+"/approval", c.decision); r.Status != 409 && r.Status != 404 {
+					t.Errorf("second decision = %d %s, want 409 not_waiting or 404", r.Status, r.Body)
+				}
+				if again := e.As(wt.Admin).MustRun(first.UUID); again.TerminationReason != "approval_denied" || len(e.LLM.Requests()) != 1 {
+					t.Errorf("after a second decision: %+v", again)
+				}
+			})
+		})
+	}
 }

@@ -42,3 +42,26 @@ func TestL8_CatalogueListsApprovedProcesses(t *testing.T) {
 		}
 	})
 }
+
+// L8.3: the catalogue's names and descriptions come from the approval
+// snapshot, not the live skill row: a row whose name and description were
+// changed behind the store's back (its digest column still naming the
+// approved version) lists the approved text.
+func TestL8_3_CatalogueNamesComeFromTheApprovalSnapshotNotTheLiveRow(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, nil)
+		exec(t, db, `UPDATE skills SET name = 'LIVE NAME', description = 'LIVE DESCRIPTION' WHERE uid = 12`)
+		l, r := e.As(wt.Erika).ProcessSkills(1)
+		if r.Status != 200 || len(l) != 1 {
+			t.Fatalf("process-skills = %d %s", r.Status, r.Body)
+		}
+		if s := l[0]; s.Name != "SEO optimieren" || s.Description != "Die Seite Schritt für Schritt für Suchmaschinen verbessern." {
+			t.Errorf("entry = %+v, want the approved snapshot's name and description", s)
+		}
+		// An approval whose snapshot no longer matches its digest lists nothing (fail closed).
+		exec(t, db, `UPDATE skill_approvals SET name = 'TAMPERED' WHERE skill_uid = 12`)
+		if l, r := e.As(wt.Erika).ProcessSkills(1); r.Status != 200 || len(l) != 0 {
+			t.Errorf("process-skills after the snapshot was tampered = %d %+v, want an empty list", r.Status, l)
+		}
+	})
+}

@@ -80,12 +80,13 @@ func adminReply(e *wt.Env, caller int) {
 //
 //	anonymous wrong-token editor-A editor-B service-account approver admin
 var matrix = map[string]matrixRow{
-	"GET /healthz":     {want: "200 200 200 200 200 200 200"},
-	"GET /readyz":      {want: "200 200 200 200 200 200 200"},
-	"GET /metrics":     {want: "200 200 200 200 200 200 200"},
-	"POST /api/login":  {want: "400 400 400 400 400 400 400", body: raw("{")},
-	"POST /api/logout": {want: "401 401 204 204 204 204 204"},
-	"GET /api/me":      {want: "401 401 200 200 200 200 200"},
+	"GET /healthz":         {want: "200 200 200 200 200 200 200"},
+	"GET /readyz":          {want: "200 200 200 200 200 200 200"},
+	"GET /metrics":         {want: "200 200 200 200 200 200 200"},
+	"POST /api/login":      {want: "400 400 400 400 400 400 400", body: raw("{")},
+	"POST /api/logout":     {want: "401 401 204 204 204 204 204"},
+	"GET /api/me":          {want: "401 401 200 200 200 200 200"},
+	"PUT /api/me/language": {want: "401 401 200 200 200 200 200", body: fixed(map[string]any{"backendLanguage": "de"})},
 	"POST /api/runs": {want: "401 401 404 404 404 404 201", prepare: adminReply,
 		body: fixed(map[string]any{"configuration": 4, "messages": []map[string]string{{"role": "user", "content": "x"}}})},
 	"GET /api/runs/{uuid}":        {kind: runObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/200/404 200/200/404"},
@@ -125,6 +126,8 @@ var matrix = map[string]matrixRow{
 	"POST /api/conversations/{id}/answer": {kind: convObj, want: "401 401 409/404/404 409/404/404 409/404/404 409/404/404 409/404/404",
 		body: fixed(map[string]any{"turnDigest": "v1:00", "answer": "apply"})},
 	"POST /api/conversations/{id}/end-tour": {kind: convObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/404/404"},
+	// Nothing runs in the matrix's conversations: the owner's Stop is 409 not_running.
+	"POST /api/conversations/{id}/stop": {kind: convObj, want: "401 401 409/404/404 409/404/404 409/404/404 409/404/404 409/404/404"},
 	"POST /api/conversations/{id}/skill": {kind: convObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/404/404",
 		body: fixed(map[string]any{"skill": 0})},
 	"GET /api/conversations/{id}/stream": {kind: convObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/404/404"},

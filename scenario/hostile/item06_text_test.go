@@ -123,3 +123,46 @@ func TestModelAnswerWithNULIsStoredAlikeOnBothDatabases(t *testing.T) {
 		}
 	})
 }
+
+// Invalid UTF-8 in a JSON string was decoded to U+FFFD and stored, although
+// the API promises 400 invalid_text: a value or key with bytes that are not
+// UTF-8 is refused on both databases, naming where, and changes nothing;
+// valid non-ASCII text in the same places is taken.
+func TestInvalidUTF8InAJSONStringIsInvalidTextNotStoredAsReplacementCharacters(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := wt.New(t, db, wt.Site, nil)
+		erika := e.As(wt.Erika)
+		conv := wt.Decode[wt.Conversation](t, erika.Must("POST", "/api/conversations", map[string]any{"page": 1, "language": 0}, http.StatusCreated))
+		convPath := fmt.Sprintf("/api/conversations/%d", conv.ID)
+		tables := []string{"runs", "conversation_messages", "skills", "sessions", "be_users"}
+		before := map[string]int{}
+		for _, tb := range tables {
+			before[tb] = count(t, e, tb)
+		}
+		cases := []struct {
+			name, method, path, body, as, says string
+		}{
+			{"chat message", "POST", convPath + "/messages", "{\"content\": \"Gr\xfc\xdfe\"}", wt.Erika, `field \"content\"`},
+			{"run message", "POST", "/api/runs", "{\"configuration\": 1, \"messages\": [{\"role\": \"user\", \"content\": \"hi \xff\"}]}", wt.Erika, `field \"content\"`},
+			{"object key", "POST", "/api/runs", "{\"configuration\": 1, \"messages\": [{\"role\": \"user\", \"content\": \"hi\", \"k\xfe\": 1}]}", wt.Erika, "object key"},
+			{"username at login", "POST", "/api/login", "{\"username\": \"erika\xc3\", \"password\": \"x\"}", "", `field \"username\"`},
+			{"new user's name", "POST", "/api/admin/users", "{\"username\": \"u\xed\xa0\x80\", \"password\": \"long-enough\", \"groups\": [1]}", wt.Admin, `field \"username\"`},
+		}
+		for _, c := range cases {
+			r := e.As(c.as).Do(c.method, c.path, c.body)
+			if r.Status != http.StatusBadRequest || r.ErrorCode() != "invalid_text" || !strings.Contains(string(r.Body), c.says) {
+				t.Errorf("%s: %s %s = %d %s, want 400 invalid_text naming %s", c.name, c.method, c.path, r.Status, r.Body, c.says)
+			}
+		}
+		for _, tb := range tables {
+			if n := count(t, e, tb); n != before[tb] {
+				t.Errorf("rows of %s = %d after the refused requests, want %d", tb, n, before[tb])
+			}
+		}
+		e.LLM.Add(answer("Hallo."))
+		if r := erika.Do("POST", convPath+"/messages", `{"content": "Grüße, 你好"}`); r.Status != http.StatusAccepted {
+			t.Errorf("valid UTF-8 message = %d %s, want 202", r.Status, r.Body)
+		}
+		e.App.Chat.Wait()
+	})
+}

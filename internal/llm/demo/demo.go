@@ -18,13 +18,17 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"waymark/internal/llm"
 )
 
-// Model is the demo provider.
-type Model struct{}
+// Model is the demo provider. Pace, when set, is the pause before each
+// word of a reply (streamed word by word): a slow model to watch.
+type Model struct {
+	Pace time.Duration
+}
 
 var _ llm.Provider = Model{}
 
@@ -32,16 +36,27 @@ var _ llm.Provider = Model{}
 func New() Model { return Model{} }
 
 // Complete answers the next step of the tour.
-func (Model) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+func (m Model) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return llm.Response{}, err
 	}
 	t := readTour(req)
 	msg := t.next()
 	msg.Role = llm.RoleAssistant
-	if msg.Content != "" && req.OnDelta != nil {
+	if msg.Content != "" && (req.OnDelta != nil || m.Pace > 0) {
 		for _, w := range strings.SplitAfter(msg.Content, " ") {
-			req.OnDelta(llm.Delta{Content: w})
+			if m.Pace > 0 {
+				t := time.NewTimer(m.Pace)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return llm.Response{}, ctx.Err()
+				case <-t.C:
+				}
+			}
+			if req.OnDelta != nil {
+				req.OnDelta(llm.Delta{Content: w})
+			}
 		}
 	}
 	finish := llm.FinishStop
@@ -58,6 +73,14 @@ func (Model) Complete(ctx context.Context, req llm.Request) (llm.Response, error
 
 // next decides the next message of the assistant.
 func (t *tour) next() llm.Message {
+	if t.title != "" && whichPageRe.MatchString(t.asked) {
+		return llm.Message{Content: t.namePage()}
+	}
+	if !t.process && t.title != "" && !t.named && t.read == nil && !changeRe.MatchString(t.asked) {
+		// A free chat knows its page; until the editor asks for a change
+		// the model says what it can do there instead of reading it.
+		return llm.Message{Content: t.offer()}
+	}
 	if !t.hasPage {
 		return llm.Message{Content: t.say("Which page shall I work on? Name it like “page 2”.",
 			"Welche Seite soll ich bearbeiten? Nenne sie etwa so: „Seite 2“.")}
@@ -92,6 +115,11 @@ func (t *tour) next() llm.Message {
 		}
 	}
 	variant := t.variants[f.key]
+	if t.withdrawn[f.key] {
+		// The editor's message withdrew this proposal: not the same change
+		// again, the next wording, and her message is answered first.
+		variant++
+	}
 	value := t.fresh(f, variant)
 	args := map[string]any{"fields": map[string]string{f.field: value}}
 	if f.tool == "update_content" {
@@ -113,6 +141,10 @@ func (t *tour) next() llm.Message {
 	}
 	t.add(&m, f.tool, args)
 	m.Content = t.explain(f, value, variant, point, len(all))
+	if t.withdrawn[f.key] {
+		m.Content = t.say("I set my proposal aside for your message. Here is another wording for the same point — answer it or tell me more. ",
+			"Ich habe meinen Vorschlag für deine Nachricht zurückgestellt. Hier ist eine andere Formulierung für denselben Punkt – entscheide oder schreib mir mehr. ") + m.Content
+	}
 	return m
 }
 
@@ -141,8 +173,36 @@ func (t *tour) add(m *llm.Message, name string, args map[string]any) {
 	m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: fmt.Sprintf("call_%d", t.calls), Name: name, Arguments: string(b)})
 }
 
+// namePage answers the editor's "which page is this?" from the page context
+// the runtime sent: the page's title, uid and language, in the language the
+// editor reads (the page's language when she is not told).
+func (t *tour) namePage() string {
+	lang := t.languageName
+	if t.say("en", "de") == "de" {
+		if lang == "" {
+			lang = fmt.Sprintf("Sprache %d", t.language)
+		}
+		return fmt.Sprintf("Wir sind auf der Seite „%s“ (uid %d) in %s.", t.title, t.page, lang)
+	}
+	if lang == "" {
+		lang = fmt.Sprintf("language %d", t.language)
+	}
+	return fmt.Sprintf("We are on the page “%s” (uid %d) in %s.", t.title, t.page, lang)
+}
+
+// offer is the answer in a free chat before the editor asked for a change:
+// the page it works on and what to ask for.
+func (t *tour) offer() string {
+	return t.namePage() + " " + t.say("Tell me what to improve, for example “Make the description better”, or type / to choose a process.",
+		"Sag mir, was ich verbessern soll, etwa „Mach die Beschreibung besser“, oder tippe /, um einen Prozess zu wählen.")
+}
+
+// say is en or de in the language the editor reads (the page's language
+// when she is not told): every sentence to her — explanations, questions,
+// the closing summary. The proposed values keep the page's language.
 func (t *tour) say(en, de string) string {
-	if t.german {
+	switch {
+	case t.reader == "German", t.reader == "" && t.german:
 		return de
 	}
 	return en

@@ -28,6 +28,18 @@ var (
 	pointRe   = regexp.MustCompile(`(?m)^- (pages|tt_content):(\d+) (\w+)$`)
 	pageRe    = regexp.MustCompile(`(?i)\b(?:page|seite)\s*#?(\d+)`)
 	langRe    = regexp.MustCompile(`(?i)\b(?:language|sprache)\s*:?\s*(\d+)`)
+	// pageContextRe reads the page context the runtime adds to every turn of
+	// a conversation with a page: its title (Go-quoted), uid and language.
+	pageContextRe = regexp.MustCompile(`This conversation is about the page ("(?:[^"\\]|\\.)*") \(table pages, uid (\d+)\) in (?:([^,]+), )?language uid (\d+)\.`)
+	readerRe      = regexp.MustCompile(`The editor reads (\w+):`)
+	// withdrawnRe reads the proposal a message withdrew, as the runtime names
+	// it: "update_page_metadata pages:2 (description)".
+	withdrawnRe = regexp.MustCompile(`withdrew your waiting proposal \((.*)\)\. Answer her message first`)
+	targetRe    = regexp.MustCompile(`(pages|tt_content):(\d+) \(([^)]*)\)`)
+	// whichPageRe recognises the editor asking which page the chat is about.
+	// changeRe recognises the editor asking for a change in a free chat.
+	changeRe    = regexp.MustCompile(`(?i)besser|verbesser|kürz|änder|optimier|vorschlag|schreib|beschreibung|titel|überschrift|improve|better|shorten|change|rewrite|propose|description|title|heading|fix`)
+	whichPageRe = regexp.MustCompile(`(?i)\b(?:welche|was für eine|which|what)\s+(?:seite|page)\b`)
 )
 
 // tour is what the conversation tells about the current tour.
@@ -47,6 +59,12 @@ type tour struct {
 	reopen         map[string]bool     // keys of open points from earlier runs, offered first
 	completed      bool                // set_progress reported completion
 	german         bool
+	title          string          // the page's title from the page context, "" without one
+	languageName   string          // the page language's name from the page context
+	reader         string          // the language the editor reads ("German", "English"), "" when not told
+	asked          string          // the editor's latest message
+	named          bool            // the editor named the page in her own words ("page 2")
+	withdrawn      map[string]bool // finding keys whose proposal the editor's message withdrew
 }
 
 type pageRead struct {
@@ -64,7 +82,7 @@ type record struct {
 }
 
 func readTour(req llm.Request) *tour {
-	t := &tour{offered: map[string]bool{}, outcome: map[string]string{}, variants: map[string]int{}, proposed: map[string][]string{}, reopen: map[string]bool{}}
+	t := &tour{offered: map[string]bool{}, outcome: map[string]string{}, variants: map[string]int{}, proposed: map[string][]string{}, reopen: map[string]bool{}, withdrawn: map[string]bool{}}
 	for _, s := range req.Tools {
 		t.offered[s.Name] = true
 	}
@@ -74,12 +92,13 @@ func readTour(req llm.Request) *tour {
 		case llm.RoleSystem:
 			t.system(m.Content)
 		case llm.RoleUser:
+			t.asked = m.Content
 			if t.process {
 				continue // the subject decides; the editor's words do not move the tour
 			}
 			if p := pageRe.FindStringSubmatch(m.Content); p != nil {
 				t.page, _ = strconv.ParseInt(p[1], 10, 64)
-				t.hasPage = true
+				t.hasPage, t.named = true, true
 			}
 			if l := langRe.FindStringSubmatch(m.Content); l != nil {
 				t.language, _ = strconv.ParseInt(l[1], 10, 64)
@@ -111,6 +130,23 @@ func (t *tour) system(text string) {
 		t.page, _ = strconv.ParseInt(s[1], 10, 64)
 		t.language, _ = strconv.ParseInt(s[2], 10, 64)
 		t.hasPage, t.process = true, true
+	}
+	if s := pageContextRe.FindStringSubmatch(text); s != nil && !t.process {
+		t.title, _ = strconv.Unquote(s[1])
+		t.page, _ = strconv.ParseInt(s[2], 10, 64)
+		t.languageName = s[3]
+		t.language, _ = strconv.ParseInt(s[4], 10, 64)
+		t.hasPage = true
+	}
+	if w := withdrawnRe.FindStringSubmatch(text); w != nil {
+		for _, tg := range targetRe.FindAllStringSubmatch(w[1], -1) {
+			for _, field := range strings.Split(tg[3], ", ") {
+				t.withdrawn[tg[1]+":"+tg[2]+":"+field] = true
+			}
+		}
+	}
+	if s := readerRe.FindStringSubmatch(text); s != nil {
+		t.reader = s[1]
 	}
 	if s := skillRe.FindStringSubmatch(text); s != nil {
 		t.skill = s[1]

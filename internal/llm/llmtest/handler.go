@@ -23,7 +23,7 @@ func Handler(f func(RecordedRequest) Reply) http.Handler {
 		reply := f(rec)
 		id := fmt.Sprintf("chatcmpl-llmtest-h%d", n.Add(1))
 		if req.Stream {
-			streamReply(w, id, rec.Model, reply, req.StreamOptions.IncludeUsage)
+			streamReply(r.Context(), w, id, rec.Model, reply, req.StreamOptions.IncludeUsage)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -49,6 +49,10 @@ type Reply struct {
 	// Hold, when set, keeps the answer back until it is closed or the client
 	// goes away (a model call that hangs).
 	Hold chan struct{}
+	// HoldMidway, when streaming, sends the first part of the reply and keeps
+	// the rest back until it is closed or the client goes away (a model
+	// that is still writing).
+	HoldMidway chan struct{}
 }
 
 // RecordedRequest is one request the server received, decoded.
@@ -216,7 +220,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		_, _ = io.WriteString(w, reply.RawBody)
 	case req.Stream:
-		streamReply(w, id, rec.Model, reply, req.StreamOptions.IncludeUsage)
+		streamReply(r.Context(), w, id, rec.Model, reply, req.StreamOptions.IncludeUsage)
 	case reply.Garbage:
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id": "chatcmpl-garbage", "choices": [{"mess`)

@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,7 +10,7 @@ import (
 // streamReply answers with SSE chunks: the content in pieces, each tool call
 // as a head (id, name) followed by its arguments in pieces, a chunk with the
 // finish reason, the usage when asked for, and [DONE].
-func streamReply(w http.ResponseWriter, id, model string, r Reply, includeUsage bool) {
+func streamReply(ctx context.Context, w http.ResponseWriter, id, model string, r Reply, includeUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -69,8 +70,15 @@ func streamReply(w http.ResponseWriter, id, model string, r Reply, includeUsage 
 		}
 		panic(http.ErrAbortHandler) // drop the connection mid-reply
 	}
-	for _, d := range events {
+	for i, d := range events {
 		chunk(d, nil, nil)
+		if r.HoldMidway != nil && i == len(events)/2 {
+			select {
+			case <-r.HoldMidway:
+			case <-ctx.Done():
+				return
+			}
+		}
 	}
 	chunk(map[string]any{}, finishReason(r), nil)
 	if includeUsage {

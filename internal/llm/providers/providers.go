@@ -27,6 +27,12 @@ import (
 // of openai providers (timeouts, retries, backoff); the configuration fills
 // in server, key and model.
 func New(configs *llmconfig.Store, base openai.Config) func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error) {
+	return NewWithDemo(configs, base, demo.New())
+}
+
+// NewWithDemo is New with the offline model demo providers answer with (a
+// paced one for `waymark demo --demo-pace`).
+func NewWithDemo(configs *llmconfig.Store, base openai.Config, offline llm.Provider) func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error) {
 	if base.HTTPClient == nil {
 		base.HTTPClient = sharedClient()
 	}
@@ -35,7 +41,7 @@ func New(configs *llmconfig.Store, base openai.Config) func(ctx context.Context,
 	return func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error) {
 		switch cfg.ProviderType {
 		case llmconfig.ProviderDemo:
-			return demo.New(), nil
+			return offline, nil
 		case llmconfig.ProviderScript:
 			mu.Lock()
 			defer mu.Unlock()

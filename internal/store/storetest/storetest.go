@@ -27,9 +27,7 @@ const EnvPostgres = "WAYMARK_TEST_POSTGRES"
 // through the handle inside a transaction callback fails the test with
 // store.ErrNestedTx on both dialects instead of hanging on SQLite.
 func config() *store.Config {
-	c := store.ConfigFromEnv()
-	c.CheckNesting = true
-	return c
+	return &store.Config{NoFastPaths: os.Getenv(store.EnvNoFastPaths) == "1", CheckNesting: true}
 }
 
 // Each runs fn as subtests "sqlite" and "postgres", each on a fresh migrated database.

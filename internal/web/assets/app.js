@@ -16,25 +16,100 @@
   }
   function conv() { return document.getElementById("conversation"); }
 
-  // Live regions (#conversation, #inbox) are swapped whole. A change the stream
-  // reports while a request for the region is in flight may be older than that
-  // request's answer or newer: every stream event counts, every request
-  // remembers the count it started at, and a region swapped in from before the
-  // latest event is fetched again.
-  var regions = { conversation: { seen: 0, asked: 0 }, inbox: { seen: 0, asked: 0 } };
-  function changed(id) {
-    var r = regions[id], el = document.getElementById(id);
-    r.seen++;
+  // Live regions (#conversation, #inbox) are swapped whole, by the answers of
+  // actions and by refreshes the streams ask for, which may come back in any
+  // order. Two rules keep the newest state on the screen:
+  // - every stream event counts, and every request remembers the count when
+  //   it started (on its own xhr, not the region: two requests for a region
+  //   may be in flight at once); a region swapped in from a request that
+  //   started before the latest event is fetched again;
+  // - every conversation region carries its version (data-version, the
+  //   conversation's updatedAt in µs): the answer of a request that started
+  //   before the latest event is not swapped in at all when its version is
+  //   older than the one shown (an action's answer overtaken by the live
+  //   update). A request started after the latest event shows the server's
+  //   state as it is, whatever its version (a clock set back).
+  var regions = { conversation: { seen: 0 }, inbox: { seen: 0 } };
+  function refresh(id) {
+    var el = document.getElementById(id);
     if (el) window.htmx.trigger(el, "refresh");
   }
-  function asked(id) { if (regions[id]) regions[id].asked = regions[id].seen; }
-  function swapped(id) {
-    var r = regions[id], el = document.getElementById(id);
-    if (r && el && r.asked < r.seen) window.htmx.trigger(el, "refresh");
+  function changed(id) {
+    regions[id].seen++;
+    refresh(id);
+  }
+  function versionOf(el) { return el ? Number(el.getAttribute("data-version") || 0) : 0; }
+  function regionOf(target) {
+    if (!target || !target.id) return "";
+    return regions[target.id] ? target.id : "";
+  }
+  function behind(id, xhr) {
+    var r = regions[id];
+    return !!(r && xhr && xhr.__waymarkSeen !== undefined && xhr.__waymarkSeen < r.seen);
   }
   function snapshot(el) {
     return el ? { card: el.dataset.card, progress: el.dataset.progress, highlight: el.dataset.highlight,
       status: el.dataset.status, run: el.dataset.run } : {};
+  }
+
+  // --- what the editor is told when an action did not get through ---
+  // The message stays outside the swapped regions; the typed text stays in
+  // the composer (and in sessionStorage, for a login in between).
+  function notice(msg, loginLink) {
+    var n = document.getElementById("connection");
+    if (!n && !msg) return;
+    if (!n) {
+      // A screen without a composer: the message goes first in <main>.
+      n = document.createElement("p");
+      n.id = "connection";
+      n.className = "error";
+      n.setAttribute("role", "alert");
+      var main = document.querySelector("main") || document.body;
+      main.insertBefore(n, main.firstChild);
+    }
+    n.textContent = "";
+    if (!msg) { n.hidden = true; return; }
+    n.hidden = false;
+    var p = document.createElement("span");
+    p.textContent = msg;
+    n.appendChild(p);
+    if (loginLink) {
+      var a = document.createElement("a");
+      a.href = "/login?next=" + encodeURIComponent(location.pathname);
+      a.textContent = text("live.login");
+      n.appendChild(document.createTextNode(" "));
+      n.appendChild(a);
+    }
+  }
+  // probe asks the server until it answers again after an action could not
+  // reach it; then the message goes and the regions are fetched anew.
+  var probing = false;
+  function probe() {
+    if (probing) return;
+    probing = true;
+    var wait = 500;
+    (function again() {
+      window.fetch("/readyz", { cache: "no-store" }).then(function (r) {
+        if (!r.ok) throw new Error("not ready");
+        probing = false;
+        notice("");
+        Object.keys(regions).forEach(function (id) { changed(id); });
+      }).catch(function () {
+        window.setTimeout(again, wait);
+        wait = Math.min(wait * 2, 8000);
+      });
+    })();
+  }
+  function draftKey() { var el = conv(); return el ? "waymark-draft-" + el.dataset.id : ""; }
+  function keepDraft() {
+    var input = document.getElementById("message"), k = draftKey();
+    if (!input || !k) return;
+    try { if (input.value) sessionStorage.setItem(k, input.value); else sessionStorage.removeItem(k); } catch (x) { /* private mode */ }
+  }
+  function restoreDraft() {
+    var input = document.getElementById("message"), k = draftKey();
+    if (!input || !k || input.value) return;
+    try { input.value = sessionStorage.getItem(k) || ""; } catch (x) { /* private mode */ }
   }
 
   // --- the conversation ---
@@ -94,9 +169,19 @@
     if (ms) ms.scrollTop = ms.scrollHeight;
   }
 
+  // syncComposer: Senden is disabled while a turn runs (the server would
+  // refuse the message as busy); the typed text stays.
+  function syncComposer() {
+    var el = conv(), f = document.getElementById("composer");
+    if (!el || !f) return;
+    var b = f.querySelector("button[type=submit]");
+    if (b) b.disabled = el.dataset.status === "processing";
+  }
+
   function afterConversationSwap() {
     var el = conv();
     if (!el) return;
+    syncComposer();
     scrollMessages();
     var now = snapshot(el);
     if (now.card && now.card !== last.card) {
@@ -122,17 +207,49 @@
       var h = el.querySelector(".card h3, .question h3");
       if (h) { h.focus(); announce(text("announce.card", h.textContent)); }
     }
-    var src = new EventSource("/api/conversations/" + encodeURIComponent(el.dataset.id) + "/stream");
-    // Every change of the conversation (the first event is its state now): swap the region in.
-    src.addEventListener("conversation", function () { changed("conversation"); });
+    syncComposer();
+    restoreDraft();
+    follow("conversation", "/api/conversations/" + encodeURIComponent(el.dataset.id) + "/stream");
+  }
+  // follow opens the stream of a live region. Every event (the first is the
+  // state now) asks for the region; after the stream was broken and is open
+  // again the region is fetched whatever the stream resumes with. A stream the
+  // server refused for good (the session ended) says so.
+  function follow(id, url) {
+    var broken = false, wait = 500;
+    function open() {
+      var src = new EventSource(url);
+      src.addEventListener(id, function () { changed(id); });
+      src.addEventListener("open", function () {
+        wait = 500;
+        if (broken) { broken = false; notice(""); changed(id); }
+      });
+      src.addEventListener("error", function () {
+        broken = true;
+        if (src.readyState !== 2) { notice(text("live.reconnecting")); return; }
+        // Closed by the browser: the session ended (401), or the server or
+        // the network is away — then the stream is opened again, later.
+        src.close();
+        window.fetch("/api/me", { credentials: "same-origin" }).then(function (r) {
+          if (r.status === 401) { notice(text("live.expired"), true); return; }
+          notice(text("live.reconnecting"));
+          window.setTimeout(open, wait);
+          wait = Math.min(wait * 2, 8000);
+        }, function () {
+          notice(text("live.offline"));
+          window.setTimeout(open, wait);
+          wait = Math.min(wait * 2, 8000);
+        });
+      });
+    }
+    open();
   }
 
   // --- the inbox ---
   function startInbox() {
     var el = document.getElementById("inbox");
     if (!el || !window.EventSource) return;
-    var src = new EventSource("/api/inbox/stream");
-    src.addEventListener("inbox", function () { changed("inbox"); });
+    follow("inbox", "/api/inbox/stream");
   }
   var lastRuns = null;
   function afterInboxSwap() {
@@ -178,6 +295,7 @@
     function choose(o) {
       close();
       input.value = "";
+      keepDraft();
       // The request's source is the conversation region (it inherits the CSRF
       // header from <body>), not the input: the composer form's attributes
       // (hx-disabled-elt) must not apply to it.
@@ -222,19 +340,63 @@
     startInbox();
     afterInboxSwap();
     setupCombo();
+    var input = document.getElementById("message");
+    if (input) input.addEventListener("input", keepDraft);
+    // A 401 (the session ended) is an answer the page handles (afterRequest),
+    // not an error of the page: htmx neither swaps nor logs it.
+    if (window.htmx.config.responseHandling) {
+      window.htmx.config.responseHandling.unshift({ code: "401", swap: false, error: false });
+    }
     document.body.addEventListener("htmx:beforeRequest", function (ev) {
-      var t = ev.detail && ev.detail.target;
-      if (t && t.id) asked(t.id);
+      var d = ev.detail || {}, id = regionOf(d.target);
+      if (id && d.xhr) d.xhr.__waymarkSeen = regions[id].seen;
+    });
+    // Never an older conversation over a newer one: an answer that was
+    // overtaken by a refresh is dropped (and the region fetched again when
+    // the stream knows of something newer still).
+    document.body.addEventListener("htmx:beforeSwap", function (ev) {
+      var d = ev.detail || {};
+      if (regionOf(d.target) !== "conversation" || !d.shouldSwap || !d.xhr) return;
+      var m = /data-version="(\d+)"/.exec(d.serverResponse || d.xhr.responseText || "");
+      if (m && Number(m[1]) < versionOf(conv()) && behind("conversation", d.xhr)) {
+        d.shouldSwap = false;
+        refresh("conversation");
+      }
     });
     document.body.addEventListener("htmx:afterSettle", function (ev) {
-      var t = ev.detail && ev.detail.elt;
+      var t = ev.detail && ev.detail.elt, xhr = ev.detail && ev.detail.xhr;
       if (!t) return;
-      if (t.id === "conversation" || (t.closest && t.closest("#conversation"))) { afterConversationSwap(); swapped("conversation"); }
-      if (t.id === "inbox" || (t.closest && t.closest("#inbox"))) { afterInboxSwap(); swapped("inbox"); }
+      if (t.id === "conversation" || (t.closest && t.closest("#conversation"))) {
+        afterConversationSwap();
+        if (behind("conversation", xhr)) refresh("conversation");
+      }
+      if (t.id === "inbox" || (t.closest && t.closest("#inbox"))) {
+        afterInboxSwap();
+        if (behind("inbox", xhr)) refresh("inbox");
+      }
     });
     document.body.addEventListener("htmx:afterRequest", function (ev) {
-      var f = ev.detail && ev.detail.elt;
-      if (f && f.id === "composer" && ev.detail.successful) f.reset();
+      var d = ev.detail || {}, f = d.elt;
+      if (d.xhr && d.xhr.status === 401) notice(text("live.expired"), true);
+      else if (d.successful) notice("");
+      if (f && f.id === "composer") {
+        // The box is emptied only when the message was taken; a refusal
+        // (shown in the conversation) keeps the text.
+        if (d.successful && d.xhr && d.xhr.status < 300 && !d.xhr.getResponseHeader("X-Waymark-Refused")) {
+          f.reset();
+          keepDraft();
+        }
+        window.setTimeout(syncComposer, 0);
+      }
+    });
+    // An action that did not reach the server, or that it did not take.
+    document.body.addEventListener("htmx:sendError", function () { notice(text("live.offline")); probe(); });
+    document.body.addEventListener("htmx:responseError", function (ev) {
+      var xhr = ev.detail && ev.detail.xhr;
+      // The server's own sentence where it gave one (text/plain: invalid
+      // characters, TYPO3 not answering), else the status.
+      var said = xhr && /^text\/plain/.test(xhr.getResponseHeader("Content-Type") || "") ? xhr.responseText.trim() : "";
+      notice(said && said.length < 300 ? said : text("live.failed", xhr ? String(xhr.status) : "?"));
     });
   });
 })();

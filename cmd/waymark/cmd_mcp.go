@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"waymark/internal/app"
+)
+
+// cmdMCP serves the MCP tools over stdin and stdout to one local client
+// (an editor's assistant started with this command), acting for the user
+// of WAYMARK_TOKEN; its own workers carry out the tours' turns unless
+// --workers 0 leaves them to a waymark serve or worker on the same database.
+// Logs go to stderr: stdout carries the protocol.
+func cmdMCP(ctx context.Context, e *env, args []string) error {
+	f := newFlags("mcp", e.stderr)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if f.Token == "" {
+		return fmt.Errorf("%w: WAYMARK_TOKEN must hold the API token of the user to act for (waymark token USERNAME prints one)", errUsage)
+	}
+	chats, err := chatWorkers(f.ChatWorkers, f.Workers)
+	if err != nil {
+		return err
+	}
+	db, err := f.openDB(ctx, f.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, Workers: f.Workers, ChatWorkers: chats,
+		Logger: e.log, Version: version})
+	if err != nil {
+		return err
+	}
+	err = a.Run(ctx, app.RunConfig{Serve: func(ctx context.Context) error {
+		err := a.MCP.ServeStdio(ctx, &sdk.StdioTransport{}, a.Server.Auth(), f.Token)
+		if errors.Is(err, context.Canceled) {
+			return nil // the signal: a normal end
+		}
+		return err
+	}})
+	return err
+}

@@ -1,0 +1,139 @@
+package access
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"sync"
+
+	"waymark/internal/fault"
+	"waymark/internal/store"
+)
+
+// Directory is where backend users, their groups (with subgroups) and the
+// rights these give are read from: the built-in one (BuiltinDirectory,
+// Waymark's tables be_users and be_groups) or a CMS beside Waymark (a TYPO3
+// database, package typo3/live). A directory answers who a user is and
+// which rights the user holds now; every decision built on them (the
+// Checker's table, field, language, page and mount rules, the subject
+// check, open-point visibility) is written above this seam, once, for every
+// directory alike.
+//
+// q is the Waymark store handle the call is made in; a directory on another
+// database reads Waymark's own part of a user there (its grants).
+type Directory interface {
+	// LoadActor reads the user with its rights as stored now; ErrNoUser when
+	// there is none. A user who exists but may not work now (disabled,
+	// expired) is an actor with Disabled set.
+	LoadActor(ctx context.Context, q store.Querier, uid int64) (*Actor, error)
+	// LoadUser reads one user; ErrNoUser when there is none.
+	LoadUser(ctx context.Context, q store.Querier, uid int64) (User, error)
+	// LoadUserByName reads one user by username; ErrNoUser when there is none.
+	LoadUserByName(ctx context.Context, q store.Querier, username string) (User, error)
+}
+
+// BuiltinDirectory is the built-in directory: Waymark's own be_users and
+// be_groups, filled by the fixture import and the administration.
+type BuiltinDirectory struct{}
+
+var _ Directory = BuiltinDirectory{}
+
+var directories sync.Map // *store.DB → Directory
+
+// UseDirectory makes dir the directory every read through db (or a
+// transaction on it) goes to; nil returns db to the built-in directory.
+func UseDirectory(db *store.DB, dir Directory) {
+	if dir == nil {
+		directories.Delete(db)
+		return
+	}
+	directories.Store(db, dir)
+}
+
+// DirectoryOf returns the directory the reads through q go to.
+func DirectoryOf(q store.Querier) Directory {
+	if q != nil {
+		if p := q.Pool(); p != nil {
+			if d, ok := directories.Load(p); ok {
+				return d.(Directory)
+			}
+		}
+	}
+	return BuiltinDirectory{}
+}
+
+// ErrManagedElsewhere refuses Waymark's administration of users and groups
+// while they come from TYPO3: they are created, changed and disabled there.
+var ErrManagedElsewhere = fault.New(fault.Conflict, "managed_elsewhere",
+	"users and groups come from TYPO3 (--typo3): create, change and disable them in TYPO3's backend")
+
+// External reports whether q's users come from a directory other than the
+// built-in one (then Waymark's administration does not create or change them).
+func External(q store.Querier) bool {
+	_, builtin := DirectoryOf(q).(BuiltinDirectory)
+	return !builtin
+}
+
+// LoadUser reads one user from q's directory.
+func LoadUser(ctx context.Context, q store.Querier, uid int64) (User, error) {
+	return DirectoryOf(q).LoadUser(ctx, q, uid)
+}
+
+// LoadUserByName reads one user by username from q's directory.
+func LoadUserByName(ctx context.Context, q store.Querier, username string) (User, error) {
+	return DirectoryOf(q).LoadUserByName(ctx, q, username)
+}
+
+// LoadActor reads the user and its groups as stored now, from q's
+// directory, and resolves them.
+func LoadActor(ctx context.Context, q store.Querier, uid int64) (*Actor, error) {
+	return DirectoryOf(q).LoadActor(ctx, q, uid)
+}
+
+// Rights are what a directory that resolves groups itself (as TYPO3 does)
+// found a user to hold, in Waymark's terms: NonExcludeFields as
+// "table:field" with Waymark's field names.
+type Rights struct {
+	AllGroups        []int64 // the user's groups and all their subgroups
+	TablesSelect     []string
+	TablesModify     []string
+	NonExcludeFields []string
+	Languages        []int64 // empty: every language
+	Mounts           []int64
+	Grants           []string
+}
+
+// NewActor returns the actor of u with rights r, resolved by a directory.
+// u's own Groups, Languages, Mounts and Grants are not resolved again.
+func NewActor(u User, r Rights) *Actor {
+	a := &Actor{
+		User:         u,
+		AllGroups:    slices.Clone(r.AllGroups),
+		tablesSelect: map[string]bool{},
+		tablesModify: map[string]bool{},
+		nonExclude:   map[string]bool{},
+		languages:    map[int64]bool{},
+		grants:       map[string]bool{},
+	}
+	for _, t := range r.TablesSelect {
+		a.tablesSelect[t] = true
+	}
+	for _, t := range r.TablesModify {
+		a.tablesModify[t] = true
+	}
+	for _, f := range r.NonExcludeFields {
+		a.nonExclude[f] = true
+	}
+	for _, l := range r.Languages {
+		a.languages[l] = true
+	}
+	for _, g := range r.Grants {
+		a.grants[g] = true
+	}
+	a.mounts = slices.Clone(r.Mounts)
+	slices.Sort(a.mounts)
+	a.mounts = slices.Compact(a.mounts)
+	sort.Slice(a.AllGroups, func(i, j int) bool { return a.AllGroups[i] < a.AllGroups[j] })
+	a.AllGroups = slices.Compact(a.AllGroups)
+	return a
+}

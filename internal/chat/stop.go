@@ -1,0 +1,82 @@
+package chat
+
+import (
+	"context"
+
+	"waymark/internal/store"
+)
+
+// NoticeStopped is the transcript's line for a turn the editor stopped.
+const NoticeStopped = "stopped"
+
+// Stop ends the running turn of conversation id (the editor's Stop) through
+// the runtime's guarded cancel: the run is cancelled only while it has not
+// ended (a turn that finished first keeps its answer, and Stop is
+// ErrNotRunning), and the conversation goes idle with a line saying it was
+// stopped — only while it is still processing that very run, so a late
+// result of the cancelled run changes nothing and nothing half-done is
+// shown. A turn queued whose run has not begun is taken back the same way:
+// its job then finds its claim gone and starts no run.
+func (s *Service) Stop(ctx context.Context, actor, id int64) (View, error) {
+	return s.stop(ctx, actor, id, 3)
+}
+
+// stop is Stop, tried again (tries times at most) when a queued turn's run
+// began between the read and the claim: then that run is cancelled.
+func (s *Service) stop(ctx context.Context, actor, id int64, tries int) (View, error) {
+	r, err := s.owned(ctx, actor, id)
+	if err != nil {
+		return View{}, err
+	}
+	if r, err = s.reconcile(ctx, r); err != nil {
+		return View{}, err
+	}
+	if r.Status != Processing {
+		return View{}, ErrNotRunning
+	}
+	s.beforeClaim("stop")
+	lastRun := r.LastRun
+	if r.PendingRun != "" {
+		won, err := s.rt.Cancel(ctx, r.Owner, r.PendingRun)
+		if err != nil {
+			return View{}, err
+		}
+		if !won {
+			return View{}, ErrNotRunning // it ended first: its result stands
+		}
+		lastRun = r.PendingRun // the stopped run is the next turn's predecessor
+	}
+	pending, empty, at := r.PendingRun, "", r.UpdatedAt.UnixMicro()
+	c := change{status: Idle, lastRun: &lastRun, pendingRun: &empty, err: &empty, seenRun: &pending}
+	if pending == "" {
+		c.seenAt = &at // the queued turn as read: its run has not begun
+	}
+	ctx = context.WithoutCancel(ctx)
+	var won bool
+	if err := s.persist(ctx, "stop", func() error {
+		now := s.now()
+		return s.db.InTx(ctx, func(tx *store.Tx) error {
+			var err error
+			if won, err = casTx(ctx, tx, r.ID, []Status{Processing}, c, now); err != nil || !won {
+				return err
+			}
+			return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: NoticeStopped}, now)
+		})
+	}); err != nil {
+		return View{}, err
+	}
+	if pending != "" {
+		// The turn is recorded as stopped: now its model call may end at
+		// once (its late ending finds the conversation moved on).
+		s.rt.CutShort(pending)
+	}
+	if !won && pending == "" {
+		if tries > 1 {
+			return s.stop(ctx, actor, id, tries-1) // its run began meanwhile: stop that
+		}
+		return View{}, ErrNotRunning
+	}
+	// A cancelled run whose conversation moved on meanwhile (its result was
+	// applied first, as cancelled) is stopped all the same.
+	return s.Get(ctx, actor, id)
+}

@@ -1,0 +1,474 @@
+package typo3
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Permission is a set of the page permission bits of pages.perms_user,
+// perms_group and perms_everybody.
+type Permission int
+
+// The bits of TYPO3's page permissions.
+const (
+	PageShow    Permission = 1  // see the page and its content
+	PageEdit    Permission = 2  // change the page record
+	PageDelete  Permission = 4  // delete the page
+	PageNew     Permission = 8  // create pages below it
+	ContentEdit Permission = 16 // change its content elements
+	AllPerms               = PageShow | PageEdit | PageDelete | PageNew | ContentEdit
+)
+
+// Has tells whether every bit of want is set.
+func (p Permission) Has(want Permission) bool { return p&want == want }
+
+// mountsFromGroups is the bit of be_users.options that adds the groups'
+// db_mountpoints to the user's own.
+const mountsFromGroups = 1
+
+// maxDepth bounds a rootline walk, so a pid cycle in a damaged page tree
+// ends instead of looping.
+const maxDepth = 100
+
+// ErrUnknownUser is returned for a username or uid that has no backend user,
+// or a deleted one (TYPO3 treats both alike).
+var ErrUnknownUser = errors.New("unknown backend user")
+
+// ErrWrongPassword is returned by Login for a password that does not match,
+// and for a user without a password.
+var ErrWrongPassword = errors.New("wrong password")
+
+// ErrUnknownPage is returned for a page uid that has no live page, or a deleted one.
+var ErrUnknownPage = errors.New("unknown page")
+
+// InactiveReason says why an existing backend user may not work now.
+type InactiveReason string
+
+// The reasons, as TYPO3's enable columns of be_users decide them.
+const (
+	Disabled     InactiveReason = "disabled"
+	NotYetActive InactiveReason = "not active before its start time"
+	Expired      InactiveReason = "expired at its end time"
+)
+
+// InactiveError is returned for a backend user who exists but is disabled,
+// before its start time or after its end time.
+type InactiveError struct {
+	Username string
+	Reason   InactiveReason
+}
+
+func (e *InactiveError) Error() string {
+	return fmt.Sprintf("backend user %q is %s", e.Username, e.Reason)
+}
+
+// User is a backend user with the rights TYPO3 gives them, resolved from
+// be_users and their active groups at the time of the read.
+type User struct {
+	UID      int64
+	Username string
+	RealName string
+	Admin    bool
+	Lang     string // backend language: "default" is English
+
+	// Groups are the uids of the user's groups and their subgroups, hidden
+	// and deleted groups (and what only they would bring in) left out.
+	Groups           []int64
+	TablesSelect     []string // includes TablesModify, as in TYPO3
+	TablesModify     []string
+	NonExcludeFields []string // "table:column"
+	AllowedLanguages []int64  // empty: every language
+	// Mounts are the page uids of the user's db mounts (their own, plus the
+	// groups' when be_users.options has bit 1) that exist and the user may
+	// show, as TYPO3 keeps them.
+	Mounts []int64
+
+	hash string
+}
+
+// CanSelectTable tells whether the user may read records of table.
+func (u *User) CanSelectTable(table string) bool {
+	return u.Admin || slices.Contains(u.TablesSelect, table)
+}
+
+// CanModifyTable tells whether the user may change records of table.
+func (u *User) CanModifyTable(table string) bool {
+	return u.Admin || slices.Contains(u.TablesModify, table)
+}
+
+// HasNonExcludeField tells whether the user may edit the column of table when
+// TYPO3 marks it as an exclude field; other fields need no such right.
+func (u *User) HasNonExcludeField(table, column string) bool {
+	return u.Admin || slices.Contains(u.NonExcludeFields, table+":"+column)
+}
+
+// LanguageAllowed tells whether the user may edit records of the language,
+// as TYPO3's checkLanguageAccess: admins and users without a language limit
+// may edit every language, and -1 (all languages) is always allowed.
+func (u *User) LanguageAllowed(id int64) bool {
+	return u.Admin || len(u.AllowedLanguages) == 0 || id == -1 || slices.Contains(u.AllowedLanguages, id)
+}
+
+func (u *User) memberOf(group int64) bool {
+	return group != 0 && slices.Contains(u.Groups, group)
+}
+
+// DirectoryConfig are the options of NewDirectory.
+type DirectoryConfig struct {
+	// Now decides start and end times; nil means time.Now.
+	Now func() time.Time
+}
+
+// Directory reads backend users and their rights live from a TYPO3 database:
+// every call reads the current rows, so a change made in TYPO3 counts at the
+// next call.
+type Directory struct {
+	db  *sql.DB
+	d   Dialect
+	now func() time.Time
+}
+
+// NewDirectory returns a Directory over db, a TYPO3 database of dialect d.
+func NewDirectory(db *sql.DB, d Dialect, cfg *DirectoryConfig) (*Directory, error) {
+	if db == nil {
+		return nil, errors.New("typo3 directory: the database is nil")
+	}
+	if d != MariaDB && d != Postgres {
+		return nil, fmt.Errorf("typo3 directory: unknown dialect %q", d)
+	}
+	if cfg == nil {
+		cfg = &DirectoryConfig{}
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Directory{db: db, d: d, now: now}, nil
+}
+
+// rebind turns a query written with ? and backticks into d's form.
+func (d Dialect) rebind(q string) string {
+	if d == MariaDB {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		switch r {
+		case '?':
+			n++
+			b.WriteString(d.placeholder(n))
+		case '`':
+			b.WriteByte('"')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+const userColumns = "`uid`, `username`, `realName`, `admin`, `disable`, `starttime`, `endtime`, `lang`, " +
+	"COALESCE(`usergroup`, ''), COALESCE(`db_mountpoints`, ''), `options`, `password`"
+
+// User loads the backend user by username with their rights.
+func (dir *Directory) User(ctx context.Context, username string) (*User, error) {
+	return dir.load(ctx, "`username` = ?", username)
+}
+
+// UserByUID loads the backend user by uid with their rights.
+func (dir *Directory) UserByUID(ctx context.Context, uid int64) (*User, error) {
+	return dir.load(ctx, "`uid` = ?", uid)
+}
+
+// Login loads the user and checks the password against the stored hash.
+// An unknown, deleted, disabled or expired user answers ErrWrongPassword,
+// like a wrong password, so a login never tells whether an account exists;
+// User tells the cases apart for the checks at each request. A hash of a
+// kind Waymark cannot verify is an error wrapping ErrUnsupportedHash that
+// names the kind (for the operator's log).
+func (dir *Directory) Login(ctx context.Context, username, password string) (*User, error) {
+	u, err := dir.User(ctx, username)
+	var inactive *InactiveError
+	if errors.Is(err, ErrUnknownUser) || errors.As(err, &inactive) {
+		return nil, ErrWrongPassword
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.hash == "" {
+		return nil, ErrWrongPassword
+	}
+	ok, err := VerifyPassword(u.hash, password)
+	if err != nil {
+		return nil, fmt.Errorf("backend user %q: %w", username, err)
+	}
+	if !ok {
+		return nil, ErrWrongPassword
+	}
+	return u, nil
+}
+
+func (dir *Directory) load(ctx context.Context, where string, arg any) (*User, error) {
+	q := dir.d.rebind("SELECT " + userColumns + " FROM `be_users` WHERE " + where + " AND `deleted` = 0")
+	var (
+		u                       User
+		admin, disable, options int64
+		start, end              int64
+		usergroup, mounts       string
+	)
+	err := dir.db.QueryRowContext(ctx, q, arg).Scan(&u.UID, &u.Username, &u.RealName, &admin, &disable,
+		&start, &end, &u.Lang, &usergroup, &mounts, &options, &u.hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrUnknownUser
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read backend user: %w", err)
+	}
+	now := dir.now().Unix()
+	switch {
+	case disable != 0:
+		return nil, &InactiveError{u.Username, Disabled}
+	case start > now:
+		return nil, &InactiveError{u.Username, NotYetActive}
+	case end != 0 && end <= now:
+		return nil, &InactiveError{u.Username, Expired}
+	}
+	u.Admin = admin&1 == 1
+	groups, err := dir.groups(ctx, ids(usergroup))
+	if err != nil {
+		return nil, err
+	}
+	var tablesSelect, tablesModify, fields []string
+	var langs []int64
+	mountList := ids(mounts)
+	for _, g := range groups {
+		u.Groups = append(u.Groups, g.uid)
+		tablesSelect = append(tablesSelect, g.tablesSelect...)
+		tablesModify = append(tablesModify, g.tablesModify...)
+		fields = append(fields, g.nonExcludeFields...)
+		langs = append(langs, g.languages...)
+		if options&mountsFromGroups != 0 {
+			mountList = append(mountList, g.mounts...)
+		}
+	}
+	u.TablesModify = unique(tablesModify)
+	u.TablesSelect = unique(append(tablesSelect, tablesModify...))
+	u.NonExcludeFields = unique(fields)
+	u.AllowedLanguages = unique(langs)
+	if u.Admin {
+		return &u, nil
+	}
+	for _, m := range unique(mountList) {
+		p, err := dir.page(ctx, m)
+		if errors.Is(err, ErrUnknownPage) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if u.ownPerms(p).Has(PageShow) {
+			u.Mounts = append(u.Mounts, m)
+		}
+	}
+	return &u, nil
+}
+
+type group struct {
+	uid                                          int64
+	tablesSelect, tablesModify, nonExcludeFields []string
+	languages, mounts, subgroups                 []int64
+}
+
+// groups resolves the group uids and, recursively, their subgroups, as
+// TYPO3's group resolver: a hidden or deleted group counts as absent, with
+// its subgroups; a group reached twice (a cycle) is taken once. Subgroups
+// come before the group that names them.
+func (dir *Directory) groups(ctx context.Context, uids []int64) ([]group, error) {
+	var out []group
+	seen := map[int64]bool{}
+	var visit func(uids []int64, depth int) error
+	visit = func(uids []int64, depth int) error {
+		if depth > maxDepth {
+			return nil
+		}
+		for _, uid := range uids {
+			if seen[uid] {
+				continue
+			}
+			seen[uid] = true
+			g, ok, err := dir.group(ctx, uid)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if err := visit(g.subgroups, depth+1); err != nil {
+				return err
+			}
+			out = append(out, g)
+		}
+		return nil
+	}
+	if err := visit(uids, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (dir *Directory) group(ctx context.Context, uid int64) (group, bool, error) {
+	q := dir.d.rebind("SELECT COALESCE(`tables_select`, ''), COALESCE(`tables_modify`, ''), " +
+		"COALESCE(`non_exclude_fields`, ''), `allowed_languages`, COALESCE(`db_mountpoints`, ''), COALESCE(`subgroup`, '') " +
+		"FROM `be_groups` WHERE `uid` = ? AND `deleted` = 0 AND `hidden` = 0")
+	var sel, mod, nef, langs, mounts, sub string
+	err := dir.db.QueryRowContext(ctx, q, uid).Scan(&sel, &mod, &nef, &langs, &mounts, &sub)
+	if errors.Is(err, sql.ErrNoRows) {
+		return group{}, false, nil
+	}
+	if err != nil {
+		return group{}, false, fmt.Errorf("read backend group %d: %w", uid, err)
+	}
+	return group{uid: uid, tablesSelect: list(sel), tablesModify: list(mod), nonExcludeFields: list(nef),
+		languages: signedIDs(langs), mounts: ids(mounts), subgroups: ids(sub)}, true, nil
+}
+
+// Page is the part of a live page row that rights depend on.
+type Page struct {
+	UID, PID               int64
+	Language               int64 // sys_language_uid
+	L10nParent             int64
+	Hidden                 bool // a frontend flag: hidden pages stay visible and editable in the backend
+	OwnerUID               int64
+	GroupUID               int64
+	User, Group, Everybody Permission
+}
+
+// page reads a live (workspace 0), not deleted page.
+func (dir *Directory) page(ctx context.Context, uid int64) (Page, error) {
+	q := dir.d.rebind("SELECT `uid`, `pid`, `sys_language_uid`, `l10n_parent`, `hidden`, `perms_userid`, `perms_groupid`, " +
+		"`perms_user`, `perms_group`, `perms_everybody` FROM `pages` WHERE `uid` = ? AND `deleted` = 0 AND `t3ver_wsid` = 0")
+	var p Page
+	var hidden int64
+	err := dir.db.QueryRowContext(ctx, q, uid).Scan(&p.UID, &p.PID, &p.Language, &p.L10nParent, &hidden,
+		&p.OwnerUID, &p.GroupUID, &p.User, &p.Group, &p.Everybody)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Page{}, ErrUnknownPage
+	}
+	if err != nil {
+		return Page{}, fmt.Errorf("read page %d: %w", uid, err)
+	}
+	p.Hidden = hidden != 0
+	return p, nil
+}
+
+// ownPerms are the bits the page's own row grants the user: perms_user when
+// they own it, perms_group when they are a member of its group, and
+// perms_everybody always.
+func (u *User) ownPerms(p Page) Permission {
+	perms := p.Everybody
+	if p.OwnerUID == u.UID {
+		perms |= p.User
+	}
+	if u.memberOf(p.GroupUID) {
+		perms |= p.Group
+	}
+	return perms & AllPerms
+}
+
+// PagePerms returns the user's permissions on a page as TYPO3's calcPerms:
+// all for an admin; none for a page outside the user's mounts (reached
+// through a rootline of pages the user may show, a translation through its
+// default-language page); else the bits of the page's own row. A deleted,
+// missing or non-live page is ErrUnknownPage.
+func (dir *Directory) PagePerms(ctx context.Context, u *User, uid int64) (Permission, error) {
+	p, err := dir.page(ctx, uid)
+	if err != nil {
+		return 0, err
+	}
+	if u.Admin {
+		return AllPerms, nil
+	}
+	in, err := dir.inMount(ctx, u, p)
+	if err != nil || !in {
+		return 0, err
+	}
+	return u.ownPerms(p), nil
+}
+
+// inMount walks the rootline from the page (from its default-language page
+// for a translation) and tells whether it reaches one of the user's mounts
+// before a page the user may not show, as TYPO3's isInWebMount.
+func (dir *Directory) inMount(ctx context.Context, u *User, p Page) (bool, error) {
+	id := p.UID
+	if p.Language != 0 && p.L10nParent != 0 {
+		id = p.L10nParent
+	}
+	for depth := 0; id > 0 && depth < maxDepth; depth++ {
+		cur, err := dir.page(ctx, id)
+		if errors.Is(err, ErrUnknownPage) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if !u.ownPerms(cur).Has(PageShow) {
+			return false, nil
+		}
+		if slices.Contains(u.Mounts, cur.UID) {
+			return true, nil
+		}
+		id = cur.PID
+	}
+	return false, nil
+}
+
+// list splits a comma-separated list of names, dropping blanks.
+func list(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// ids reads a comma-separated list of uids, dropping blanks and anything not
+// a positive number (TYPO3 casts such entries to 0, which names nothing).
+func ids(s string) []int64 {
+	var out []int64
+	for _, part := range list(s) {
+		if n, err := strconv.ParseInt(part, 10, 64); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// signedIDs is ids for language uids, where 0 (the default language) and -1
+// (all languages) count.
+func signedIDs(s string) []int64 {
+	var out []int64
+	for _, part := range list(s) {
+		if n, err := strconv.ParseInt(part, 10, 64); err == nil && n >= -1 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func unique[T comparable](s []T) []T {
+	var out []T
+	for _, v := range s {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,723 @@
+package live_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"waymark/internal/access"
+	"waymark/internal/clock"
+	"waymark/internal/content"
+	"waymark/internal/demo"
+	"waymark/internal/fixture"
+	"waymark/internal/llm"
+	"waymark/internal/llm/llmtest"
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	"waymark/internal/typo3"
+	"waymark/internal/typo3/live"
+	"waymark/internal/waymarktest"
+)
+
+// source is one place users and content come from, with the demo site in
+// it: the built-in tables, or a TYPO3 database made by typo3.CreateDemo.
+type source struct {
+	name string
+	env  *waymarktest.Env
+	t3   *sql.DB // nil for the built-in source
+	d    typo3.Dialect
+}
+
+// t3exec changes the TYPO3 database as a TYPO3 editor would (the
+// built-in source has none: the test skips such a step there).
+func (s *source) t3exec(t *testing.T, query string, args ...any) {
+	t.Helper()
+	if s.d == typo3.Postgres {
+		query = pgBind(query)
+	}
+	if _, err := s.t3.Exec(query, args...); err != nil {
+		t.Fatalf("typo3 %s: %v", query, err)
+	}
+}
+
+func pgBind(q string) string {
+	out, n := []byte{}, 0
+	for i := 0; i < len(q); i++ {
+		switch q[i] {
+		case '?':
+			n++
+			out = append(out, fmt.Sprintf("$%d", n)...)
+		case '`':
+			out = append(out, '"')
+		default:
+			out = append(out, q[i])
+		}
+	}
+	return string(out)
+}
+
+// eachSource runs fn against the built-in source and against TYPO3 on
+// MariaDB and on PostgreSQL, each with the demo site and a fresh Waymark
+// database: the same expectations for every source.
+func eachSource(t *testing.T, fn func(t *testing.T, s *source)) {
+	t.Helper()
+	t.Run("builtin", func(t *testing.T) {
+		fn(t, &source{name: "builtin", env: waymarktest.New(t, storetest.SQLite(t), string(demo.Fixture), nil)})
+	})
+	t.Run("typo3-mariadb", func(t *testing.T) { fn(t, typo3Source(t, mariaDB(t), typo3.MariaDB)) })
+	t.Run("typo3-postgres", func(t *testing.T) { fn(t, typo3Source(t, postgresDB(t), typo3.Postgres)) })
+}
+
+// typo3Source makes the demo TYPO3 database on t3, its site configurations,
+// and a Waymark beside it holding only Waymark's part of the demo
+// (configurations, skills, tokens and grants), imported as `waymark import
+// --typo3` does.
+func typo3Source(t *testing.T, t3 *sql.DB, d typo3.Dialect) *source {
+	t.Helper()
+	ctx := context.Background()
+	if err := typo3.CreateDemo(ctx, t3, d, typo3.DemoConfig{Argon2: typo3.Argon2Params{Memory: 1024, Time: 1, Threads: 1}}); err != nil {
+		t.Fatalf("CreateDemo: %v", err)
+	}
+	sites := t.TempDir()
+	if err := typo3.WriteDemoSites(sites); err != nil {
+		t.Fatal(err)
+	}
+	inst, err := live.New(ctx, t3, d, sites, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.SQLite(t)
+	env := waymarktest.New(t, db, "", &waymarktest.Options{TYPO3: inst})
+	doc, err := fixture.Decode(demo.Fixture, "demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := fixture.ImportTx(ctx, tx, time.Now(), env.App.FixtureOptions(), fixture.WaymarkPart(doc))
+		return err
+	}); err != nil {
+		t.Fatalf("import Waymark's part of the demo: %v", err)
+	}
+	return &source{name: string(d), env: env, t3: t3, d: d}
+}
+
+// answer is what a request answered, for comparing sources.
+type answer struct {
+	Status int
+	Body   any
+}
+
+func ask(t *testing.T, s *source, token, method, path string, body any) answer {
+	t.Helper()
+	r := s.env.As(token).Do(method, path, body)
+	var v any
+	if len(r.Body) > 0 {
+		if err := json.Unmarshal(r.Body, &v); err != nil {
+			v = string(r.Body)
+		}
+	}
+	return answer{r.Status, v}
+}
+
+var demoTokens = map[string]string{"admin": "demo-token-admin", "erika": "demo-token-erika", "max": "demo-token-max", "paula": "demo-token-paula"}
+
+// The page tree, every page's preview in both languages and the caller's
+// own rights answer alike for every editor of the demo, whether the site
+// comes from Waymark's tables or from TYPO3 on MariaDB or PostgreSQL: the
+// page-show rule, mounts, the translation rule and the root level are
+// decided above the seam.
+func TestEverySourceAnswersTheDemoReadsAlike(t *testing.T) {
+	var want map[string]answer
+	eachSource(t, func(t *testing.T, s *source) {
+		got := map[string]answer{}
+		for user, token := range demoTokens {
+			got[user+" GET /api/pages"] = ask(t, s, token, "GET", "/api/pages", nil)
+			for _, page := range []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 14, 20, 21, 99} {
+				for _, lang := range []int64{0, 1} {
+					path := fmt.Sprintf("/api/pages/%d/preview?language=%d", page, lang)
+					got[user+" GET "+path] = ask(t, s, token, "GET", path, nil)
+				}
+			}
+			me := ask(t, s, token, "GET", "/api/me", nil)
+			if m, ok := me.Body.(map[string]any); ok {
+				delete(m, "groups") // TYPO3 lists subgroups as well: compared below
+				delete(m, "serviceAccount")
+			}
+			got[user+" GET /api/me"] = me
+		}
+		// Fixed expectations, whatever the source.
+		for key, status := range map[string]int{
+			"erika GET /api/pages/1/preview?language=0":  200,
+			"erika GET /api/pages/1/preview?language=1":  200,
+			"max GET /api/pages/1/preview?language=0":    404, // outside max's mount
+			"max GET /api/pages/4/preview?language=1":    200,
+			"erika GET /api/pages/20/preview?language=0": 404, // the intranet: not in erika's mounts
+			"admin GET /api/pages/20/preview?language=0": 200,
+			"admin GET /api/pages/99/preview?language=0": 404,
+		} {
+			if got[key].Status != status {
+				t.Errorf("%s: %s = %d, want %d: %v", s.name, key, got[key].Status, status, got[key].Body)
+			}
+		}
+		if want == nil {
+			want = got
+			return
+		}
+		for k, w := range want {
+			if g := got[k]; !reflect.DeepEqual(g, w) {
+				t.Errorf("%s: %s =\n  %d %v\nbuilt-in answered\n  %d %v", s.name, k, g.Status, g.Body, w.Status, w.Body)
+			}
+		}
+	})
+}
+
+// A TYPO3 backend user logs in to Waymark with the TYPO3 password; a wrong
+// password and an unknown user are refused alike.
+func TestTYPO3UserLogsInWithTheTYPO3Password(t *testing.T) {
+	eachSource(t, func(t *testing.T, s *source) {
+		c := s.env.As("")
+		r := c.Do("POST", "/api/login", map[string]string{"username": "erika", "password": "erika-demo-pass"})
+		if r.Status != 200 {
+			t.Fatalf("%s: login erika = %d %s", s.name, r.Status, r.Body)
+		}
+		// The session the login made is Waymark's: the next request carries
+		// its cookie, not the password, and is erika's.
+		req, _ := http.NewRequest("GET", s.env.URL+"/api/me", nil)
+		for _, ck := range (&http.Response{Header: r.Header}).Cookies() {
+			req.AddCookie(ck)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var me struct{ Username string }
+		_ = json.NewDecoder(resp.Body).Decode(&me)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || me.Username != "erika" {
+			t.Errorf("%s: GET /api/me with the session cookie = %d %q, want erika", s.name, resp.StatusCode, me.Username)
+		}
+		for _, bad := range []map[string]string{{"username": "erika", "password": "wrong"}, {"username": "nobody", "password": "erika-demo-pass"}} {
+			if r := c.Do("POST", "/api/login", bad); r.Status != 401 {
+				t.Errorf("%s: login %v = %d %s, want 401", s.name, bad, r.Status, r.Body)
+			}
+		}
+		if s.t3 == nil {
+			return
+		}
+		// In TYPO3: an expired account, and a hash kind Waymark cannot
+		// verify (phpass, from before TYPO3 9), are refused like a wrong password.
+		s.t3exec(t, "UPDATE `be_users` SET `endtime` = ? WHERE `username` = 'erika'", time.Now().Add(-time.Minute).Unix())
+		if r := c.Do("POST", "/api/login", map[string]string{"username": "erika", "password": "erika-demo-pass"}); r.Status != 401 {
+			t.Errorf("%s: login of an expired TYPO3 user = %d %s, want 401", s.name, r.Status, r.Body)
+		}
+		s.t3exec(t, "UPDATE `be_users` SET `password` = '$P$BXqO2yLr1PFhRJ8e2XqO8Vb5rC2nJ/0', `endtime` = 0 WHERE `username` = 'max'")
+		if r := c.Do("POST", "/api/login", map[string]string{"username": "max", "password": "max-demo-pass"}); r.Status != 401 {
+			t.Errorf("%s: login with a phpass hash = %d %s, want 401", s.name, r.Status, r.Body)
+		}
+		if r := c.Do("POST", "/api/login", map[string]string{"username": "paula", "password": "paula-demo-pass"}); r.Status != 200 {
+			t.Errorf("%s: login paula = %d %s", s.name, r.Status, r.Body)
+		}
+		// A TYPO3 user Waymark never heard of logs in: Waymark keeps a row
+		// for the uid (its session names it), and the account is TYPO3's.
+		hash, err := typo3.HashArgon2iPassword("neu-password", typo3.Argon2Params{Memory: 1024, Time: 1, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.t3exec(t, "INSERT INTO `be_users` (`uid`, `pid`, `username`, `password`, `usergroup`, `options`, `lang`) VALUES (50, 0, 'neu', ?, '1', 3, 'default')", hash)
+		r = c.Do("POST", "/api/login", map[string]string{"username": "neu", "password": "neu-password"})
+		var answer struct{ User struct{ UID int64 } }
+		_ = json.Unmarshal(r.Body, &answer)
+		if r.Status != 200 || answer.User.UID != 50 {
+			t.Errorf("%s: login of a new TYPO3 user = %d %s, want uid 50", s.name, r.Status, r.Body)
+		}
+		var kept string
+		if err := s.env.DB.QueryRow(context.Background(), "SELECT username FROM be_users WHERE uid = 50").Scan(&kept); err != nil || kept != "neu" {
+			t.Errorf("%s: Waymark's row of TYPO3 user 50 = %q (%v), want neu", s.name, kept, err)
+		}
+	})
+}
+
+// Rights are read live: a change made in TYPO3 counts at the next request —
+// a disabled user is refused, an expired one too, a mount taken away hides
+// the page, a group hidden in TYPO3 grants nothing.
+func TestARightsChangeInTYPO3CountsAtTheNextRequest(t *testing.T) {
+	eachSource(t, func(t *testing.T, s *source) {
+		if s.t3 == nil {
+			t.Skip("the built-in source changes through Waymark's administration (its own tests)")
+		}
+		erika, maxc := s.env.As("demo-token-erika"), s.env.As("demo-token-max")
+		erika.Must("GET", "/api/pages/2/preview?language=0", nil, 200)
+		maxc.Must("GET", "/api/pages/4/preview?language=0", nil, 200)
+
+		s.t3exec(t, "UPDATE `be_users` SET `disable` = 1 WHERE `username` = 'erika'")
+		erika.Must("GET", "/api/me", nil, 401)
+		s.t3exec(t, "UPDATE `be_users` SET `disable` = 0, `endtime` = ? WHERE `username` = 'erika'", time.Now().Add(-time.Minute).Unix())
+		erika.Must("GET", "/api/me", nil, 401)
+		s.t3exec(t, "UPDATE `be_users` SET `endtime` = 0 WHERE `username` = 'erika'")
+		erika.Must("GET", "/api/me", nil, 200)
+
+		// max's pages come through his group's mount (page 3, Services).
+		s.t3exec(t, "UPDATE `be_users` SET `db_mountpoints` = '', `options` = 0 WHERE `username` = 'max'")
+		maxc.Must("GET", "/api/pages/4/preview?language=1", nil, 404)
+		s.t3exec(t, "UPDATE `be_users` SET `options` = 3 WHERE `username` = 'max'")
+		maxc.Must("GET", "/api/pages/4/preview?language=1", nil, 200)
+		s.t3exec(t, "UPDATE `be_groups` SET `hidden` = 1")
+		maxc.Must("GET", "/api/pages/4/preview?language=1", nil, 404)
+	})
+}
+
+// A page title changed in TYPO3 is what the next preview shows.
+func TestAContentChangeInTYPO3ShowsAtTheNextRead(t *testing.T) {
+	eachSource(t, func(t *testing.T, s *source) {
+		if s.t3 == nil {
+			t.Skip("TYPO3 only")
+		}
+		s.t3exec(t, "UPDATE `pages` SET `title` = 'Changed in TYPO3' WHERE `uid` = 2")
+		r := s.env.As("demo-token-erika").Must("GET", "/api/pages/2/preview?language=0", nil, 200)
+		if !contains(string(r.Body), "Changed in TYPO3") {
+			t.Errorf("%s: preview of page 2 = %s, want the title changed in TYPO3", s.name, r.Body)
+		}
+	})
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func randomName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf(format+" (CI is set: the test must run)", args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// mariaDB returns a new database waymark_t3_<random> on the server of
+// WAYMARK_TEST_MARIADB (default root@tcp(127.0.0.1:3306)/), dropped at the end.
+func mariaDB(t testing.TB) *sql.DB {
+	t.Helper()
+	dsn := os.Getenv("WAYMARK_TEST_MARIADB")
+	if dsn == "" {
+		dsn = "root@tcp(127.0.0.1:3306)/"
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatalf("WAYMARK_TEST_MARIADB: %v", err)
+	}
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Ping(); err != nil {
+		admin.Close()
+		unavailable(t, "MariaDB at %s is not reachable (%v)", cfg.Addr, err)
+	}
+	name := randomName("waymark_t3_")
+	if _, err := admin.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+		admin.Close()
+		t.Fatal(err)
+	}
+	cfg.DBName = name
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		_, _ = admin.Exec("DROP DATABASE " + name)
+		admin.Close()
+	})
+	return db
+}
+
+// postgresDB returns a connection to a new schema t3_<random> on the server
+// of WAYMARK_TEST_POSTGRES, dropped at the end.
+func postgresDB(t testing.TB) *sql.DB {
+	t.Helper()
+	base := os.Getenv("WAYMARK_TEST_POSTGRES")
+	if base == "" {
+		unavailable(t, "WAYMARK_TEST_POSTGRES is not set")
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Ping(); err != nil {
+		admin.Close()
+		unavailable(t, "PostgreSQL of WAYMARK_TEST_POSTGRES is not reachable: %v", err)
+	}
+	schema := randomName("t3_")
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		admin.Close()
+		t.Fatal(err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	db, err := sql.Open("pgx", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		admin.Close()
+	})
+	return db
+}
+
+// tourSite adds to the demo a configuration on the scripted model and an
+// approved process skill: what the guided tour below runs on.
+const tourSite = `
+configurations:
+  - {uid: 9, identifier: scripted, name: Scripted, active: true, groups: [1, 2, 3],
+     provider: {type: openai, baseUrl: "{{LLM}}", apiKey: sk-scenario-secret, model: m},
+     contextWindow: 32000, maxOutputTokens: 1000, requireSecondApprover: false, privacy: metadata}
+skillSources:
+  - {uid: 9, type: backend, title: Tour, trustLevel: first_party}
+skills:
+  - uid: 19
+    source: 9
+    identifier: seo-tour
+    enabled: true
+    markdown: "---\nname: SEO tour\ndescription: Improve the page.\nprocess: true\nallowed-tools: [read_page, highlight_record, update_page_metadata, update_content, set_progress]\n---\nOne change per step."
+approvals:
+  - {skill: 19, digest: current, approvedBy: 1}
+attachments:
+  - {configuration: 9, skill: 19, loadMode: always}
+`
+
+func (s *source) importText(t *testing.T, text string) {
+	t.Helper()
+	ctx := context.Background()
+	doc, err := fixture.Decode([]byte(strings.ReplaceAll(text, "{{LLM}}", s.env.LLM.URL())), "tour.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.env.DB.InTx(ctx, func(tx *store.Tx) error {
+		_, err := fixture.ImportTx(ctx, tx, time.Now(), s.env.App.FixtureOptions(), doc)
+		return err
+	}); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+}
+
+// A guided SEO tour through the HTTP API — started on a page the editor may
+// work on, its cards showing the page's current values, answered skip and
+// keep, ended — runs alike on every source; on a page outside the editor's
+// mounts the start is refused alike (the subject check).
+func TestAGuidedTourRunsAlikeOnEverySource(t *testing.T) {
+	var want []string
+	eachSource(t, func(t *testing.T, s *source) {
+		s.importText(t, tourSite)
+		update := func(id, fields string) llmtest.Reply {
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: id, Name: "update_page_metadata", Arguments: `{"page": 2, "fields": ` + fields + `}`}}}
+		}
+		if err := s.env.App.Tools.SetEnabled(context.Background(), "highlight_record", true); err != nil {
+			t.Fatal(err)
+		}
+		call := func(id, name, args string) llm.ToolCall { return llm.ToolCall{ID: id, Name: name, Arguments: args} }
+		s.env.LLM.Add(
+			// Reads first: the page as the editor may read it, then highlight
+			// targets — an element of the subject page in its language (a
+			// target), its German translation, an element of another page and
+			// a deleted one (none a target).
+			llmtest.Reply{ToolCalls: []llm.ToolCall{
+				call("r1", "read_page", `{"page": 2}`),
+				call("h1", "highlight_record", `{"table": "tt_content", "uid": 110}`),
+				call("h2", "highlight_record", `{"table": "tt_content", "uid": 111}`),
+				call("h3", "highlight_record", `{"table": "tt_content", "uid": 100}`),
+				call("h4", "highlight_record", `{"table": "tt_content", "uid": 141}`),
+			}},
+			update("c1", `{"seoTitle": "About Nordlicht Digital"}`),
+			update("c2", `{"description": "Who we are and how we work."}`),
+			llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "p", Name: "set_progress", Arguments: `{"current": 2, "total": 2, "completed": true}`}}},
+			llmtest.Reply{Content: "Done."},
+		)
+		var got []string
+		note := func(format string, args ...any) { got = append(got, fmt.Sprintf(format, args...)) }
+		maxc := s.env.As("demo-token-max")
+		r := maxc.Do("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9})
+		note("max starts on page 2: %d", r.Status)
+		c := s.env.As("demo-token-erika")
+		r = c.Do("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9})
+		if r.Status != 201 {
+			t.Fatalf("%s: start = %d %s", s.name, r.Status, r.Body)
+		}
+		var conv struct {
+			ID int64 `json:"id"`
+		}
+		_ = json.Unmarshal(r.Body, &conv)
+		base := fmt.Sprintf("/api/conversations/%d", conv.ID)
+		c.Must("POST", base+"/messages", map[string]any{"content": "Go"}, 202)
+		for _, answer := range []string{"skip", "keep"} {
+			view := settle(t, c, base)
+			card, _ := view["card"].(map[string]any)
+			if view["status"] != "awaiting_approval" || card == nil {
+				t.Fatalf("%s: before %s: %v", s.name, answer, view)
+			}
+			calls, _ := json.Marshal(card["calls"])
+			note("card: %s", calls)
+			c.Must("POST", base+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": answer}, 202)
+		}
+		view := settle(t, c, base)
+		note("status %v outcomes %v", view["status"], view["outcomes"])
+		end := c.Must("POST", base+"/end-tour", nil, 200)
+		var ended map[string]any
+		_ = json.Unmarshal(end.Body, &ended)
+		note("summary %v", ended["summary"])
+		// What the tools answered the model (the last request holds them all).
+		if reqs := s.env.LLM.Requests(); len(reqs) > 0 {
+			var body struct {
+				Messages []struct {
+					Role       string `json:"role"`
+					Content    string `json:"content"`
+					ToolCallID string `json:"tool_call_id"`
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal(reqs[len(reqs)-1].Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range body.Messages {
+				if m.Role == "tool" {
+					note("tool %s: %s", m.ToolCallID, nonEmptyFields(t, m.Content))
+				}
+			}
+		}
+		note("highlight %v", view["highlight"])
+		// Open-point visibility: the skipped card is an open point of page 2,
+		// which erika and the admin may see and max (outside his mounts) not.
+		for _, who := range []string{"erika", "max", "admin"} {
+			for _, path := range []string{"/api/open-points", "/api/pages/2/open-points"} {
+				a := ask(t, s, demoTokens[who], "GET", path, nil)
+				dropTimes(a.Body)
+				note("%s GET %s: %d %v", who, path, a.Status, a.Body)
+			}
+		}
+		if s.t3 != nil {
+			// Table and field rights read live from TYPO3: without the
+			// non-exclude right on pages.seo_title the open point on that
+			// field is not erika's to see; without tt_content in her group's
+			// tables the preview shows no content elements.
+			erikaPoints := func() string {
+				return string(s.env.As("demo-token-erika").Must("GET", "/api/pages/2/open-points", nil, 200).Body)
+			}
+			elements := func() int {
+				var p struct{ Elements []any }
+				s.env.As("demo-token-erika").Must("GET", "/api/pages/2/preview?language=0", nil, 200).JSON(t, &p)
+				return len(p.Elements)
+			}
+			if !strings.Contains(erikaPoints(), "seoTitle") || elements() == 0 {
+				t.Fatalf("%s: before the change erika sees %s and %d elements", s.name, erikaPoints(), elements())
+			}
+			s.t3exec(t, "UPDATE `be_groups` SET `non_exclude_fields` = 'pages:description' WHERE `uid` = 1")
+			if got := erikaPoints(); strings.Contains(got, "seoTitle") {
+				t.Errorf("%s: without the right on pages:seo_title erika still sees %s", s.name, got)
+			}
+			s.t3exec(t, "UPDATE `be_groups` SET `tables_select` = 'pages', `tables_modify` = 'pages' WHERE `uid` = 1")
+			if n := elements(); n != 0 {
+				t.Errorf("%s: without tt_content in her tables erika's preview shows %d elements", s.name, n)
+			}
+			var title string
+			q := "SELECT `seo_title` FROM `pages` WHERE `uid` = 2"
+			if s.d == typo3.Postgres {
+				q = pgBind(q)
+			}
+			if err := s.t3.QueryRow(q).Scan(&title); err != nil || title == "About Nordlicht Digital" {
+				t.Errorf("%s: TYPO3's seo_title of page 2 = %q (%v): skip and keep must write nothing", s.name, title, err)
+			}
+		}
+		if want == nil {
+			want = got
+			return
+		}
+		t.Logf("%s: %s", s.name, strings.Join(got, "\n  "))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the tour went\n  %s\nbuilt-in went\n  %s", s.name, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	})
+	if len(want) > 0 && !strings.HasPrefix(want[0], "max starts on page 2: 404") {
+		t.Errorf("max started a tour outside his mounts: %s", want[0])
+	}
+	for _, line := range []string{`tool h1: {"highlighted":{"table":"tt_content","uid":110}}`,
+		`tool h3: {"error":"not a highlight target of this run"}`, "highlight map[table:tt_content uid:110]"} {
+		if !slices.Contains(want, line) {
+			t.Errorf("the tour lacks %s", line)
+		}
+	}
+	for _, line := range want {
+		if strings.HasPrefix(line, "max GET /api/pages/2/open-points") && !strings.Contains(line, ": 404") ||
+			strings.HasPrefix(line, "max GET /api/open-points") && !strings.Contains(line, "openPoints:[]") {
+			t.Errorf("max sees an open point outside his mounts: %s", line)
+		}
+	}
+}
+
+func settle(t *testing.T, c *waymarktest.Client, base string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var view map[string]any
+		c.Must("GET", base, nil, 200).JSON(t, &view)
+		if view["status"] != "processing" || time.Now().After(deadline) {
+			return view
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// While the records come from TYPO3, the built-in writer (Waymark's own
+// copy) refuses: an approved change would otherwise be recorded and never
+// shown. Nothing is written, in TYPO3 or in Waymark's history.
+func TestTheBuiltInWriterRefusesWhileRecordsComeFromTYPO3(t *testing.T) {
+	eachSource(t, func(t *testing.T, s *source) {
+		if s.t3 == nil {
+			t.Skip("TYPO3 only: the built-in writer's own tests cover the built-in source")
+		}
+		ctx := context.Background()
+		w := content.NewWriter(s.env.DB, access.NewChecker(s.env.DB), clock.Real{})
+		_, err := w.Write(ctx, content.WriteRequest{Table: "pages", UID: 2, Fields: map[string]string{"seoTitle": "x"}, User: 1})
+		if !errors.Is(err, content.ErrExternalSource) {
+			t.Fatalf("%s: Write = %v, want ErrExternalSource", s.name, err)
+		}
+		var n int
+		if err := s.env.DB.QueryRow(ctx, "SELECT count(*) FROM record_history").Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s: %d history rows (%v), want none", s.name, n, err)
+		}
+		var title string
+		q := "SELECT `seo_title` FROM `pages` WHERE `uid` = 2"
+		if s.d == typo3.Postgres {
+			q = pgBind(q)
+		}
+		if err := s.t3.QueryRow(q).Scan(&title); err != nil || title == "x" {
+			t.Errorf("%s: TYPO3's seo_title = %q (%v)", s.name, title, err)
+		}
+	})
+}
+
+// dropTimes removes the createdAt stamps from an answer (they differ between runs).
+func dropTimes(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, "createdAt")
+		for _, e := range x {
+			dropTimes(e)
+		}
+	case []any:
+		for _, e := range x {
+			dropTimes(e)
+		}
+	}
+}
+
+// Beside TYPO3, Waymark's administration does not create or change users
+// and groups: they are TYPO3's. The refusal names where to do it.
+func TestBesideTYPO3UsersAndGroupsAreNotAdministeredInWaymark(t *testing.T) {
+	eachSource(t, func(t *testing.T, s *source) {
+		if s.t3 == nil {
+			t.Skip("TYPO3 only: the administration's own tests cover the built-in directory")
+		}
+		admin := s.env.As("demo-token-admin")
+		for _, c := range []struct {
+			path string
+			body any
+		}{
+			{"/api/admin/users", map[string]any{"username": "neu", "password": "a-long-password-1", "groups": []int64{1}}},
+			{"/api/admin/groups", map[string]any{"title": "Neu"}},
+		} {
+			r := admin.Do("POST", c.path, c.body)
+			if r.Status != 409 || r.ErrorCode() != "managed_elsewhere" {
+				t.Errorf("%s: POST %s = %d %s, want 409 managed_elsewhere", s.name, c.path, r.Status, r.Body)
+			}
+		}
+	})
+}
+
+// nonEmptyFields drops the empty values (and colPos and ogImage 0) from
+// every "fields" object of a JSON text: TYPO3 has every column of a row,
+// the built-in source the fields its import set — the same record either
+// way. The slug is dropped too: TYPO3's demo pages have one (TYPO3 needs
+// it), the fixture's do not.
+func nonEmptyFields(t *testing.T, text string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return text
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if f, ok := x["fields"].(map[string]any); ok {
+				for k, val := range f {
+					if val == "" || ((k == "colPos" || k == "ogImage") && val == "0") || k == "slug" {
+						delete(f, k)
+					}
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// A queued run is checked at pickup as the user is then: erika, taken out
+// of her groups between enqueue and pickup (in TYPO3 on a TYPO3 site), is
+// refused — the configuration is for groups she is no longer in.
+func TestARightsChangeBetweenEnqueueAndPickupRefusesTheRun(t *testing.T) {
+	eachSource(t, func(t *testing.T, s *source) {
+		s.importText(t, tourSite)
+		erika := s.env.As("demo-token-erika")
+		st, r := erika.StartRun(waymarktest.StartRun{Configuration: 9, Messages: []waymarktest.Message{{Role: "user", Content: "SEO please"}},
+			Invocation: &waymarktest.Invocation{Skill: 19, Subject: &waymarktest.Subject{Table: "pages", UID: 2}}, Queued: true})
+		if r.Status != 201 {
+			t.Fatalf("%s: POST /api/runs = %d %s", s.name, r.Status, r.Body)
+		}
+		if s.t3 != nil {
+			s.t3exec(t, "UPDATE `be_users` SET `usergroup` = '' WHERE `username` = 'erika'")
+		} else if _, err := s.env.DB.Exec(context.Background(), "UPDATE be_users SET group_uids = '[]' WHERE uid = 2"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.env.App.Runtime.RunQueued(context.Background(), st.UUID); err != nil {
+			t.Fatal(err)
+		}
+		got := s.env.As("demo-token-admin").MustRun(st.UUID)
+		if got.Status != "failed" || got.Refusal != "configuration_denied" {
+			t.Errorf("%s: run after the change = %s refusal %q, want failed configuration_denied", s.name, got.Status, got.Refusal)
+		}
+	})
+}

@@ -157,15 +157,22 @@ func (db *DB) prepare(ctx context.Context, qs ...string) {
 			continue // the query runs unprepared and reports its own error
 		}
 		db.stmtMu.Lock()
-		if _, dup := db.stmts[q]; dup || len(db.stmts) >= maxStmts {
-			st.Close()
-		} else {
+		_, dup := db.stmts[q]
+		kept := !dup && len(db.stmts) < maxStmts
+		if kept {
 			if db.stmts == nil {
 				db.stmts = map[string]*sql.Stmt{}
 			}
 			db.stmts[q] = st
 		}
 		db.stmtMu.Unlock()
+		if !kept {
+			// Closed outside stmtMu: Close waits for every connection the
+			// statement was prepared on, and a transaction on one of them
+			// may be waiting in the database for a lock whose holder waits
+			// for stmtMu (cached) — a deadlock across Go and PostgreSQL.
+			st.Close()
+		}
 	}
 }
 
@@ -354,11 +361,12 @@ func (db *DB) Close() error {
 	db.ckpt.close()
 	db.stopListener()
 	db.stmtMu.Lock()
-	for _, st := range db.stmts {
-		st.Close()
-	}
+	stmts := db.stmts
 	db.stmts = nil
 	db.stmtMu.Unlock()
+	for _, st := range stmts { // outside stmtMu, as in prepare
+		st.Close()
+	}
 	db.queueMu.Lock()
 	defer db.queueMu.Unlock()
 	if db.queue != nil {

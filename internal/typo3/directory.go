@@ -264,15 +264,13 @@ func (dir *Directory) load(ctx context.Context, where string, arg any) (*User, e
 	if u.Admin {
 		return &u, nil
 	}
-	for _, m := range unique(mountList) {
-		p, err := dir.page(ctx, m)
-		if errors.Is(err, ErrUnknownPage) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if u.ownPerms(p).Has(PageShow) {
+	mountList = unique(mountList)
+	pages, err := dir.pagesIn(ctx, mountList)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mountList {
+		if p, ok := pages[m]; ok && u.ownPerms(p).Has(PageShow) {
 			u.Mounts = append(u.Mounts, m)
 		}
 	}
@@ -288,54 +286,84 @@ type group struct {
 // groups resolves the group uids and, recursively, their subgroups, as
 // TYPO3's group resolver: a hidden or deleted group counts as absent, with
 // its subgroups; a group reached twice (a cycle) is taken once. Subgroups
-// come before the group that names them.
+// come before the group that names them. The groups are read one query per
+// level of subgroups, not one per group.
 func (dir *Directory) groups(ctx context.Context, uids []int64) ([]group, error) {
+	read := map[int64]group{} // the live groups reached; absent ones are missing
+	asked := map[int64]bool{}
+	level := uids
+	for depth := 0; len(level) > 0 && depth <= maxDepth; depth++ {
+		var next []int64
+		for _, uid := range level {
+			if !asked[uid] {
+				asked[uid] = true
+				next = append(next, uid)
+			}
+		}
+		found, err := dir.groupsIn(ctx, next)
+		if err != nil {
+			return nil, err
+		}
+		level = nil
+		for _, g := range found {
+			read[g.uid] = g
+			level = append(level, g.subgroups...)
+		}
+	}
 	var out []group
 	seen := map[int64]bool{}
-	var visit func(uids []int64, depth int) error
-	visit = func(uids []int64, depth int) error {
+	var visit func(uids []int64, depth int)
+	visit = func(uids []int64, depth int) {
 		if depth > maxDepth {
-			return nil
+			return
 		}
 		for _, uid := range uids {
-			if seen[uid] {
+			g, ok := read[uid]
+			if seen[uid] || !ok {
+				seen[uid] = true
 				continue
 			}
 			seen[uid] = true
-			g, ok, err := dir.group(ctx, uid)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			if err := visit(g.subgroups, depth+1); err != nil {
-				return err
-			}
+			visit(g.subgroups, depth+1)
 			out = append(out, g)
 		}
-		return nil
 	}
-	if err := visit(uids, 0); err != nil {
-		return nil, err
-	}
+	visit(uids, 0)
 	return out, nil
 }
 
-func (dir *Directory) group(ctx context.Context, uid int64) (group, bool, error) {
-	q := dir.d.rebind("SELECT COALESCE(`tables_select`, ''), COALESCE(`tables_modify`, ''), " +
+// groupsIn reads the live (not hidden, not deleted) groups among uids.
+func (dir *Directory) groupsIn(ctx context.Context, uids []int64) ([]group, error) {
+	if len(uids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(uids))
+	for i, u := range uids {
+		args[i] = u
+	}
+	q := dir.d.rebind("SELECT `uid`, COALESCE(`tables_select`, ''), COALESCE(`tables_modify`, ''), " +
 		"COALESCE(`non_exclude_fields`, ''), `allowed_languages`, COALESCE(`db_mountpoints`, ''), COALESCE(`subgroup`, '') " +
-		"FROM `be_groups` WHERE `uid` = ? AND `deleted` = 0 AND `hidden` = 0")
-	var sel, mod, nef, langs, mounts, sub string
-	err := dir.db.QueryRowContext(ctx, q, uid).Scan(&sel, &mod, &nef, &langs, &mounts, &sub)
-	if errors.Is(err, sql.ErrNoRows) {
-		return group{}, false, nil
-	}
+		"FROM `be_groups` WHERE `uid` IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(uids)), ", ") +
+		") AND `deleted` = 0 AND `hidden` = 0")
+	rows, err := dir.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return group{}, false, fmt.Errorf("read backend group %d: %w", uid, err)
+		return nil, fmt.Errorf("read backend groups %v: %w", uids, err)
 	}
-	return group{uid: uid, tablesSelect: list(sel), tablesModify: list(mod), nonExcludeFields: list(nef),
-		languages: signedIDs(langs), mounts: ids(mounts), subgroups: ids(sub)}, true, nil
+	defer rows.Close()
+	var out []group
+	for rows.Next() {
+		var uid int64
+		var sel, mod, nef, langs, mounts, sub string
+		if err := rows.Scan(&uid, &sel, &mod, &nef, &langs, &mounts, &sub); err != nil {
+			return nil, fmt.Errorf("read backend groups %v: %w", uids, err)
+		}
+		out = append(out, group{uid: uid, tablesSelect: list(sel), tablesModify: list(mod), nonExcludeFields: list(nef),
+			languages: signedIDs(langs), mounts: ids(mounts), subgroups: ids(sub)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read backend groups %v: %w", uids, err)
+	}
+	return out, nil
 }
 
 // Page is the part of a live page row that rights depend on.
@@ -349,22 +377,80 @@ type Page struct {
 	User, Group, Everybody Permission
 }
 
-// page reads a live (workspace 0), not deleted page.
-func (dir *Directory) page(ctx context.Context, uid int64) (Page, error) {
-	q := dir.d.rebind("SELECT `uid`, `pid`, `sys_language_uid`, `l10n_parent`, `hidden`, `perms_userid`, `perms_groupid`, " +
-		"`perms_user`, `perms_group`, `perms_everybody` FROM `pages` WHERE `uid` = ? AND `deleted` = 0 AND `t3ver_wsid` = 0")
+// pageColumns are the columns of Page, in scanPage's order.
+var pageColumns = []string{"uid", "pid", "sys_language_uid", "l10n_parent", "hidden", "perms_userid", "perms_groupid",
+	"perms_user", "perms_group", "perms_everybody"}
+
+// pageCols lists pageColumns quoted, each with prefix.
+func pageCols(prefix string) string {
+	out := make([]string, len(pageColumns))
+	for i, c := range pageColumns {
+		out[i] = prefix + "`" + c + "`"
+	}
+	return strings.Join(out, ", ")
+}
+
+func scanPage(rows *sql.Rows) (Page, error) {
 	var p Page
 	var hidden int64
-	err := dir.db.QueryRowContext(ctx, q, uid).Scan(&p.UID, &p.PID, &p.Language, &p.L10nParent, &hidden,
-		&p.OwnerUID, &p.GroupUID, &p.User, &p.Group, &p.Everybody)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Page{}, ErrUnknownPage
-	}
-	if err != nil {
-		return Page{}, fmt.Errorf("read page %d: %w", uid, err)
-	}
+	err := rows.Scan(&p.UID, &p.PID, &p.Language, &p.L10nParent, &hidden, &p.OwnerUID, &p.GroupUID, &p.User, &p.Group, &p.Everybody)
 	p.Hidden = hidden != 0
-	return p, nil
+	return p, err
+}
+
+// queryPages runs q and returns the pages it selects (pageColumns first), in order.
+func (dir *Directory) queryPages(ctx context.Context, what, q string, args ...any) ([]Page, error) {
+	rows, err := dir.db.QueryContext(ctx, dir.d.rebind(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []Page
+	for rows.Next() {
+		p, err := scanPage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// pagesIn reads the live (workspace 0), not deleted pages among uids.
+func (dir *Directory) pagesIn(ctx context.Context, uids []int64) (map[int64]Page, error) {
+	if len(uids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(uids))
+	for i, u := range uids {
+		args[i] = u
+	}
+	ps, err := dir.queryPages(ctx, fmt.Sprintf("pages %v", uids), "SELECT "+pageCols("")+" FROM `pages` WHERE `uid` IN ("+
+		strings.TrimSuffix(strings.Repeat("?, ", len(uids)), ", ")+") AND `deleted` = 0 AND `t3ver_wsid` = 0", args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]Page, len(ps))
+	for _, p := range ps {
+		out[p.UID] = p
+	}
+	return out, nil
+}
+
+// rootline reads the live (workspace 0), not deleted page uid and the pages
+// above it, nearest first, up to the root or to the first parent that is
+// missing, deleted or not live — at most maxDepth pages, in one recursive
+// query instead of one per level. A missing page uid has none.
+func (dir *Directory) rootline(ctx context.Context, uid int64) ([]Page, error) {
+	return dir.queryPages(ctx, fmt.Sprintf("rootline of page %d", uid),
+		"WITH RECURSIVE `rootline` (`depth`, "+pageCols("")+") AS ("+
+			"SELECT 0, "+pageCols("")+" FROM `pages` WHERE `uid` = ? AND `deleted` = 0 AND `t3ver_wsid` = 0 "+
+			"UNION ALL SELECT `r`.`depth` + 1, "+pageCols("`p`.")+" FROM `pages` `p` JOIN `rootline` `r` ON `p`.`uid` = `r`.`pid` "+
+			"WHERE `r`.`depth` < ? AND `r`.`pid` > 0 AND `p`.`deleted` = 0 AND `p`.`t3ver_wsid` = 0) "+
+			"SELECT "+pageCols("")+" FROM `rootline` ORDER BY `depth`", uid, maxDepth-1)
 }
 
 // ownPerms are the bits the page's own row grants the user: perms_user when
@@ -387,45 +473,42 @@ func (u *User) ownPerms(p Page) Permission {
 // default-language page); else the bits of the page's own row. A deleted,
 // missing or non-live page is ErrUnknownPage.
 func (dir *Directory) PagePerms(ctx context.Context, u *User, uid int64) (Permission, error) {
-	p, err := dir.page(ctx, uid)
+	line, err := dir.rootline(ctx, uid)
 	if err != nil {
 		return 0, err
 	}
+	if len(line) == 0 {
+		return 0, ErrUnknownPage
+	}
+	p := line[0]
 	if u.Admin {
 		return AllPerms, nil
 	}
-	in, err := dir.inMount(ctx, u, p)
-	if err != nil || !in {
-		return 0, err
+	if p.Language != 0 && p.L10nParent != 0 {
+		if line, err = dir.rootline(ctx, p.L10nParent); err != nil {
+			return 0, err
+		}
+	}
+	if !u.inMount(line) {
+		return 0, nil
 	}
 	return u.ownPerms(p), nil
 }
 
-// inMount walks the rootline from the page (from its default-language page
+// inMount walks a rootline (of the page, or of its default-language page
 // for a translation) and tells whether it reaches one of the user's mounts
-// before a page the user may not show, as TYPO3's isInWebMount.
-func (dir *Directory) inMount(ctx context.Context, u *User, p Page) (bool, error) {
-	id := p.UID
-	if p.Language != 0 && p.L10nParent != 0 {
-		id = p.L10nParent
-	}
-	for depth := 0; id > 0 && depth < maxDepth; depth++ {
-		cur, err := dir.page(ctx, id)
-		if errors.Is(err, ErrUnknownPage) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
+// before a page the user may not show, as TYPO3's isInWebMount. A rootline
+// that ends before a mount (a missing, deleted or not live parent) is not.
+func (u *User) inMount(line []Page) bool {
+	for _, cur := range line {
 		if !u.ownPerms(cur).Has(PageShow) {
-			return false, nil
+			return false
 		}
 		if slices.Contains(u.Mounts, cur.UID) {
-			return true, nil
+			return true
 		}
-		id = cur.PID
 	}
-	return false, nil
+	return false
 }
 
 // list splits a comma-separated list of names, dropping blanks.

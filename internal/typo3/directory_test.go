@@ -123,6 +123,39 @@ func TestDirectoryPagePermsFollowPermsBitsAndMounts(t *testing.T) {
 	})
 }
 
+// The rootline is read up to the first page that is missing, deleted or not
+// live: a page below a deleted page reaches no mount, nor does a page whose
+// pids form a cycle (the walk ends), as TYPO3's rootline ends there.
+func TestDirectoryRootlineBrokenOrCyclicReachesNoMount(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, db *sql.DB, d Dialect) {
+		dir := dirSetup(t, db, d, dirNow)
+		ctx := context.Background()
+		insert := "INSERT INTO `pages` (`uid`, `pid`, `title`, `perms_everybody`) VALUES (?, ?, ?, 27)"
+		run(t, db, d, insert, 41, 3, "Unter Services")
+		run(t, db, d, insert, 40, 41, "Tiefer")
+		perms := func() Permission {
+			t.Helper()
+			got, err := dir.PagePerms(ctx, mustUser(t, dir, "max"), 40)
+			if err != nil {
+				t.Fatalf("PagePerms(max, 40) = %v", err)
+			}
+			return got
+		}
+		if got := perms(); got != 27 {
+			t.Fatalf("PagePerms(max, 40 below 41 below his mount 3) = %d, want 27", got)
+		}
+		run(t, db, d, "UPDATE `pages` SET `deleted` = 1 WHERE `uid` = 41")
+		if got := perms(); got != 0 {
+			t.Errorf("PagePerms(max, 40 below the deleted 41) = %d, want 0", got)
+		}
+		run(t, db, d, "UPDATE `pages` SET `deleted` = 0, `pid` = 40 WHERE `uid` = 41")
+		if got := perms(); got != 0 {
+			t.Errorf("PagePerms(max, 40 in the pid cycle 40→41→40) = %d, want 0", got)
+		}
+	})
+}
+
 // A rights change in TYPO3 counts at the next read, not after a sync.
 func TestDirectoryReadsRightsChangesLive(t *testing.T) {
 	t.Parallel()

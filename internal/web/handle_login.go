@@ -43,7 +43,11 @@ func (u *UI) handleLoginPage(w http.ResponseWriter, r *http.Request) {
 func (u *UI) handleLogin(w http.ResponseWriter, r *http.Request) {
 	t := catalog.For(acceptLanguage(r))
 	if !formTextOK(r) {
-		refuseText(w, t)
+		// The form again with the sentence in place (htmx swaps only 2xx
+		// answers); the refused text is not echoed. Nothing is checked.
+		p := &page{T: t, Title: t.Get("login.title"), Login: &loginData{Error: t.Get("error.invalid_text")}}
+		w.Header().Set(refusedHeader, "invalid_text")
+		u.render(w, r, "login", "login-form", p, http.StatusOK)
 		return
 	}
 	p := &page{T: t, Title: t.Get("login.title"), Login: &loginData{Username: r.PostFormValue("username")}}

@@ -281,6 +281,31 @@ func TestARightsChangeInTYPO3CountsAtTheNextRequest(t *testing.T) {
 	})
 }
 
+// A process proposes changes, so on a page the editor may only read it is
+// refused (409 page_read_only, nothing created) on every source, by the one
+// rule above the seam; beside TYPO3 the rule reads the page's rights live:
+// the edit bits granted in TYPO3 let the same start begin.
+func TestAProcessOnAReadOnlyPageIsRefusedOnEverySource(t *testing.T) {
+	eachSource(t, func(t *testing.T, s *source) {
+		erika := s.env.As("demo-token-erika")
+		const services, about, seo = 3, 2, 1 // erika may only show Services
+		start := map[string]any{"page": services, "language": 0, "skill": seo}
+		before := erika.Must("GET", "/api/conversations", nil, http.StatusOK).Body
+		if r := erika.Do("POST", "/api/conversations", start); r.Status != http.StatusConflict || r.ErrorCode() != "page_read_only" {
+			t.Fatalf("a process on Services (show only) = %d %s, want 409 page_read_only", r.Status, r.Body)
+		}
+		if after := erika.Must("GET", "/api/conversations", nil, http.StatusOK).Body; string(after) != string(before) {
+			t.Errorf("the refused start created a conversation: %s", after)
+		}
+		erika.Must("POST", "/api/conversations", map[string]any{"page": about, "language": 0, "skill": seo}, http.StatusCreated)
+		if s.t3 == nil {
+			return // the built-in source's rights change through Waymark's administration (its own tests)
+		}
+		s.t3exec(t, "UPDATE `pages` SET `perms_everybody` = 27 WHERE `uid` = ?", services)
+		erika.Must("POST", "/api/conversations", start, http.StatusCreated)
+	})
+}
+
 // A page title changed in TYPO3 is what the next preview shows.
 func TestAContentChangeInTYPO3ShowsAtTheNextRead(t *testing.T) {
 	eachSource(t, func(t *testing.T, s *source) {

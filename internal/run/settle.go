@@ -102,9 +102,19 @@ func (s *Store) CancelIfWaitingTx(ctx context.Context, tx *store.Tx, id string) 
 
 func (s *Store) cancel(ctx context.Context, q store.Querier, id, from string) (bool, error) {
 	now := store.Micros(s.clk.Now())
-	return s.guarded(ctx, q, id, update{op: "cancel", set: `status = 'cancelled', termination_reason = 'cancelled',
+	won, err := s.guarded(ctx, q, id, update{op: "cancel", set: `status = 'cancelled', termination_reason = 'cancelled',
 		lease_owner = '', lease_expires_at = 0, request = '', suspended = '', finished_at = ?, updated_at = ?`, where: `status IN ` + from, args: []any{now, now}}, Flush{})
+	if err != nil || !won {
+		return won, err
+	}
+	return true, store.SignalAfter(ctx, q, CancelledKey(id))
 }
+
+// CancelledKey is the store signal (store.SignalAfter) a won cancel of run
+// id sends at its commit: the segment that holds the run's lease watches it
+// and ends its model or tool call at once instead of at its next renewal —
+// on PostgreSQL also when another process cancelled the run.
+func CancelledKey(id string) string { return "run-cancelled:" + id }
 
 // ExpiredLeases returns the running runs whose lease expired before now,
 // oldest expiry first: the reaper's candidates for RequeueExpired or

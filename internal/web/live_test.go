@@ -273,6 +273,65 @@ func TestStopOfAQueuedTurnTakesItBackBeforeItsRunBegins(t *testing.T) {
 	})
 }
 
+// Stop of a turn whose model call runs in another process (a worker beside
+// serve) ends that call at once: the cancel's signal reaches the worker on
+// PostgreSQL, which renews at once, loses and cuts the call — not at its
+// next lease renewal, half an hour away here. SQLite's signals stay in
+// their process: there the call ends at the worker's next renewal (a second
+// here).
+func TestStopEndsAModelCallRunningInAnotherProcess(t *testing.T) {
+	storetest.EachShared(t, func(t *testing.T, db *store.DB, another func() *store.DB) {
+		e := wt.New(t, db, site, &wt.Options{APIOnly: true}) // serves; its turns run on the worker below
+		hold, arrived, gone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		defer close(hold)
+		e.LLM.Add(llmtest.Reply{Content: "Zu spät.", Hold: hold, Arrived: arrived, Gone: gone})
+		opts := &wt.Options{Lease: time.Hour, Heartbeat: 30 * time.Minute}
+		if db.Dialect() == store.SQLite {
+			opts.Lease, opts.Heartbeat = 10*time.Second, time.Second
+		}
+		worker := another()
+		wt.New(t, worker, "", opts)
+		if db.Dialect() == store.Postgres {
+			listening(t, db, worker)
+		}
+		b := login(t, e, "erika", "erika-pass-1234")
+		path := startTour(t, b, "1", "0", "0")
+		b.post(path+"/messages", url.Values{"content": {"Erzähl mir etwas."}})
+		select {
+		case <-arrived:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the worker did not call the model within 10 s")
+		}
+		begin := time.Now()
+		contains(t, "after Stopp", b.post(path+"/stop", nil), `data-status="idle"`, "Angehalten.")
+		select {
+		case <-gone:
+			t.Logf("%s: the worker's model call ended %v after Stop", db.Dialect(), time.Since(begin).Round(time.Millisecond))
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the worker's model call still runs 10 s after Stop", db.Dialect())
+		}
+	})
+}
+
+// listening waits until a signal sent through from reaches to (to's
+// listener is up: it starts with its process's first watch).
+func listening(t *testing.T, from, to *store.DB) {
+	t.Helper()
+	ch, done := to.Watch("test-listening")
+	defer done()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if err := store.SignalAfter(t.Context(), from, "test-listening"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ch:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatal("no signal reached the other process within 10 s")
+}
+
 // A form post with text the database cannot store — a NUL byte, bytes that
 // are not UTF-8 — is refused 400 with a sentence before its handler runs,
 // as the JSON API refuses such a body; nothing is stored and the box keeps

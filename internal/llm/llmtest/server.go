@@ -49,10 +49,19 @@ type Reply struct {
 	// Hold, when set, keeps the answer back until it is closed or the client
 	// goes away (a model call that hangs).
 	Hold chan struct{}
+	// Gone, when set, is closed when the client went away while Hold or
+	// Delay kept the answer back: a test learns that the call was cut short.
+	Gone chan struct{}
 	// HoldMidway, when streaming, sends the first part of the reply and keeps
 	// the rest back until it is closed or the client goes away (a model
 	// that is still writing).
 	HoldMidway chan struct{}
+}
+
+func (r Reply) gone() {
+	if r.Gone != nil {
+		close(r.Gone)
+	}
 }
 
 // RecordedRequest is one request the server received, decoded.
@@ -188,6 +197,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-reply.Hold:
 		case <-r.Context().Done():
+			reply.gone()
 			return
 		}
 	}
@@ -197,6 +207,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		case <-timer.C:
 		case <-r.Context().Done():
 			timer.Stop()
+			reply.gone()
 			return
 		}
 	}

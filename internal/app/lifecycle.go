@@ -104,6 +104,7 @@ func (a *App) startWorkers(soft time.Duration) (stop func() error, err error) {
 	if err := a.Queue.Start(context.Background(), queue.Handlers{Runs: a.Runtime, Chat: a.Chat, Resume: a.Runtime, Reap: a.reap}); err != nil {
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
+	a.DB.ListenForSignals() // a Stop sent from another process reaches the turns run here
 	return func() error { return a.stop(soft) }, nil
 }
 

@@ -38,9 +38,7 @@ type watch struct {
 // and then (or listens on PostgreSQL).
 func (db *DB) Watch(key string) (<-chan struct{}, func()) {
 	s := &db.signals
-	if db.dialect == Postgres {
-		s.listenOnce.Do(db.startListener)
-	}
+	db.ListenForSignals()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
@@ -116,6 +114,16 @@ func SignalAfter(ctx context.Context, q Querier, key string) error {
 		q.Signal(key)
 	}
 	return nil
+}
+
+// ListenForSignals starts now, instead of at the first Watch, this
+// process's listener of the other processes' signals (PostgreSQL; nothing
+// on SQLite, whose signals stay in their process): a worker then hears the
+// cancel of a turn it runs from its first turn on.
+func (db *DB) ListenForSignals() {
+	if db.dialect == Postgres {
+		db.signals.listenOnce.Do(db.startListener)
+	}
 }
 
 // startListener starts the one goroutine of this process that LISTENs for

@@ -246,6 +246,9 @@ func (c *Checker) AuthorizeWrite(ctx context.Context, q store.Querier, user int6
 	if a.IsAdmin() {
 		return nil
 	}
+	if rec.EditLock {
+		return deny("%s:%d is locked for editing (only administrators may change it)", rec.Table, rec.UID)
+	}
 	if !a.CanModifyTable(rec.Table) {
 		return deny("table %s may not be modified", rec.Table)
 	}

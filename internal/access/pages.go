@@ -183,6 +183,9 @@ func (t *PageTree) recordPerm(p *content.Record, bit int) bool {
 	if t.a.IsAdmin() {
 		return true
 	}
+	if bit != content.PermShow && p.EditLock {
+		return false // a locked page: only administrators change it or what is on it
+	}
 	if !t.a.Active() || len(t.mounts) == 0 || !HasPageBit(t.a, *p, bit) {
 		return false
 	}

@@ -49,7 +49,12 @@ type Record struct {
 	Owner      int64
 	Group      int64
 	Perms      Perms
-	Fields     map[string]string
+	// EditLock is TYPO3's editlock (TCA ctrl editlock of pages and
+	// tt_content): only administrators may change the record, and a locked
+	// page locks the records on it too (not its subpages). The built-in
+	// source has no lock: there it is always false.
+	EditLock bool
+	Fields   map[string]string
 }
 
 // Ref returns the record's reference in its own language.

@@ -49,7 +49,7 @@ func (c *Content) selectRecords(table string) (string, error) {
 		parent = "l18n_parent"
 		perms = "0, 0, 0, 0, 0"
 	}
-	cols := []string{"t.`uid`", "t.`pid`", "t.`sys_language_uid`", "t." + q(parent), "t.`deleted`", "t.`t3ver_wsid`", perms}
+	cols := []string{"t.`uid`", "t.`pid`", "t.`sys_language_uid`", "t." + q(parent), "t.`deleted`", "t.`t3ver_wsid`", "t.`editlock`", perms}
 	for _, f := range fields {
 		col, _ := FieldColumn(table, f)
 		switch {
@@ -72,10 +72,10 @@ func (c *Content) selectRecords(table string) (string, error) {
 
 func (c *Content) scan(table string, sc interface{ Scan(...any) error }) (content.Record, error) {
 	r := content.Record{Table: table, Fields: map[string]string{}}
-	var deleted int64
+	var deleted, editlock int64
 	fields := fieldOrder[table]
 	vals := make([]sql.NullString, len(fields))
-	dst := []any{&r.UID, &r.PID, &r.Language, &r.L10nParent, &deleted, &r.Workspace,
+	dst := []any{&r.UID, &r.PID, &r.Language, &r.L10nParent, &deleted, &r.Workspace, &editlock,
 		&r.Owner, &r.Group, &r.Perms.User, &r.Perms.Group, &r.Perms.Everybody}
 	for i := range vals {
 		dst = append(dst, &vals[i])
@@ -83,7 +83,7 @@ func (c *Content) scan(table string, sc interface{ Scan(...any) error }) (conten
 	if err := sc.Scan(dst...); err != nil {
 		return content.Record{}, err
 	}
-	r.Deleted = deleted != 0
+	r.Deleted, r.EditLock = deleted != 0, editlock != 0
 	for i, f := range fields {
 		r.Fields[f] = vals[i].String
 	}

@@ -316,6 +316,75 @@ func TestACardOnARecordDeletedInTYPO3WritesNothingBesideTYPO3(t *testing.T) {
 	})
 }
 
+// A page or content element locked for editing in TYPO3 (editlock) is
+// changed only by administrators, as in TYPO3's backend: a card answered
+// after the editor's page was locked writes nothing, a tour on the locked
+// page is refused at the start (409 page_read_only: neither the page nor
+// anything on it may be edited; an administrator's begins), and a card on a
+// locked content element of a page she may edit writes nothing either. The
+// built-in source has no lock.
+func TestARecordLockedForEditingInTYPO3IsNotWrittenByAnEditor(t *testing.T) {
+	eachSource(t, func(t *testing.T, s *source) {
+		if s.t3 == nil {
+			t.Skip("TYPO3 only: the built-in source has no editlock")
+		}
+		s.importText(t, tourSite)
+		s.env.LLM.Add(
+			llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "update_page_metadata", Arguments: `{"page": 2, "fields": {"description": "Who we are and how we work."}}`}}},
+			llmtest.Reply{Content: "Done."},
+			llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c2", Name: "update_content", Arguments: `{"uid": 110, "fields": {"header": "About Nordlicht Digital"}}`}}},
+			llmtest.Reply{Content: "Done."},
+		)
+		c := s.env.As("demo-token-erika")
+		start := map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9}
+		answerCard := func(lock string) map[string]any {
+			t.Helper()
+			r := c.Do("POST", "/api/conversations", start)
+			if r.Status != 201 {
+				t.Fatalf("%s: start = %d %s", s.name, r.Status, r.Body)
+			}
+			var conv struct {
+				ID int64 `json:"id"`
+			}
+			_ = json.Unmarshal(r.Body, &conv)
+			base := fmt.Sprintf("/api/conversations/%d", conv.ID)
+			c.Must("POST", base+"/messages", map[string]any{"content": "Go"}, 202)
+			view := settle(t, c, base)
+			card, _ := view["card"].(map[string]any)
+			if view["status"] != "awaiting_approval" || card == nil {
+				t.Fatalf("%s: no card: %v", s.name, view)
+			}
+			s.t3exec(t, lock)
+			c.Must("POST", base+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"}, 202)
+			return settle(t, c, base)
+		}
+
+		view := answerCard("UPDATE `pages` SET `editlock` = 1 WHERE `uid` = 2")
+		if o := fmt.Sprint(view["outcomes"]); !strings.Contains(o, "outcome:not_applied") {
+			t.Errorf("%s: outcomes %s, want the card on the locked page not_applied", s.name, o)
+		}
+		if got := s.t3value(t, "SELECT `description` FROM `pages` WHERE `uid` = 2"); got != "" {
+			t.Errorf("%s: the locked page was written: %q", s.name, got)
+		}
+		if r := c.Do("POST", "/api/conversations", start); r.Status != 409 || r.ErrorCode() != "page_read_only" {
+			t.Errorf("%s: a tour on the locked page = %d %s, want 409 page_read_only", s.name, r.Status, r.Body)
+		}
+		s.env.As("demo-token-admin").Must("POST", "/api/conversations", start, 201) // an administrator may
+
+		s.t3exec(t, "UPDATE `pages` SET `editlock` = 0 WHERE `uid` = 2")
+		view = answerCard("UPDATE `tt_content` SET `editlock` = 1 WHERE `uid` = 110")
+		if o := fmt.Sprint(view["outcomes"]); !strings.Contains(o, "outcome:not_applied") {
+			t.Errorf("%s: outcomes %s, want the card on the locked content element not_applied", s.name, o)
+		}
+		if got := s.t3value(t, "SELECT `header` FROM `tt_content` WHERE `uid` = 110"); got == "About Nordlicht Digital" {
+			t.Errorf("%s: the locked content element was written", s.name)
+		}
+		if n := s.t3value(t, "SELECT COUNT(*) FROM `sys_history`"); n != "0" {
+			t.Errorf("%s: sys_history rows = %s, want none", s.name, n)
+		}
+	})
+}
+
 // Beside TYPO3, the TYPO3 database going away between a card and its answer
 // writes nothing: the editor is read from TYPO3 before anything else, so the
 // answer is refused 503 typo3_unavailable (try again once TYPO3 is back),

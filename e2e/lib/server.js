@@ -18,6 +18,9 @@ export function binary() {
   const env = { ...process.env, PATH: `/usr/local/go/bin:${process.env.PATH}` };
   execFileSync('go', ['build', '-o', out, './cmd/waymark'], { cwd: repoRoot, env, stdio: ['ignore', 'inherit', 'inherit'] });
   built = out;
+  // Each test file runs in a process of its own and builds its own binary
+  // (about 100 MB): it goes with the process.
+  process.once('exit', () => rmSync(dirname(out), { recursive: true, force: true }));
   return out;
 }
 

@@ -227,7 +227,7 @@ func HasPageBit(a *Actor, p content.Record, bit int) bool {
 // AuthorizeWrite decides whether user may write fields of rec, reading the user
 // as stored now within q (the writer's transaction).
 func (c *Checker) AuthorizeWrite(ctx context.Context, q store.Querier, user int64, rec content.Record, fields []string) error {
-	a, err := LoadActor(ctx, q, user)
+	a, err := LoadActor(withoutActorMemo(ctx), q, user) // the rights as they are now
 	if errors.Is(err, ErrNoUser) {
 		return deny("user %d does not exist", user)
 	}

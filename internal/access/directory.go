@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"waymark/internal/fault"
 	"waymark/internal/store"
@@ -87,7 +88,17 @@ func LoadUserByName(ctx context.Context, q store.Querier, username string) (User
 // LoadActor reads the user and its groups as stored now, from q's
 // directory, and resolves them.
 func LoadActor(ctx context.Context, q store.Querier, uid int64) (*Actor, error) {
-	return DirectoryOf(q).LoadActor(ctx, q, uid)
+	d := DirectoryOf(q)
+	memo := memoOf(ctx, d)
+	if a := memo.get(uid); a != nil {
+		return a, nil
+	}
+	at := time.Now()
+	a, err := d.LoadActor(ctx, q, uid)
+	if err == nil {
+		memo.put(uid, a, at)
+	}
+	return a, err
 }
 
 // Rights are what a directory that resolves groups itself (as TYPO3 does)

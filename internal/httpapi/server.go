@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.opentelemetry.io/otel/trace"
 
+	"waymark/internal/access"
 	"waymark/internal/agent"
 	"waymark/internal/auth"
 	"waymark/internal/chat"
@@ -219,6 +220,7 @@ func (s *Server) adapt(h HandlerFunc, authenticated bool) http.Handler {
 		info := infoFrom(r.Context())
 		info.route = routeOf(r.Pattern)
 		s.securityHeaders(w, r)
+		r = r.WithContext(access.WithActorMemo(r.Context())) // one read of a TYPO3 user per request
 		if authenticated {
 			var err error
 			if r, err = s.authenticate(r); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"go.opentelemetry.io/otel/trace"
 
+	"waymark/internal/access"
 	"waymark/internal/store"
 )
 
@@ -360,7 +361,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if w.q.h.Runs == nil {
 		return ErrNoHandler
 	}
-	return w.q.h.Runs.RunQueued(ctx, job.Args.Run)
+	return w.q.h.Runs.RunQueued(access.WithActorMemo(ctx), job.Args.Run) // one read of a TYPO3 user per job
 }
 
 type chatWorker struct {
@@ -372,7 +373,7 @@ func (w *chatWorker) Work(ctx context.Context, job *river.Job[ChatArgs]) error {
 	if w.q.h.Chat == nil {
 		return ErrNoHandler
 	}
-	return w.q.h.Chat.Work(ctx, job.Args.Job)
+	return w.q.h.Chat.Work(access.WithActorMemo(ctx), job.Args.Job)
 }
 
 type reapWorker struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"waymark/internal/access"
 	"waymark/internal/store"
 )
 
@@ -86,7 +87,7 @@ func (w *resumeWorker) Work(ctx context.Context, job *river.Job[ResumeArgs]) err
 	if w.q.h.Resume == nil {
 		return ErrNoHandler
 	}
-	out, err := w.q.h.Resume.WorkResume(ctx, job.Args.Job)
+	out, err := w.q.h.Resume.WorkResume(access.WithActorMemo(ctx), job.Args.Job)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ type user struct {
 // header on POST) and runs h; an unauthenticated visitor goes to the login.
 func (u *UI) authed(h func(w http.ResponseWriter, r *http.Request, me *user)) func(w http.ResponseWriter, r *http.Request) {
 	return func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(access.WithActorMemo(r.Context())) // one read of a TYPO3 user per request
 		r2, err := u.API.Authenticate(r)
 		if err != nil {
 			code := errCode(err)

@@ -1,6 +1,8 @@
 package web_test
 
 import (
+	"bytes"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -347,6 +349,14 @@ func TestAFormPostWithTextTheDatabaseCannotStoreIsRefusedAndChangesNothing(t *te
 			if r.Status != http.StatusBadRequest || r.Header.Get("X-Waymark-Refused") == "" || !strings.Contains(r.Body, "nicht gespeichert werden") {
 				t.Errorf("message %q = %d %q %s, want 400 refused with the sentence", bad, r.Status, r.Header.Get("X-Waymark-Refused"), r.Body)
 			}
+		}
+		var multi bytes.Buffer
+		mw := multipart.NewWriter(&multi)
+		_ = mw.WriteField("content", "Was\x00fehlt?")
+		_ = mw.Close()
+		if r := b.send(http.MethodPost, path+"/messages", &multi, mw.FormDataContentType(), ""); r.Status != http.StatusBadRequest ||
+			!strings.Contains(r.Body, "nicht gespeichert werden") {
+			t.Errorf("a multipart message with a NUL byte = %d %s, want 400 with the sentence", r.Status, r.Body)
 		}
 		e.App.Chat.Wait()
 		if n := len(convOf(t, e, path)["messages"].([]any)); n != 0 {

@@ -68,16 +68,21 @@ type answer struct {
 
 func (b *browser) do(method, path string, form url.Values, lang string) answer {
 	b.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
+	if form == nil {
+		return b.send(method, path, nil, "", lang)
 	}
+	return b.send(method, path, strings.NewReader(form.Encode()), "application/x-www-form-urlencoded", lang)
+}
+
+// send is do with a body of the given content type.
+func (b *browser) send(method, path string, body io.Reader, contentType, lang string) answer {
+	b.t.Helper()
 	req, err := http.NewRequest(method, b.e.URL+path, body)
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if method == http.MethodPost {
 		req.Header.Set("HX-Request", "true")

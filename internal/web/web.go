@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"mime"
 	"net/http"
 
 	"waymark/internal/access"
@@ -138,7 +139,15 @@ func (u *UI) userName(ctx context.Context, uid int64) (string, error) {
 // changed — as the JSON API refuses such a body; a body that does not parse
 // as a form is left to the handler.
 func formTextOK(r *http.Request) bool {
-	if r.Method != http.MethodPost || r.ParseForm() != nil {
+	if r.Method != http.MethodPost {
+		return true
+	}
+	parse := r.ParseForm
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		// The UI sends none, but the handlers would read one's fields all the same.
+		parse = func() error { return r.ParseMultipartForm(maxMultipartMemory) }
+	}
+	if parse() != nil {
 		return true
 	}
 	for k, vs := range r.PostForm {
@@ -153,6 +162,9 @@ func formTextOK(r *http.Request) bool {
 	}
 	return true
 }
+
+// maxMultipartMemory bounds the part of a multipart form post held in memory.
+const maxMultipartMemory = 1 << 20
 
 // refuseText answers a form post formTextOK refused, in the language t.
 func refuseText(w http.ResponseWriter, t catalog.T) {

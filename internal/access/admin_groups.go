@@ -12,7 +12,12 @@ import (
 )
 
 // ListGroups reads every group, ordered by uid, with lists never null.
+// Beside TYPO3 these are TYPO3's groups (uid, title, subgroups) with the
+// grants Waymark keeps for them; their rights are TYPO3's.
 func ListGroups(ctx context.Context, q store.Querier) ([]Group, error) {
+	if r := rosterOf(q); r != nil {
+		return rosterGroups(ctx, q, r)
+	}
 	all, err := LoadGroups(ctx, q)
 	if err != nil {
 		return nil, err
@@ -25,8 +30,19 @@ func ListGroups(ctx context.Context, q store.Querier) ([]Group, error) {
 	return out, nil
 }
 
-// GetGroup reads one group; ErrNoGroup when none has the uid.
+// GetGroup reads one group (beside TYPO3 as ListGroups does); ErrNoGroup
+// when none has the uid.
 func GetGroup(ctx context.Context, q store.Querier, uid int64) (Group, error) {
+	if r := rosterOf(q); r != nil {
+		all, err := rosterGroups(ctx, q, r)
+		if err != nil {
+			return Group{}, err
+		}
+		if i := slices.IndexFunc(all, func(g Group) bool { return g.UID == uid }); i >= 0 {
+			return all[i], nil
+		}
+		return Group{}, fmt.Errorf("group %d: %w", uid, ErrNoGroup)
+	}
 	all, err := LoadGroups(ctx, q)
 	if err != nil {
 		return Group{}, err

@@ -51,8 +51,32 @@ type AccountChange struct {
 	Grants          []string
 }
 
-// ListAccounts reads every user, ordered by uid.
+// ListAccounts reads every user, ordered by uid; beside TYPO3 every TYPO3
+// user, whether or not Waymark has a row of it yet.
 func ListAccounts(ctx context.Context, q store.Querier) ([]Account, error) {
+	uids, err := accountUIDs(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Account, 0, len(uids))
+	for _, uid := range uids {
+		a, err := GetAccount(ctx, q, uid)
+		if errors.Is(err, ErrNoUser) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// accountUIDs are the uids ListAccounts lists.
+func accountUIDs(ctx context.Context, q store.Querier) ([]int64, error) {
+	if r := rosterOf(q); r != nil {
+		return r.UserUIDs(ctx)
+	}
 	rows, err := q.Query(ctx, "SELECT uid FROM be_users ORDER BY uid")
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
@@ -70,21 +94,12 @@ func ListAccounts(ctx context.Context, q store.Querier) ([]Account, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
-	out := make([]Account, 0, len(uids))
-	for _, uid := range uids {
-		a, err := GetAccount(ctx, q, uid)
-		if errors.Is(err, ErrNoUser) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return uids, nil
 }
 
-// GetAccount reads one user; ErrNoUser when none has the uid.
+// GetAccount reads one user; ErrNoUser when none has the uid. Beside TYPO3
+// the account is TYPO3's, with the grants Waymark keeps on the user's own
+// row (not its groups') and no password (TYPO3 checks it).
 func GetAccount(ctx context.Context, q store.Querier, uid int64) (Account, error) {
 	u, err := LoadUser(ctx, q, uid)
 	if err != nil {
@@ -93,6 +108,13 @@ func GetAccount(ctx context.Context, q store.Querier, uid int64) (Account, error
 	a := Account{UID: u.UID, Username: u.Username, Active: !u.Disabled, Admin: u.Admin, ServiceAccount: u.ServiceAccount,
 		BackendLanguage: u.BackendLanguage, Groups: nonNil(u.Groups), Languages: nonNil(u.Languages),
 		Mounts: nonNil(u.Mounts), Grants: nonNil(u.Grants)}
+	if External(q) {
+		if a.Grants, err = ownGrants(ctx, q, uid); err != nil {
+			return Account{}, err
+		}
+		a.Tokens, err = auth.CountTokens(ctx, q, uid)
+		return a, err
+	}
 	hash, err := PasswordHash(ctx, q, uid)
 	if err != nil {
 		return Account{}, err

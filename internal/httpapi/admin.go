@@ -28,3 +28,50 @@ func adminUID(r *http.Request) (int64, error) {
 	}
 	return n, nil
 }
+
+// grantsBody is the body of PUT …/grants.
+type grantsBody struct {
+	Grants []string `json:"grants"`
+}
+
+// grantsOf reads the uid of the path and the body of PUT …/grants.
+func grantsOf(r *http.Request) (int64, []string, error) {
+	uid, err := adminUID(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	var body grantsBody
+	if err := DecodeJSON(r, &body); err != nil {
+		return 0, nil, err
+	}
+	return uid, body.Grants, nil
+}
+
+// handleAdminUserGrants answers PUT /api/admin/users/{uid}/grants: the
+// grants Waymark keeps for the user, nothing else changed — beside TYPO3
+// the one change of a TYPO3 user made in Waymark.
+func (s *Server) handleAdminUserGrants(w http.ResponseWriter, r *http.Request) error {
+	uid, gs, err := grantsOf(r)
+	if err != nil {
+		return err
+	}
+	a, err := access.SetUserGrants(r.Context(), s.db, uid, gs)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusOK, a)
+}
+
+// handleAdminGroupGrants answers PUT /api/admin/groups/{uid}/grants, as
+// handleAdminUserGrants for a group.
+func (s *Server) handleAdminGroupGrants(w http.ResponseWriter, r *http.Request) error {
+	uid, gs, err := grantsOf(r)
+	if err != nil {
+		return err
+	}
+	g, err := access.SetGroupGrants(r.Context(), s.db, uid, gs)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusOK, g)
+}

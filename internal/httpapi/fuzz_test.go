@@ -89,12 +89,13 @@ func FuzzAdminUserBody(f *testing.F)          { fuzzBody[userBody](f) }
 func FuzzAdminGroupBody(f *testing.F)         { fuzzBody[access.Group](f) }
 func FuzzAdminTokenBody(f *testing.F)         { fuzzBody[tokenBody](f) }
 func FuzzMeLanguageBody(f *testing.F)         { fuzzBody[languageRequest](f) }
+func FuzzAdminGrantsBody(f *testing.F)        { fuzzBody[grantsBody](f) }
 
 // fuzzedBodies are the body types with a fuzz target above.
 var fuzzedBodies = []string{"loginRequest", "runRequest", "agent.Decision", "inputRequest",
 	"conversationStartRequest", "messageRequest", "answerRequest", "conversationSkillRequest",
 	"skillCreateRequest", "skillUpdateRequest", "digestRequest", "attachRequest", "sourceRequest",
-	"configurationBody", "userBody", "access.Group", "tokenBody", "languageRequest"}
+	"configurationBody", "userBody", "access.Group", "tokenBody", "languageRequest", "grantsBody"}
 
 // A handler that decodes a new kind of body without a fuzz target fails here:
 // every DecodeJSON(r, &v) of the package names a declared type, and each is

@@ -72,6 +72,7 @@ func (s *Server) routes() {
 	s.HandleAdmin("POST /api/admin/users", s.handleAdminUserCreate)
 	s.HandleAdmin("GET /api/admin/users/{uid}", s.handleAdminUserGet)
 	s.HandleAdmin("PUT /api/admin/users/{uid}", s.handleAdminUserUpdate)
+	s.HandleAdmin("PUT /api/admin/users/{uid}/grants", s.handleAdminUserGrants)
 	s.HandleAdmin("POST /api/admin/users/{uid}/tokens", s.handleAdminTokenCreate)
 	s.HandleAdmin("GET /api/admin/users/{uid}/tokens", s.handleAdminTokenList)
 	s.HandleAdmin("DELETE /api/admin/users/{uid}/tokens/{id}", s.handleAdminTokenDelete)
@@ -79,6 +80,7 @@ func (s *Server) routes() {
 	s.HandleAdmin("POST /api/admin/groups", s.handleAdminGroupCreate)
 	s.HandleAdmin("GET /api/admin/groups/{uid}", s.handleAdminGroupGet)
 	s.HandleAdmin("PUT /api/admin/groups/{uid}", s.handleAdminGroupUpdate)
+	s.HandleAdmin("PUT /api/admin/groups/{uid}/grants", s.handleAdminGroupGrants)
 	if s.configs != nil {
 		s.HandleAdmin("GET /api/admin/configurations", s.handleAdminConfigurationList)
 		s.HandleAdmin("POST /api/admin/configurations", s.handleAdminConfigurationCreate)

@@ -151,6 +151,8 @@ var matrix = map[string]matrixRow{
 		body: func(ids map[string]string) any {
 			return map[string]any{"username": ids["name"], "groups": json.RawMessage(ids["groups"])}
 		}},
+	"PUT /api/admin/users/{uid}/grants": {kind: userObj, want: "401 401 403 403 403 403 200/200/404",
+		body: fixed(map[string]any{"grants": []string{"approve"}})},
 	"POST /api/admin/users/{uid}/tokens": {kind: userObj, want: "401 401 403 403 403 403 201/201/404", body: fixed(map[string]any{"label": "matrix"})},
 	"GET /api/admin/users/{uid}/tokens":  {kind: userObj, want: "401 401 403 403 403 403 200/200/404"},
 	// No fixture token is deleted (its user calls later rows): the id names none.
@@ -160,6 +162,8 @@ var matrix = map[string]matrixRow{
 	"GET /api/admin/groups/{uid}":               {kind: groupObj, want: "401 401 403 403 403 403 200/200/404"},
 	"PUT /api/admin/groups/{uid}": {kind: groupObj, want: "401 401 403 403 403 403 200/200/404",
 		body: fixed(map[string]any{"title": "Matrix", "tablesSelect": []string{"pages", "tt_content"}, "tablesModify": []string{"pages", "tt_content"}})},
+	"PUT /api/admin/groups/{uid}/grants": {kind: groupObj, want: "401 401 403 403 403 403 200/200/404",
+		body: fixed(map[string]any{"grants": []string{"approve"}})},
 	"GET /api/admin/runs": {want: "401 401 403 403 403 403 200"},
 
 	// What the editor's screens read (issue 13).

@@ -322,28 +322,40 @@ func (t *TYPO3) CheckLogin(ctx context.Context, username, password string) (int6
 	return tu.UID, nil
 }
 
-// KeepUser makes sure Waymark's be_users has a row for TYPO3 user uid (which
-// sessions, API tokens and grants name), with the username TYPO3 has now; a
-// row of another uid under the same username (a user renamed in TYPO3) is
-// renamed out of the way. The row holds no password and no rights: those
-// are TYPO3's.
+// KeepUser makes sure Waymark's be_users has a row for TYPO3 user uid
+// (access.KeepUserTx), for a login or a token.
 func KeepUser(ctx context.Context, db *store.DB, uid int64, username string) error {
-	return db.InTx(ctx, func(tx *store.Tx) error {
-		var have string
-		err := tx.QueryRow(ctx, "SELECT username FROM be_users WHERE uid = ?", uid).Scan(&have)
-		if err == nil && have == username {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, "UPDATE be_users SET username = ? WHERE username = ? AND uid <> ?",
-			fmt.Sprintf("%s (name taken by typo3 uid %d)", username, uid), username, uid); err != nil {
-			return fmt.Errorf("keep typo3 user %d: %w", uid, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO be_users (uid, username) VALUES (?, ?)
-			ON CONFLICT (uid) DO UPDATE SET username = excluded.username`, uid, username); err != nil {
-			return fmt.Errorf("keep typo3 user %d: %w", uid, err)
-		}
-		return nil
-	})
+	return db.InTx(ctx, func(tx *store.Tx) error { return access.KeepUserTx(ctx, tx, uid, username) })
+}
+
+var _ access.Roster = (*TYPO3)(nil)
+
+// UserUIDs lists the uids of TYPO3's backend users that are not deleted
+// (access.Roster: the administration's list).
+func (t *TYPO3) UserUIDs(ctx context.Context) ([]int64, error) {
+	all, err := t.dir.Users(ctx)
+	if err != nil {
+		return nil, t.reached(ctx, err)
+	}
+	out := make([]int64, len(all))
+	for i, u := range all {
+		out[i] = u.UID
+	}
+	return out, nil
+}
+
+// RosterGroups lists TYPO3's backend groups that are not deleted, with
+// uid, title and subgroups (access.Roster).
+func (t *TYPO3) RosterGroups(ctx context.Context) ([]access.Group, error) {
+	all, err := t.dir.Groups(ctx)
+	if err != nil {
+		return nil, t.reached(ctx, err)
+	}
+	out := make([]access.Group, len(all))
+	for i, g := range all {
+		out[i] = access.Group{UID: g.UID, Title: g.Title, Subgroups: g.Subgroups}
+	}
+	return out, nil
 }
 
 // GroupExists reports whether TYPO3 has the backend group uid (not deleted;

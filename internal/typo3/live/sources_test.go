@@ -306,6 +306,97 @@ func TestAProcessOnAReadOnlyPageIsRefusedOnEverySource(t *testing.T) {
 	})
 }
 
+// An administrator sets the grants Waymark keeps for a user or a group on
+// every source, and nothing else changes; the holder has them at the next
+// request. Beside TYPO3 the lists are TYPO3's users and groups — one who
+// never logged in to Waymark and a group Waymark has no row of too — and a
+// grant set on them makes Waymark's row under the TYPO3 uid. An unknown
+// grant is refused 400 and an unknown uid 404, changing nothing.
+func TestAdministratorsSetWaymarkGrantsOnEverySource(t *testing.T) {
+	eachSource(t, func(t *testing.T, s *source) {
+		admin, maxc := s.env.As("demo-token-admin"), s.env.As("demo-token-max")
+		type account struct {
+			UID      int64    `json:"uid"`
+			Username string   `json:"username"`
+			Groups   []int64  `json:"groups"`
+			Grants   []string `json:"grants"`
+		}
+		if s.t3 != nil { // a TYPO3 user and group Waymark has never seen
+			s.t3exec(t, "INSERT INTO `be_groups` (`uid`, `pid`, `title`) VALUES (60, 0, 'Freigabe')")
+			s.t3exec(t, "INSERT INTO `be_users` (`uid`, `pid`, `username`, `usergroup`, `lang`) VALUES (50, 0, 'neu', '60', 'default')")
+		}
+		var users struct {
+			Users []account `json:"users"`
+		}
+		if err := json.Unmarshal(admin.Must("GET", "/api/admin/users", nil, 200).Body, &users); err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{}
+		for _, u := range users.Users {
+			names[u.Username] = true
+		}
+		for _, want := range []string{"admin", "erika", "max", "paula"} {
+			if !names[want] {
+				t.Errorf("%s: the users list lacks %s: %v", s.name, want, names)
+			}
+		}
+		if s.t3 != nil && !names["neu"] {
+			t.Errorf("%s: the users list lacks the TYPO3 user who never logged in: %v", s.name, names)
+		}
+
+		before := admin.Must("GET", "/api/admin/users/3", nil, 200).Body
+		if r := admin.Do("PUT", "/api/admin/users/3/grants", map[string]any{"grants": []string{"approve", "publish"}}); r.Status != 400 || r.ErrorCode() != "invalid" {
+			t.Errorf("%s: an unknown grant = %d %s, want 400 invalid", s.name, r.Status, r.Body)
+		}
+		if after := admin.Must("GET", "/api/admin/users/3", nil, 200).Body; string(after) != string(before) {
+			t.Errorf("%s: a refused change changed the user: %s", s.name, after)
+		}
+		admin.Must("PUT", "/api/admin/users/999/grants", map[string]any{"grants": []string{"approve"}}, 404)
+		admin.Must("PUT", "/api/admin/groups/999/grants", map[string]any{"grants": []string{"approve"}}, 404)
+
+		var got account
+		if err := json.Unmarshal(admin.Must("PUT", "/api/admin/users/3/grants", map[string]any{"grants": []string{"approve"}}, 200).Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		var was account
+		_ = json.Unmarshal(before, &was)
+		if got.Username != "max" || !slices.Equal(got.Grants, []string{"approve"}) || !slices.Equal(got.Groups, was.Groups) {
+			t.Errorf("%s: max after his grants were set = %+v, want approve and his groups %v", s.name, got, was.Groups)
+		}
+		if me := maxc.Must("GET", "/api/me", nil, 200).Map(t); !strings.Contains(fmt.Sprint(me["grants"]), "approve") {
+			t.Errorf("%s: max's /api/me grants = %v, want approve", s.name, me["grants"])
+		}
+
+		if s.t3 == nil {
+			return
+		}
+		if err := json.Unmarshal(admin.Must("PUT", "/api/admin/users/50/grants", map[string]any{"grants": []string{"skill_approve"}}, 200).Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Username != "neu" || !slices.Equal(got.Grants, []string{"skill_approve"}) {
+			t.Errorf("%s: the TYPO3 user who never logged in, after his grants were set = %+v", s.name, got)
+		}
+		var g struct {
+			Title  string   `json:"title"`
+			Grants []string `json:"grants"`
+		}
+		if err := json.Unmarshal(admin.Must("PUT", "/api/admin/groups/60/grants", map[string]any{"grants": []string{"approve"}}, 200).Body, &g); err != nil {
+			t.Fatal(err)
+		}
+		if g.Title != "Freigabe" || !slices.Equal(g.Grants, []string{"approve"}) {
+			t.Errorf("%s: TYPO3's group 60 after its grants were set = %+v", s.name, g)
+		}
+		if list := string(admin.Must("GET", "/api/admin/groups", nil, 200).Body); !strings.Contains(list, "Freigabe") {
+			t.Errorf("%s: the groups list lacks TYPO3's group 60: %s", s.name, list)
+		}
+		// erika joins the group in TYPO3: its grant is hers at the next request.
+		s.t3exec(t, "UPDATE `be_users` SET `usergroup` = '1,60' WHERE `username` = 'erika'")
+		if me := s.env.As("demo-token-erika").Must("GET", "/api/me", nil, 200).Map(t); !strings.Contains(fmt.Sprint(me["grants"]), "approve") {
+			t.Errorf("%s: erika's grants in group 60 = %v, want approve", s.name, me["grants"])
+		}
+	})
+}
+
 // A page title changed in TYPO3 is what the next preview shows.
 func TestAContentChangeInTYPO3ShowsAtTheNextRead(t *testing.T) {
 	eachSource(t, func(t *testing.T, s *source) {

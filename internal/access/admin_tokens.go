@@ -21,8 +21,14 @@ func IssueToken(ctx context.Context, db *store.DB, uid int64, label string, now 
 	if len(label) > MaxTokenLabel {
 		return "", invalid("label", "at most %d bytes, got %d", MaxTokenLabel, len(label))
 	}
-	if _, err := LoadUser(ctx, db, uid); err != nil {
+	u, err := LoadUser(ctx, db, uid)
+	if err != nil {
 		return "", err
+	}
+	if External(db) { // a TYPO3 user who never logged in has no row for the token to name yet
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return KeepUserTx(ctx, tx, uid, u.Username) }); err != nil {
+			return "", err
+		}
 	}
 	return auth.IssueToken(ctx, db, uid, label, now, hashCost)
 }

@@ -389,6 +389,17 @@ func TestAdministratorsSetWaymarkGrantsOnEverySource(t *testing.T) {
 		if list := string(admin.Must("GET", "/api/admin/groups", nil, 200).Body); !strings.Contains(list, "Freigabe") {
 			t.Errorf("%s: the groups list lacks TYPO3's group 60: %s", s.name, list)
 		}
+		// A token for a TYPO3 user Waymark has never seen works at once.
+		s.t3exec(t, "INSERT INTO `be_users` (`uid`, `pid`, `username`, `usergroup`, `lang`) VALUES (51, 0, 'gast', '1', 'default')")
+		var tok struct {
+			Token string `json:"token"`
+		}
+		if err := json.Unmarshal(admin.Must("POST", "/api/admin/users/51/tokens", map[string]any{"label": "mcp"}, 201).Body, &tok); err != nil {
+			t.Fatal(err)
+		}
+		if me := s.env.As(tok.Token).Must("GET", "/api/me", nil, 200).Map(t); me["username"] != "gast" {
+			t.Errorf("%s: the new TYPO3 user's token answers %v, want gast", s.name, me["username"])
+		}
 		// erika joins the group in TYPO3: its grant is hers at the next request.
 		s.t3exec(t, "UPDATE `be_users` SET `usergroup` = '1,60' WHERE `username` = 'erika'")
 		if me := s.env.As("demo-token-erika").Must("GET", "/api/me", nil, 200).Map(t); !strings.Contains(fmt.Sprint(me["grants"]), "approve") {

@@ -17,13 +17,15 @@ import (
 // pages and subgroups exist.
 
 type groupListData struct {
-	Groups []access.Group
-	Titles map[int64]string
+	Groups   []access.Group
+	Titles   map[int64]string
+	External bool // beside TYPO3: groups are TYPO3's, only grants are set here
 }
 
 type groupData struct {
 	formState
 	New       bool
+	External  bool // beside TYPO3: the group is TYPO3's; the form sets the grants only
 	G         access.Group
 	Groups    []access.Group // the other groups, as subgroups
 	Languages []site.Language
@@ -45,7 +47,7 @@ func (u *UI) handleGroupList(w http.ResponseWriter, r *http.Request, me *user) {
 		u.fail(w, r, me, err)
 		return
 	}
-	d := &groupListData{Groups: list, Titles: map[int64]string{}}
+	d := &groupListData{Groups: list, Titles: map[int64]string{}, External: access.External(u.DB)}
 	for _, g := range list {
 		d.Titles[g.UID] = g.Title
 	}
@@ -55,6 +57,7 @@ func (u *UI) handleGroupList(w http.ResponseWriter, r *http.Request, me *user) {
 }
 
 func (u *UI) showGroup(w http.ResponseWriter, r *http.Request, me *user, d *groupData, name string, status int) {
+	d.External = access.External(u.DB)
 	groups, err := access.ListGroups(r.Context(), u.DB)
 	if err != nil {
 		u.fail(w, r, me, err)
@@ -126,12 +129,27 @@ func (u *UI) handleGroupSave(w http.ResponseWriter, r *http.Request, me *user) {
 		u.notFound(w, r, me)
 		return
 	}
-	if _, err := access.GetGroup(r.Context(), u.DB, uid); err != nil {
+	old, err := access.GetGroup(r.Context(), u.DB, uid)
+	if err != nil {
 		u.fail(w, r, me, err)
 		return
 	}
 	d := &groupData{}
 	f := newFormReader(r, me, &d.formState)
+	if access.External(u.DB) { // the form sets the grants only: the rest is TYPO3's
+		d.G = old
+		d.G.Grants = f.words("grants")
+		if !d.failed() {
+			if _, err := access.SetGroupGrants(r.Context(), u.DB, uid, d.G.Grants); err == nil {
+				redirect(w, r, fmt.Sprintf("/admin/groups/%d?saved=1", uid))
+				return
+			} else {
+				u.refusal(r, me, &d.formState, err, "grants")
+			}
+		}
+		u.showGroup(w, r, me, d, "group-form", formStatus(r))
+		return
+	}
 	d.G = readGroup(f, uid)
 	if !d.failed() {
 		if _, err := access.UpdateGroup(r.Context(), u.DB, d.G); err == nil {

@@ -19,13 +19,15 @@ import (
 // set-only and a token is shown once, in the answer that created it.
 
 type userListData struct {
-	Users  []access.Account
-	Groups map[int64]string
+	Users    []access.Account
+	Groups   map[int64]string
+	External bool // beside TYPO3: accounts are TYPO3's, only grants and tokens are set here
 }
 
 type userData struct {
 	formState
 	New       bool
+	External  bool // beside TYPO3: the account is TYPO3's; the form sets the grants only
 	Acc       access.Account
 	Groups    []access.Group
 	Languages []site.Language
@@ -45,6 +47,16 @@ func (d *userData) HasLanguage(l int64) bool   { return slices.Contains(d.Acc.La
 func (d *userData) HasGrant(g string) bool     { return slices.Contains(d.Acc.Grants, g) }
 func (d *userData) Mounts() string             { return joinInts(d.Acc.Mounts) }
 func (d *userData) BackendLanguages() []string { return []string{"de", "en"} }
+
+// GroupTitle is the title of group uid, or its uid.
+func (d *userData) GroupTitle(uid int64) string {
+	for _, g := range d.Groups {
+		if g.UID == uid {
+			return g.Title
+		}
+	}
+	return fmt.Sprint(uid)
+}
 
 func joinInts(l []int64) string {
 	s := make([]string, len(l))
@@ -66,7 +78,7 @@ func (u *UI) handleUserList(w http.ResponseWriter, r *http.Request, me *user) {
 		u.fail(w, r, me, err)
 		return
 	}
-	d := &userListData{Users: list, Groups: map[int64]string{}}
+	d := &userListData{Users: list, Groups: map[int64]string{}, External: access.External(u.DB)}
 	for _, g := range groups {
 		d.Groups[g.UID] = g.Title
 	}
@@ -76,6 +88,7 @@ func (u *UI) handleUserList(w http.ResponseWriter, r *http.Request, me *user) {
 }
 
 func (u *UI) showUser(w http.ResponseWriter, r *http.Request, me *user, d *userData, name string, status int) {
+	d.External = access.External(u.DB)
 	if err := u.userChoices(r.Context(), me, d); err != nil {
 		u.fail(w, r, me, err)
 		return
@@ -193,6 +206,19 @@ func (u *UI) handleUserSave(w http.ResponseWriter, r *http.Request, me *user) {
 	uid := old.UID
 	d := &userData{Acc: old}
 	f := newFormReader(r, me, &d.formState)
+	if access.External(u.DB) { // the form sets the grants only: the rest is TYPO3's
+		d.Acc.Grants = f.words("grants")
+		if !d.failed() {
+			_, err := access.SetUserGrants(r.Context(), u.DB, uid, d.Acc.Grants)
+			if err == nil {
+				redirect(w, r, fmt.Sprintf("/admin/users/%d?done=saved", uid))
+				return
+			}
+			u.refusal(r, me, &d.formState, err, "grants")
+		}
+		u.showUser(w, r, me, d, "user-form", formStatus(r))
+		return
+	}
 	ch := readUser(f, d, uid)
 	if c, err := r.Cookie(httpapi.SessionCookie); err == nil {
 		ch.KeepSession = c.Value // a new password of one's own keeps this session

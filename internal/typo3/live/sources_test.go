@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -404,6 +405,78 @@ func TestAdministratorsSetWaymarkGrantsOnEverySource(t *testing.T) {
 		s.t3exec(t, "UPDATE `be_users` SET `usergroup` = '1,60' WHERE `username` = 'erika'")
 		if me := s.env.As("demo-token-erika").Must("GET", "/api/me", nil, 200).Map(t); !strings.Contains(fmt.Sprint(me["grants"]), "approve") {
 			t.Errorf("%s: erika's grants in group 60 = %v, want approve", s.name, me["grants"])
+		}
+	})
+}
+
+// webAs sends a request to the web UI as the holder of token (htmx's
+// header, a form body when form is not nil) and returns status, HX-Redirect
+// and body.
+func webAs(t *testing.T, s *source, token, method, path string, form url.Values) (int, string, string) {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, s.env.URL+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("HX-Request", "true")
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("HX-Redirect"), string(b)
+}
+
+// Beside TYPO3 the administration's screens list TYPO3's users and groups,
+// show what comes from TYPO3 as such, offer no way to create or change it,
+// and set the grants Waymark keeps — a wrong grant is refused in the form
+// and changes nothing.
+func TestBesideTYPO3TheAdminScreensSetTheGrantsOnly(t *testing.T) {
+	eachSource(t, func(t *testing.T, s *source) {
+		if s.t3 == nil {
+			t.Skip("TYPO3 only: the administration's own tests cover the built-in screens")
+		}
+		const admin = "demo-token-admin"
+		s.t3exec(t, "INSERT INTO `be_users` (`uid`, `pid`, `username`, `usergroup`, `lang`) VALUES (50, 0, 'neu', '1', 'default')")
+		status, _, page := webAs(t, s, admin, "GET", "/admin/users", nil)
+		if status != 200 || !strings.Contains(page, ">neu</a>") || !strings.Contains(page, "Users come from TYPO3") ||
+			strings.Contains(page, `href="/admin/users/new"`) {
+			t.Errorf("%s: users screen = %d, want TYPO3's users with the note and no new-user link:\n%s", s.name, status, page)
+		}
+		status, _, page = webAs(t, s, admin, "GET", "/admin/users/3", nil)
+		if status != 200 || !strings.Contains(page, "come from TYPO3 and are changed there") || strings.Contains(page, `name="username"`) ||
+			strings.Contains(page, "/admin/users/3/active") || !strings.Contains(page, `name="grants" value="approve"`) {
+			t.Errorf("%s: max's screen = %d, want TYPO3's facts and the grants form only:\n%s", s.name, status, page)
+		}
+		status, to, _ := webAs(t, s, admin, "POST", "/admin/users/3", url.Values{"grants": {"approve"}})
+		if status != 200 || to != "/admin/users/3?done=saved" {
+			t.Errorf("%s: saving max's grants = %d to %q, want the saved screen", s.name, status, to)
+		}
+		status, _, page = webAs(t, s, admin, "POST", "/admin/users/3", url.Values{"grants": {"publish"}})
+		if status != 200 || !strings.Contains(page, `class="field-error">Not valid: unknown grant &#34;publish&#34;`) {
+			t.Errorf("%s: an unknown grant in the form = %d, want the form again naming it:\n%s", s.name, status, page)
+		}
+		if a := s.env.As(admin).Must("GET", "/api/admin/users/3", nil, 200).Map(t); fmt.Sprint(a["grants"]) != "[approve]" {
+			t.Errorf("%s: max's grants after the forms = %v, want [approve]", s.name, a["grants"])
+		}
+		status, _, page = webAs(t, s, admin, "GET", "/admin/groups", nil)
+		if status != 200 || !strings.Contains(page, "Groups come from TYPO3") || strings.Contains(page, `href="/admin/groups/new"`) {
+			t.Errorf("%s: groups screen = %d:\n%s", s.name, status, page)
+		}
+		if status, to, _ := webAs(t, s, admin, "POST", "/admin/groups/2", url.Values{"grants": {"approve"}}); status != 200 || to != "/admin/groups/2?saved=1" {
+			t.Errorf("%s: saving group 2's grants = %d to %q", s.name, status, to)
+		}
+		if g := s.env.As(admin).Must("GET", "/api/admin/groups/2", nil, 200).Map(t); fmt.Sprint(g["grants"]) != "[approve]" {
+			t.Errorf("%s: group 2's grants after the form = %v, want [approve]", s.name, g["grants"])
 		}
 	})
 }

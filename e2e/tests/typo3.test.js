@@ -9,20 +9,47 @@ import { test } from 'node:test';
 import { startBesideTYPO3, mariadb } from '../lib/typo3.js';
 import { Session } from '../lib/browser.js';
 import { expect, login } from '../lib/e2e.js';
+import { expectNoSeriousViolations } from '../lib/axe.js';
 import { startTour, tourHeader, card, preview, conversation, proposed, answer, expectSummary } from '../lib/chat.js';
 
-test('beside TYPO3: a TYPO3 editor answers a whole tour and what she applied lands in TYPO3', { timeout: 240000 }, async (t) => {
+// reachable tells whether MariaDB answers; as the Go tests, a test without it
+// is skipped, unless CI is set.
+function reachable(t) {
   try {
     mariadb('SELECT 1');
+    return true;
   } catch (err) {
-    // As the Go tests: no MariaDB skips, unless CI is set.
     if (process.env.CI) throw new Error(`MariaDB is not reachable (CI is set: the test must run): ${err.message}`);
     t.skip(`MariaDB is not reachable with the mariadb client: ${err.message.split('\n')[0]}`);
-    return;
+    return false;
   }
+}
+
+// besideTYPO3 runs fn with Waymark beside a fresh TYPO3 demo database and a
+// browser session, and checks the session's console after it; a failure
+// carries screenshots and the server's last lines.
+async function besideTYPO3(label, fn) {
   const server = await startBesideTYPO3();
-  const s = new Session(server, 'typo3 tour');
+  const s = new Session(server, label);
   try {
+    await fn(server, s);
+    s.check();
+  } catch (err) {
+    for (const p of s.pages) {
+      if (!p.isClosed()) await s.shot(p, `failure-${p.label}`).catch(() => {});
+    }
+    const out = server.output();
+    if (out) err.message += `\n--- waymark serve --typo3 output (last lines) ---\n${out.split('\n').slice(-30).join('\n')}`;
+    throw err;
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+}
+
+test('beside TYPO3: a TYPO3 editor answers a whole tour and what she applied lands in TYPO3', { timeout: 240000 }, async (t) => {
+  if (!reachable(t)) return;
+  await besideTYPO3('typo3 tour', async (server, s) => {
     const page = await s.user('erika');
     await login(s, page, 'erika'); // the TYPO3 password, checked against TYPO3's Argon2i hash
     const id = await startTour(s, page, { pageTitle: 'About', language: 'English', process: 'SEO optimieren' });
@@ -91,16 +118,31 @@ test('beside TYPO3: a TYPO3 editor answers a whole tour and what she applied lan
     const contentHist = server.typo3("SELECT COUNT(*) FROM sys_history WHERE tablename = 'tt_content' AND recuid = 112 AND actiontype = 2 AND userid = 2");
     const all = server.typo3("SELECT COUNT(*) FROM sys_history WHERE userid = 2");
     if (contentHist !== '1' || all !== '2') throw new Error(`sys_history: ${contentHist} rows of tt_content:112, ${all} of erika in all; want 1 and 2`);
-    s.check();
-  } catch (err) {
-    for (const p of s.pages) {
-      if (!p.isClosed()) await s.shot(p, `failure-${p.label}`).catch(() => {});
-    }
-    const out = server.output();
-    if (out) err.message += `\n--- waymark serve --typo3 output (last lines) ---\n${out.split('\n').slice(-30).join('\n')}`;
-    throw err;
-  } finally {
-    await s.close();
-    await server.stop();
-  }
+  });
+});
+
+// The administrator beside TYPO3: the users are TYPO3's, shown as such with
+// no way to create or change them in Waymark; what Waymark allows a user (a
+// grant) is set on the user's screen and holds at once.
+test('beside TYPO3: an administrator sets what Waymark allows a TYPO3 user', { timeout: 180000 }, async (t) => {
+  if (!reachable(t)) return;
+  await besideTYPO3('typo3 admin', async (server, s) => {
+    const page = await s.user('admin');
+    await login(s, page, 'admin', { lang: 'en' }); // the TYPO3 password
+    await page.goto(`${server.url}/admin/users`);
+    await expect(page.getByText('Users come from TYPO3', { exact: false })).toBeVisible();
+    await expect(page.getByRole('link', { name: 'New user' })).toHaveCount(0);
+    await expectNoSeriousViolations(page, 'the users list beside TYPO3');
+    await page.getByRole('link', { name: 'max', exact: true }).click();
+    await expect(page.getByText('come from TYPO3 and are changed there', { exact: false })).toBeVisible();
+    await expect(page.getByLabel('Username')).toHaveCount(0);
+    await expectNoSeriousViolations(page, "max's screen beside TYPO3");
+    await page.getByLabel('release changes (second person)').check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByText('Saved.')).toBeVisible();
+    await expect(page.getByLabel('release changes (second person)')).toBeChecked();
+    await s.shot(page, 'typo3-admin-user-saved');
+    const grants = await server.api('demo-token-admin', 'GET', '/api/admin/users/3');
+    if (JSON.stringify(grants.grants) !== '["approve"]') throw new Error(`max's grants = ${JSON.stringify(grants.grants)}, want ["approve"]`);
+  });
 });

@@ -55,9 +55,10 @@ func labelsFor(me *user) map[string]string {
 	return out
 }
 
-// sidebar lists the user's conversations, newest first (the chat API's order).
+// sidebar lists the user's conversations, newest first (the chat API's
+// order), as items: their states without their transcripts.
 func (u *UI) sidebar(ctx context.Context, me *user, current int64) ([]convItem, error) {
-	list, err := u.Chat.List(ctx, me.A.UID)
+	list, err := u.Chat.Items(ctx, me.A.UID)
 	if err != nil {
 		return nil, err
 	}
@@ -88,14 +89,14 @@ func (u *UI) sidebar(ctx context.Context, me *user, current int64) ([]convItem, 
 
 // listState is the catalogue key of what the conversation list says of a
 // conversation: what its header says where a tour is completed or ended.
-func listState(v chat.View) string {
+func listState(it chat.Item) string {
 	switch {
-	case v.Status == chat.Idle && v.Summary != nil:
+	case it.Status == chat.Idle && it.Completed:
 		return "status.completed"
-	case v.Status == chat.Idle && tourEnded(v):
+	case it.Status == chat.Idle && it.Ended:
 		return "status.ended"
 	}
-	return "status." + string(v.Status)
+	return "status." + string(it.Status)
 }
 
 func (u *UI) picker(ctx context.Context, me *user, r *http.Request) (*pickerData, error) {

@@ -663,16 +663,7 @@ func TestAGuidedTourRunsAlikeOnEverySource(t *testing.T) {
 		r := maxc.Do("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9})
 		note("max starts on page 2: %d", r.Status)
 		c := s.env.As("demo-token-erika")
-		r = c.Do("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9})
-		if r.Status != 201 {
-			t.Fatalf("%s: start = %d %s", s.name, r.Status, r.Body)
-		}
-		var conv struct {
-			ID int64 `json:"id"`
-		}
-		_ = json.Unmarshal(r.Body, &conv)
-		base := fmt.Sprintf("/api/conversations/%d", conv.ID)
-		c.Must("POST", base+"/messages", map[string]any{"content": "Go"}, 202)
+		base := tourOfAbout(t, c)
 		for _, answer := range []string{"skip", "keep"} {
 			view := settle(t, c, base)
 			card, _ := view["card"].(map[string]any)

@@ -23,6 +23,34 @@ import (
 	"waymark/internal/waymarktest"
 )
 
+// tourOfAbout starts the SEO tour of "About" (page 2) as c and sends its
+// first message; it returns the conversation's path.
+func tourOfAbout(t *testing.T, c *waymarktest.Client) string {
+	t.Helper()
+	r := c.Do("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9})
+	if r.Status != 201 {
+		t.Fatalf("start = %d %s", r.Status, r.Body)
+	}
+	var conv struct {
+		ID int64 `json:"id"`
+	}
+	_ = json.Unmarshal(r.Body, &conv)
+	base := fmt.Sprintf("/api/conversations/%d", conv.ID)
+	c.Must("POST", base+"/messages", map[string]any{"content": "Go"}, 202)
+	return base
+}
+
+// cardOf waits until the conversation at base shows a card and returns it.
+func cardOf(t *testing.T, c *waymarktest.Client, base string) map[string]any {
+	t.Helper()
+	view := settle(t, c, base)
+	card, _ := view["card"].(map[string]any)
+	if view["status"] != "awaiting_approval" || card == nil {
+		t.Fatalf("no card: %v", view)
+	}
+	return card
+}
+
 // t3value reads one value from the TYPO3 database.
 func (s *source) t3value(t *testing.T, query string, args ...any) string {
 	t.Helper()
@@ -99,16 +127,7 @@ func TestAppliedAndVariantCardsOfATourRunAlikeOnEverySource(t *testing.T) {
 		var got []string
 		note := func(format string, args ...any) { got = append(got, fmt.Sprintf(format, args...)) }
 		c := s.env.As("demo-token-erika")
-		r := c.Do("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9})
-		if r.Status != 201 {
-			t.Fatalf("%s: start = %d %s", s.name, r.Status, r.Body)
-		}
-		var conv struct {
-			ID int64 `json:"id"`
-		}
-		_ = json.Unmarshal(r.Body, &conv)
-		base := fmt.Sprintf("/api/conversations/%d", conv.ID)
-		c.Must("POST", base+"/messages", map[string]any{"content": "Go"}, 202)
+		base := tourOfAbout(t, c)
 		start := time.Now().Unix()
 		for i, answer := range []string{"variant", "apply", "apply", "apply"} {
 			view := settle(t, c, base)
@@ -224,25 +243,12 @@ func TestACardWhoseFieldChangedInTYPO3IsHandedBackBesideTYPO3(t *testing.T) {
 			llmtest.Reply{Content: "Done."},
 		)
 		c := s.env.As("demo-token-erika")
-		r := c.Do("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9})
-		if r.Status != 201 {
-			t.Fatalf("%s: start = %d %s", s.name, r.Status, r.Body)
-		}
-		var conv struct {
-			ID int64 `json:"id"`
-		}
-		_ = json.Unmarshal(r.Body, &conv)
-		base := fmt.Sprintf("/api/conversations/%d", conv.ID)
-		c.Must("POST", base+"/messages", map[string]any{"content": "Go"}, 202)
-		view := settle(t, c, base)
-		card, _ := view["card"].(map[string]any)
-		if view["status"] != "awaiting_approval" || card == nil {
-			t.Fatalf("%s: no card: %v", s.name, view)
-		}
+		base := tourOfAbout(t, c)
+		card := cardOf(t, c, base)
 		const edited = "Edited in TYPO3's page module while the card was open."
 		s.t3exec(t, "UPDATE `pages` SET `description` = ? WHERE `uid` = 2", edited)
 		c.Must("POST", base+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"}, 202)
-		view = settle(t, c, base)
+		view := settle(t, c, base)
 		if got := s.t3value(t, "SELECT `description` FROM `pages` WHERE `uid` = 2"); got != edited {
 			t.Fatalf("%s: TYPO3's edit was overwritten: %q", s.name, got)
 		}
@@ -283,24 +289,11 @@ func TestACardOnARecordDeletedInTYPO3WritesNothingBesideTYPO3(t *testing.T) {
 			llmtest.Reply{Content: "Done."},
 		)
 		c := s.env.As("demo-token-erika")
-		r := c.Do("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9})
-		if r.Status != 201 {
-			t.Fatalf("%s: start = %d %s", s.name, r.Status, r.Body)
-		}
-		var conv struct {
-			ID int64 `json:"id"`
-		}
-		_ = json.Unmarshal(r.Body, &conv)
-		base := fmt.Sprintf("/api/conversations/%d", conv.ID)
-		c.Must("POST", base+"/messages", map[string]any{"content": "Go"}, 202)
-		view := settle(t, c, base)
-		card, _ := view["card"].(map[string]any)
-		if view["status"] != "awaiting_approval" || card == nil {
-			t.Fatalf("%s: no card: %v", s.name, view)
-		}
+		base := tourOfAbout(t, c)
+		card := cardOf(t, c, base)
 		s.t3exec(t, "UPDATE `pages` SET `deleted` = 1 WHERE `uid` = 2")
-		r = c.Do("POST", base+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"})
-		view = settle(t, c, base)
+		r := c.Do("POST", base+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"})
+		view := settle(t, c, base)
 		if r.Status != 202 {
 			t.Fatalf("%s: answer = %d %s", s.name, r.Status, r.Body)
 		}
@@ -339,21 +332,8 @@ func TestARecordLockedForEditingInTYPO3IsNotWrittenByAnEditor(t *testing.T) {
 		start := map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9}
 		answerCard := func(lock string) map[string]any {
 			t.Helper()
-			r := c.Do("POST", "/api/conversations", start)
-			if r.Status != 201 {
-				t.Fatalf("%s: start = %d %s", s.name, r.Status, r.Body)
-			}
-			var conv struct {
-				ID int64 `json:"id"`
-			}
-			_ = json.Unmarshal(r.Body, &conv)
-			base := fmt.Sprintf("/api/conversations/%d", conv.ID)
-			c.Must("POST", base+"/messages", map[string]any{"content": "Go"}, 202)
-			view := settle(t, c, base)
-			card, _ := view["card"].(map[string]any)
-			if view["status"] != "awaiting_approval" || card == nil {
-				t.Fatalf("%s: no card: %v", s.name, view)
-			}
+			base := tourOfAbout(t, c)
+			card := cardOf(t, c, base)
 			s.t3exec(t, lock)
 			c.Must("POST", base+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"}, 202)
 			return settle(t, c, base)
@@ -399,23 +379,10 @@ func TestTYPO3GoneBetweenCardAndAnswerBesideTYPO3WritesNothing(t *testing.T) {
 			llmtest.Reply{Content: "Done."},
 		)
 		c := env.As("demo-token-erika")
-		r := c.Do("POST", "/api/conversations", map[string]any{"page": 2, "language": 0, "skill": 19, "configuration": 9})
-		if r.Status != 201 {
-			t.Fatalf("start = %d %s", r.Status, r.Body)
-		}
-		var conv struct {
-			ID int64 `json:"id"`
-		}
-		_ = json.Unmarshal(r.Body, &conv)
-		base := fmt.Sprintf("/api/conversations/%d", conv.ID)
-		c.Must("POST", base+"/messages", map[string]any{"content": "Go"}, 202)
-		view := settle(t, c, base)
-		card, _ := view["card"].(map[string]any)
-		if view["status"] != "awaiting_approval" || card == nil {
-			t.Fatalf("no card: %v", view)
-		}
+		base := tourOfAbout(t, c)
+		card := cardOf(t, c, base)
 		proxy.Stop()
-		r = c.Do("POST", base+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"})
+		r := c.Do("POST", base+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": "apply"})
 		if r.Status != 503 || r.ErrorCode() != "typo3_unavailable" {
 			t.Errorf("%s: answer with TYPO3 gone = %d %s, want 503 typo3_unavailable", s.name, r.Status, r.Body)
 		}

@@ -2,23 +2,19 @@ package live_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"waymark/internal/access"
@@ -31,7 +27,7 @@ import (
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
 	"waymark/internal/typo3"
-	"waymark/internal/typo3/live"
+	"waymark/internal/typo3/typo3test"
 	"waymark/internal/waymarktest"
 )
 
@@ -80,41 +76,16 @@ func eachSource(t *testing.T, fn func(t *testing.T, s *source)) {
 	t.Run("builtin", func(t *testing.T) {
 		fn(t, &source{name: "builtin", env: waymarktest.New(t, storetest.SQLite(t), string(demo.Fixture), nil)})
 	})
-	t.Run("typo3-mariadb", func(t *testing.T) { fn(t, typo3Source(t, mariaDB(t), typo3.MariaDB)) })
-	t.Run("typo3-postgres", func(t *testing.T) { fn(t, typo3Source(t, postgresDB(t), typo3.Postgres)) })
+	t.Run("typo3-mariadb", func(t *testing.T) { fn(t, typo3Source(t, typo3test.MariaDB(t))) })
+	t.Run("typo3-postgres", func(t *testing.T) { fn(t, typo3Source(t, typo3test.Postgres(t))) })
 }
 
-// typo3Source makes the demo TYPO3 database on t3, its site configurations,
-// and a Waymark beside it holding only Waymark's part of the demo
-// (configurations, skills, tokens and grants), imported as `waymark import
-// --typo3` does.
-func typo3Source(t *testing.T, t3 *sql.DB, d typo3.Dialect) *source {
+// typo3Source makes the demo TYPO3 database on t3 and a Waymark beside it
+// (besideTYPO3).
+func typo3Source(t *testing.T, t3 typo3test.DB) *source {
 	t.Helper()
-	ctx := context.Background()
-	if err := typo3.CreateDemo(ctx, t3, d, typo3.DemoConfig{Argon2: typo3.Argon2Params{Memory: 1024, Time: 1, Threads: 1}}); err != nil {
-		t.Fatalf("CreateDemo: %v", err)
-	}
-	sites := t.TempDir()
-	if err := typo3.WriteDemoSites(sites); err != nil {
-		t.Fatal(err)
-	}
-	inst, err := live.New(ctx, t3, d, sites, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := storetest.SQLite(t)
-	env := waymarktest.New(t, db, "", &waymarktest.Options{TYPO3: inst})
-	doc, err := fixture.Decode(demo.Fixture, "demo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := fixture.ImportTx(ctx, tx, time.Now(), env.App.FixtureOptions(), fixture.WaymarkPart(doc))
-		return err
-	}); err != nil {
-		t.Fatalf("import Waymark's part of the demo: %v", err)
-	}
-	return &source{name: string(d), env: env, t3: t3, d: d}
+	typo3test.Demo(t, t3)
+	return &source{name: string(t3.Dialect), env: besideTYPO3(t, t3.DB, t3.Dialect, ""), t3: t3.DB, d: t3.Dialect}
 }
 
 // answer is what a request answered, for comparing sources.
@@ -496,98 +467,6 @@ func TestAContentChangeInTYPO3ShowsAtTheNextRead(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-
-func randomName(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
-
-func unavailable(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf(format+" (CI is set: the test must run)", args...)
-	}
-	t.Skipf(format, args...)
-}
-
-// mariaDB returns a new database waymark_t3_<random> on the server of
-// WAYMARK_TEST_MARIADB (default root@tcp(127.0.0.1:3306)/), dropped at the end.
-func mariaDB(t testing.TB) *sql.DB {
-	t.Helper()
-	dsn := os.Getenv("WAYMARK_TEST_MARIADB")
-	if dsn == "" {
-		dsn = "root@tcp(127.0.0.1:3306)/"
-	}
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatalf("WAYMARK_TEST_MARIADB: %v", err)
-	}
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.Ping(); err != nil {
-		admin.Close()
-		unavailable(t, "MariaDB at %s is not reachable (%v)", cfg.Addr, err)
-	}
-	name := randomName("waymark_t3_")
-	if _, err := admin.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
-		admin.Close()
-		t.Fatal(err)
-	}
-	cfg.DBName = name
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Close()
-		_, _ = admin.Exec("DROP DATABASE " + name)
-		admin.Close()
-	})
-	return db
-}
-
-// postgresDB returns a connection to a new schema t3_<random> on the server
-// of WAYMARK_TEST_POSTGRES, dropped at the end.
-func postgresDB(t testing.TB) *sql.DB {
-	t.Helper()
-	base := os.Getenv("WAYMARK_TEST_POSTGRES")
-	if base == "" {
-		unavailable(t, "WAYMARK_TEST_POSTGRES is not set")
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.Ping(); err != nil {
-		admin.Close()
-		unavailable(t, "PostgreSQL of WAYMARK_TEST_POSTGRES is not reachable: %v", err)
-	}
-	schema := randomName("t3_")
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		admin.Close()
-		t.Fatal(err)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	db, err := sql.Open("pgx", u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Close()
-		_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-		admin.Close()
-	})
-	return db
-}
 
 // tourSite adds to the demo a configuration on the scripted model and an
 // approved process skill: what the guided tour below runs on.

@@ -422,7 +422,9 @@ func besideTYPO3(tb testing.TB, db *sql.DB, d typo3.Dialect, extra string) *waym
 	}); err != nil {
 		tb.Fatalf("import Waymark's part of the demo: %v", err)
 	}
-	importExtra(tb, env, extra)
+	if extra != "" {
+		importExtra(tb, env, extra)
+	}
 	return env
 }
 

@@ -24,6 +24,35 @@ export function binary() {
   return out;
 }
 
+// ready resolves once the server at url answers /readyz, and fails with
+// failure() after timeoutMs.
+export async function ready(url, timeoutMs, failure) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const r = await fetch(`${url}/readyz`);
+      if (r.ok) return;
+    } catch { /* not yet accepting */ }
+    if (Date.now() > deadline) throw new Error(failure());
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+// api calls the JSON API of the server at url by API token and resolves to
+// the answer's JSON; an answer other than 2xx fails.
+export async function api(url, token, method, path, body) {
+  const r = await fetch(url + path, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await r.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  if (!r.ok) throw new Error(`${method} ${path} = ${r.status}: ${text}`);
+  return json;
+}
+
 // startDemo starts `waymark demo --addr 127.0.0.1:0 --db <fresh file>`: the
 // kernel picks a free port, which the demo prints in its first line. It
 // resolves once the server answers /readyz; stop() ends it and removes the file.
@@ -47,33 +76,13 @@ export async function startDemo({ timeoutMs = 30000, args = [] } = {}) {
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`waymark demo exited with ${code}:\n${output}`)); });
   });
   // The URL is printed when the listener is bound; wait until it is ready.
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const r = await fetch(`${url}/readyz`);
-      if (r.ok) break;
-    } catch { /* not yet accepting */ }
-    if (Date.now() > deadline) throw new Error(`waymark demo at ${url} not ready:\n${output}`);
-    await new Promise((r) => setImmediate(r));
-  }
+  await ready(url, timeoutMs, () => `waymark demo at ${url} not ready:\n${output}`);
   const exited = new Promise((r) => child.once('exit', r));
   return {
     url,
     db, // the SQLite file, for a second process on the same installation (waymark mcp)
     output: () => output,
-    // api calls the JSON API as a demo user (by API token).
-    async api(token, method, path, body) {
-      const r = await fetch(url + path, {
-        method,
-        headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await r.text();
-      let json = null;
-      try { json = JSON.parse(text); } catch { /* not JSON */ }
-      if (!r.ok) throw new Error(`${method} ${path} = ${r.status}: ${text}`);
-      return json;
-    },
+    api: (token, method, path, body) => api(url, token, method, path, body),
     async stop() {
       if (child.exitCode === null) {
         // A graceful stop first; a server that does not stop within 5 s is

@@ -8,7 +8,7 @@ import { mkdtempSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { binary } from './server.js';
+import { binary, ready, api } from './server.js';
 
 const host = process.env.E2E_MARIADB_HOST || '127.0.0.1';
 const port = process.env.E2E_MARIADB_PORT || '3306';
@@ -59,32 +59,13 @@ export async function startBesideTYPO3({ timeoutMs = 120000 } = {}) {
     child.stderr.on('data', onData);
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`waymark serve --typo3 exited with ${code}:\n${output}`)); });
   }).catch((err) => { drop(); throw err; });
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const r = await fetch(`${url}/readyz`);
-      if (r.ok) break;
-    } catch { /* not yet accepting */ }
-    if (Date.now() > deadline) throw new Error(`waymark serve --typo3 at ${url} not ready:\n${output}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await ready(url, timeoutMs, () => `waymark serve --typo3 at ${url} not ready:\n${output}`);
   const exited = new Promise((r) => child.once('exit', r));
   return {
     url,
     output: () => output,
     typo3: (sql) => mariadb(sql, name),
-    async api(token, method, path, body) {
-      const r = await fetch(url + path, {
-        method,
-        headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await r.text();
-      let json = null;
-      try { json = JSON.parse(text); } catch { /* not JSON */ }
-      if (!r.ok) throw new Error(`${method} ${path} = ${r.status}: ${text}`);
-      return json;
-    },
+    api: (token, method, path, body) => api(url, token, method, path, body),
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM');

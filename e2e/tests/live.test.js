@@ -47,10 +47,12 @@ e2e('the answer loop 200 times: every answer brings the next card, without a rel
     done();
   });
   const times = [];
+  let toured = -1; // the answer whose tour began: a retried answer begins none
   for (let i = 0; i < 200; i++) {
-    if (i % 12 === 0) {
+    if (i % 12 === 0 && toured !== i) {
       if (i > 0 && !(await page.evaluate(() => window.__noReload))) throw new Error(`the page reloaded during tour ${i / 12}`);
       await tour();
+      toured = i;
     }
     // In the page: click "Andere Variante" and wait for a new card (another
     // turn digest) in the region, at most 5 s — a stalled region is a failure.

@@ -14,6 +14,27 @@ export async function startTour(s, page, { pageTitle, language, process }) {
   return conversationId(page);
 }
 
+// openSlashMenu types "/" in the message box and resolves once the process
+// menu is open. A "/" typed while the conversation region is still being
+// swapped in goes to the box the swap replaces: then the box is emptied and
+// "/" typed again, as an editor would.
+export async function openSlashMenu(page) {
+  const input = page.getByRole('combobox', { name: /^(Nachricht|Message)$/ });
+  const list = page.getByRole('listbox', { name: /^(Prozesse|Processes)$/ });
+  let typed = 0;
+  await until(page, async () => {
+    if (await list.isVisible()) return true;
+    if (Date.now() - typed > 300) { // no menu 300 ms after the last "/": type it again
+      await input.fill('');
+      await input.focus();
+      await page.keyboard.type('/');
+      typed = Date.now();
+    }
+    return false;
+  }, 'the process menu to open after "/"');
+  return list;
+}
+
 export function conversationId(page) {
   return Number(new URL(page.url()).pathname.split('/').pop());
 }

@@ -4,7 +4,7 @@
 // approval sent from a page that another session made stale is refused, and
 // the page shows the new diff.
 import { e2e, expect, login, logins } from '../lib/e2e.js';
-import { startTour } from '../lib/chat.js';
+import { startTour, openSlashMenu } from '../lib/chat.js';
 
 // The demo's "Tonalität der Marke" (skill 3) is approved reference text, no
 // process: made a process by an edit, it enters the slash menu only once
@@ -67,10 +67,7 @@ e2e('an administrator edits a backend skill, sees the diff, approves it, and the
   const erika = await s.user('erika');
   await login(s, erika, 'erika');
   await startTour(s, erika, { pageTitle: 'About', language: 'English' });
-  const input = erika.getByRole('combobox', { name: 'Nachricht' });
-  await input.focus();
-  await erika.keyboard.type('/');
-  const list = erika.getByRole('listbox', { name: 'Prozesse' });
+  const list = await openSlashMenu(erika);
   await expect(list.getByRole('option', { name: new RegExp(skillName) })).toBeVisible();
   await s.shot(erika, 'slash-menu-lists-the-approved-skill');
 });

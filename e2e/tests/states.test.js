@@ -4,15 +4,13 @@
 // trace; after the last card the tour is done — Fertig, the next page or
 // that there is none, no ×, no highlight — and each answer shows once.
 import { e2e, expect, login } from '../lib/e2e.js';
-import { startTour, tourHeader, card, answer } from '../lib/chat.js';
+import { startTour, tourHeader, card, answer, openSlashMenu } from '../lib/chat.js';
 
 e2e('a process chosen in the slash menu reads ready, not analysing', async ({ s }) => {
   const page = await s.user('erika');
   await login(s, page, 'erika');
   await startTour(s, page, { pageTitle: 'About', language: 'English' });
-  const input = page.getByRole('combobox', { name: 'Nachricht' });
-  await input.focus();
-  await page.keyboard.type('/');
+  await openSlashMenu(page);
   await page.keyboard.press('ArrowDown');
   await page.keyboard.press('Enter');
   await expect(page.getByText(/Prozess: /)).toBeVisible();

@@ -10,6 +10,7 @@ require $T3_ROOT . '/boot.php';
 
 use TYPO3\CMS\Backend\History\RecordHistory;
 use TYPO3\CMS\Backend\Utility\BackendUtility;
+use TYPO3\CMS\Core\Cache\CacheManager;
 use TYPO3\CMS\Core\Configuration\ExtensionConfiguration;
 use TYPO3\CMS\Core\Database\ConnectionPool;
 use TYPO3\CMS\Core\Information\Typo3Version;
@@ -65,6 +66,12 @@ check('unknown bridge path → 404', $s === 404 && ($j['error'] ?? '') === 'not_
 [$s, $j, $raw] = Bridge::http('GET', $base . '/about-us');
 check('other paths pass on to TYPO3 (frontend /about-us)', $s === 200 && str_contains($raw, 'About'), $s);
 
+$sub = getenv('BASE_SUBPATH');
+if ($sub) {
+    [$s, $j, $raw] = (new Bridge($sub, $secret))->call('ping');
+    check('TYPO3 under a sub-path (' . parse_url($sub, PHP_URL_PATH) . '/): signed ping with the sub-path in PATH → 200', $s === 200 && ($j['ok'] ?? null) === true, [$s, $raw]);
+}
+
 echo "== bad requests\n";
 [$s, $j] = $b->call('apply', ['user' => $EDITOR, 'table' => 'no_such_table', 'uid' => 2, 'key' => "k-$run-0", 'fields' => ['x' => ['old' => '', 'new' => '']]]);
 check('unknown table → 400 bad_request', $s === 400 && ($j['error'] ?? '') === 'bad_request', [$s, $j]);
@@ -82,6 +89,11 @@ echo "== apply as editor, live\n";
 check('target: live', $s === 200 && ($j['workspace'] ?? null) === ['id' => 0, 'title' => 'Live'], [$s, $j]);
 $before = $rec('pages', 2);
 $new = "Waymark description $run";
+// the frontend page is cached (page cache tag pageId_2) before the change
+Bridge::http('GET', "$base/about-us");
+[, , $fe1] = Bridge::http('GET', "$base/about-us");
+$pagesCache = GeneralUtility::makeInstance(CacheManager::class)->getCache('pages');
+check('frontend /about-us is in the page cache before the change', $pagesCache->getBackend()->findIdentifiersByTag('pageId_2') !== [] && !str_contains($fe1, $new));
 $key = "waymark-test-$run-pages-2";
 $historyBefore = $count('sys_history');
 [$s, $j, $raw] = $b->call('apply', ['user' => $EDITOR, 'table' => 'pages', 'uid' => 2, 'key' => $key,
@@ -98,6 +110,9 @@ $logRow = $db->select(['*'], 'sys_log', ['tablename' => 'pages', 'recuid' => 2],
 $logData = json_decode((string)($logRow['log_data'] ?? ''), true) ?: [];
 check('sys_log row by the editor, with the history link the log module needs', (int)($logRow['userid'] ?? 0) === $EDITOR && (int)($logRow['action'] ?? 0) === 2
     && isset($logData['history']) && $count('sys_history', ['uid' => (int)$logData['history'], 'recuid' => 2, 'tablename' => 'pages', 'userid' => $EDITOR]) === 1, $logRow);
+check('page cache of page 2 cleared by DataHandler after the commit', $pagesCache->getBackend()->findIdentifiersByTag('pageId_2') === []);
+[, , $fe2] = Bridge::http('GET', "$base/about-us");
+check('frontend /about-us shows the new description', str_contains($fe2, $new), substr(strip_tags($fe2), 0, 300));
 check('one sys_history row written', $count('sys_history') === $historyBefore + 1, $count('sys_history') - $historyBefore);
 check('key stored in tx_waymark_applied', $count('tx_waymark_applied', ['idempotency_key' => $key]) === 1);
 

@@ -30,6 +30,10 @@ php -r 'require "boot.php"; $c = \TYPO3\CMS\Core\Utility\GeneralUtility::makeIns
   foreach (["tx_waymark_applied", "tx_waymark_nonce"] as $t) { if (!$c->createSchemaManager()->tablesExist([$t])) { echo "missing $t\n"; exit(1); } }' >>"$LOG" 2>&1 \
   && echo "PASS tables tx_waymark_applied and tx_waymark_nonce exist" || fail "extension tables missing"
 
+# the extension configuration the module needs (set before serving: PHP's opcache may keep an older settings.php)
+php -r 'require "boot.php"; \TYPO3\CMS\Core\Utility\GeneralUtility::makeInstance(\TYPO3\CMS\Core\Configuration\ExtensionConfiguration::class)
+  ->set("waymark", ["waymarkUrl" => "https://waymark.example.org", "secret" => ""]);' >>"$LOG" 2>&1 || fail "setting the extension configuration"
+
 # 2. serve it
 PORT=$(php -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo substr(strrchr(stream_socket_get_name($s, false), ":"), 1);')
 SECRET="waymark-test-secret-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"

@@ -234,7 +234,7 @@ check('session: not active for another user', $s === 200 && ($j['active'] ?? nul
 check('session: the cookie identifier itself is not accepted', $s === 200 && ($j['active'] ?? null) === false, [$s, $j]);
 
 // the module: Waymark URL configured, module allowed for the group
-GeneralUtility::makeInstance(ExtensionConfiguration::class)->set('waymark', ['waymarkUrl' => 'https://waymark.example.org', 'secret' => '']);
+// (run.sh configured waymarkUrl https://waymark.example.org before starting the server)
 $mods = (string)$db->select(['groupMods'], 'be_groups', ['uid' => $GROUP])->fetchOne();
 if (!in_array('web_waymark', explode(',', $mods), true)) {
     $asAdmin(['be_groups' => [$GROUP => ['groupMods' => trim($mods . ',web_waymark', ',')]]]);

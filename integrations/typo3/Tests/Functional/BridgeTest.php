@@ -166,12 +166,14 @@ $asAdmin(['be_groups' => [$GROUP => ['explicit_allowdeny' => 'tt_content:CType:t
 $asAdmin(['tt_content' => [4 => ['CType' => 'html']]]);
 $ce4 = $rec('tt_content', 4);
 $historyBefore = $count('sys_history');
+$sysLogBefore = $count('sys_log');
 [$s, $j, $raw] = $b->call('apply', ['user' => $EDITOR, 'table' => 'tt_content', 'uid' => 4, 'key' => "waymark-test-$run-html",
     'fields' => ['header' => ['old' => (string)$ce4['header'], 'new' => 'Not allowed ' . $run]]]);
 check('CType the editor may not edit → 422 refused with TYPO3\'s reason', $s === 422 && ($j['error'] ?? '') === 'refused' && trim((string)($j['reason'] ?? '')) !== '', $raw);
 echo "     reason: " . ($j['reason'] ?? '') . "\n";
 check('…nothing written (record, sys_history, key)', ($rec('tt_content', 4)['header'] ?? '') === (string)$ce4['header'] && $count('sys_history') === $historyBefore
     && $count('tx_waymark_applied', ['idempotency_key' => "waymark-test-$run-html"]) === 0);
+check('…rolled back: even DataHandler\'s sys_log entry of the refusal is gone', $count('sys_log') === $sysLogBefore, $count('sys_log') - $sysLogBefore);
 $asAdmin(['be_groups' => [$GROUP => ['explicit_allowdeny' => $originalAllowDeny]]]);
 
 // a column the group may not edit (exclude field without permission): DataHandler skips it silently; the bridge refuses
@@ -270,5 +272,32 @@ Bridge::http('GET', $base . stripslashes($lo[1] ?? '/typo3/logout'), null, $refe
 [$s, $j] = $b->call('session', ['user' => $EDITOR, 'session' => $hashed]);
 check('session: not active after logout', $s === 200 && ($j['active'] ?? null) === false, [$s, $j]);
 @unlink($jar);
+
+// sessions ended by TYPO3: a disabled user; a password change (DataHandler's DestroySessionHook)
+$login = function () use ($base, $editorPassword, $sessionBackend): string {
+    $jar = tempnam(sys_get_temp_dir(), 'wm-cookies');
+    [, , $html] = Bridge::http('GET', "$base/typo3/login", null, [], $jar);
+    preg_match('/name="__RequestToken" value="([^"]+)"/', $html, $m);
+    Bridge::http('POST', "$base/typo3/login?loginProvider=1433416747", http_build_query(['login_status' => 'login', 'username' => 'editor',
+        'userident' => $editorPassword, '__RequestToken' => $m[1] ?? '']), ['Content-Type: application/x-www-form-urlencoded'], $jar);
+    preg_match('/\sbe_typo_user\s+(\S+)\s*$/m', (string)file_get_contents($jar), $cm);
+    @unlink($jar);
+    $payload = json_decode((string)base64_decode(strtr(explode('.', $cm[1] ?? '..')[1] ?? '', '-_', '+/')), true);
+    return $sessionBackend->hash((string)($payload['identifier'] ?? ''));
+};
+$hashed = $login();
+[$s, $j] = $b->call('session', ['user' => $EDITOR, 'session' => $hashed]);
+check('session: active after a new login', ($j['active'] ?? null) === true, [$s, $j]);
+$asAdmin(['be_users' => [$EDITOR => ['disable' => 1]]]);
+[$s, $j] = $b->call('session', ['user' => $EDITOR, 'session' => $hashed]);
+check('session: not active while the user is disabled', ($j['active'] ?? null) === false, [$s, $j]);
+[$s, $j] = $b->call('target', ['user' => $EDITOR]);
+check('target/apply for a disabled user → 422 refused', $s === 422 && ($j['error'] ?? '') === 'refused', [$s, $j]);
+$asAdmin(['be_users' => [$EDITOR => ['disable' => 0]]]);
+[$s, $j] = $b->call('session', ['user' => $EDITOR, 'session' => $hashed]);
+check('session: active again when re-enabled', ($j['active'] ?? null) === true, [$s, $j]);
+$asAdmin(['be_users' => [$EDITOR => ['password' => $editorPassword]]]);
+[$s, $j] = $b->call('session', ['user' => $EDITOR, 'session' => $hashed]);
+check('session: not active after a password change', ($j['active'] ?? null) === false, [$s, $j]);
 
 done();

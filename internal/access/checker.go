@@ -252,6 +252,9 @@ func (c *Checker) AuthorizeWrite(ctx context.Context, q store.Querier, user int6
 	if !a.CanModifyTable(rec.Table) {
 		return deny("table %s may not be modified", rec.Table)
 	}
+	if f, ok := a.MayEditRecordType(rec); !ok {
+		return deny("%s:%d is of %s %q, which the user's groups do not allow explicitly", rec.Table, rec.UID, f, rec.Fields[f])
+	}
 	if !a.MayEditLanguage(rec.Language) {
 		return deny("language %d may not be edited", rec.Language)
 	}

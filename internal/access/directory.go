@@ -112,6 +112,13 @@ type Rights struct {
 	Languages        []int64 // empty: every language
 	Mounts           []int64
 	Grants           []string
+	// AuthMode names, per table, the fields whose value decides whether a
+	// record may be changed at all (TYPO3's TCA authMode explicitAllow, as
+	// tt_content.CType); ExplicitAllow are the "table:field:value" entries
+	// allowed (TYPO3's explicit_allowdeny). Nil AuthMode: no such rule (the
+	// built-in directory).
+	AuthMode      map[string][]string
+	ExplicitAllow []string
 }
 
 // NewActor returns the actor of u with rights r, resolved by a directory.
@@ -140,6 +147,16 @@ func NewActor(u User, r Rights) *Actor {
 	}
 	for _, g := range r.Grants {
 		a.grants[g] = true
+	}
+	if len(r.AuthMode) > 0 {
+		a.authMode = map[string][]string{}
+		for t, fs := range r.AuthMode {
+			a.authMode[t] = slices.Clone(fs)
+		}
+		a.explicitAllow = map[string]bool{}
+		for _, e := range r.ExplicitAllow {
+			a.explicitAllow[e] = true
+		}
 	}
 	a.mounts = slices.Clone(r.Mounts)
 	slices.Sort(a.mounts)

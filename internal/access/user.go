@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
+	"waymark/internal/content"
 	"waymark/internal/fault"
 	"waymark/internal/store"
 )
@@ -58,6 +60,10 @@ type Actor struct {
 	languages    map[int64]bool  // empty = every language
 	mounts       []int64
 	grants       map[string]bool
+	// authMode and explicitAllow: see Rights.AuthMode; nil authMode means
+	// the directory has no such rule.
+	authMode      map[string][]string
+	explicitAllow map[string]bool
 }
 
 // ErrNoUser is returned when the user does not exist.
@@ -279,4 +285,30 @@ func (a *Actor) MayEditLanguage(lang int64) bool {
 		return false
 	}
 	return lang == -1 || len(a.languages) == 0 || a.languages[lang]
+}
+
+// MayEditRecordType reports whether the actor may change rec at all by the
+// value of its type field, as TYPO3's checkAuthMode for fields with TCA
+// authMode explicitAllow (tt_content.CType): administrators; a directory
+// without the rule; an empty value or "--div--"; else "table:field:value"
+// must be allowed explicitly — a group list without it (or an empty one)
+// allows none. A value with ":", "|" or "," is never allowed. field names the
+// field that refused.
+func (a *Actor) MayEditRecordType(rec content.Record) (field string, ok bool) {
+	if a.IsAdmin() {
+		return "", true
+	}
+	if !a.Active() {
+		return "", false
+	}
+	for _, f := range a.authMode[rec.Table] {
+		v := rec.Fields[f]
+		if v == "" || v == "--div--" {
+			continue
+		}
+		if strings.ContainsAny(v, ":|,") || !a.explicitAllow[rec.Table+":"+f+":"+v] {
+			return f, false
+		}
+	}
+	return "", true
 }

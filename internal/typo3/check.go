@@ -13,9 +13,9 @@ import (
 // TYPO3 database without one of them cannot be used.
 var requiredColumns = map[string][]string{
 	"be_users": {"uid", "deleted", "disable", "starttime", "endtime", "username", "realName", "password", "admin",
-		"usergroup", "lang", "db_mountpoints", "options"},
+		"usergroup", "lang", "db_mountpoints", "options", "allowed_languages", "workspace_perms", "workspace_id", "mfa"},
 	"be_groups": {"uid", "deleted", "hidden", "subgroup", "db_mountpoints", "tables_select", "tables_modify",
-		"non_exclude_fields", "allowed_languages"},
+		"non_exclude_fields", "explicit_allowdeny", "allowed_languages", "workspace_perms"},
 	"pages": {"uid", "pid", "tstamp", "deleted", "hidden", "sorting", "sys_language_uid", "l10n_parent", "t3ver_wsid", "editlock",
 		"perms_userid", "perms_groupid", "perms_user", "perms_group", "perms_everybody",
 		"title", "nav_title", "slug", "seo_title", "description", "keywords", "og_title", "og_description", "og_image", "abstract"},
@@ -38,12 +38,16 @@ type Report struct {
 	// Hints about the TYPO3 version, from columns that came with one.
 	VersionHints []string
 
-	Sites     []Site
-	SitesErr  error    // why the site configurations could not be read
-	Users     int      // active backend users (not deleted or disabled, inside start and end time)
-	CanLogIn  int      // of them, with a password hash Waymark verifies
-	LogInAs   []string // their usernames, sorted
-	NoPass    int      // of them, without a password
+	Sites    []Site
+	SitesErr error    // why the site configurations could not be read
+	Users    int      // active backend users (not deleted or disabled, inside start and end time)
+	CanLogIn int      // of them, with a password hash Waymark verifies
+	LogInAs  []string // their usernames, sorted
+	// MFA are the usernames of active users with a second factor in TYPO3,
+	// sorted: they cannot log in with a password, only from the TYPO3 backend.
+	MFA       []string
+	CLI       bool // TYPO3's command-line user _cli_ exists (never a password login)
+	NoPass    int  // of them, without a password
 	Admins    int
 	HashKinds map[HashKind]int // unsupported kinds among the active users
 }
@@ -86,6 +90,13 @@ func (r *Report) Lines() []string {
 			r.Users, r.Admins, r.CanLogIn, r.NoPass))
 		if len(r.LogInAs) > 0 {
 			out = append(out, "can log in to Waymark: "+strings.Join(r.LogInAs, ", "))
+		}
+		if len(r.MFA) > 0 {
+			out = append(out, "second factor (MFA) active, no password login — they open Waymark from the TYPO3 backend: "+
+				strings.Join(r.MFA, ", "))
+		}
+		if r.CLI {
+			out = append(out, "_cli_ is TYPO3's command-line user: no password login")
 		}
 		kinds := make([]string, 0, len(r.HashKinds))
 		for k := range r.HashKinds {
@@ -139,7 +150,11 @@ func Check(ctx context.Context, db *sql.DB, d Dialect, sitesDir string, now int6
 	if len(r.MissingTables) > 0 || !have["be_users"]["password"] {
 		return r, nil
 	}
-	rs, err := db.QueryContext(ctx, d.rebind("SELECT `username`, `admin`, `password` FROM `be_users` WHERE `deleted` = 0 AND `disable` = 0 "+
+	mfaCol := "NULL"
+	if have["be_users"]["mfa"] {
+		mfaCol = "`mfa`"
+	}
+	rs, err := db.QueryContext(ctx, d.rebind("SELECT `username`, `admin`, `password`, "+mfaCol+" FROM `be_users` WHERE `deleted` = 0 AND `disable` = 0 "+
 		"AND `starttime` <= ? AND (`endtime` = 0 OR `endtime` > ?)"), now, now)
 	if err != nil {
 		return nil, fmt.Errorf("typo3 check: backend users: %w", err)
@@ -148,17 +163,22 @@ func Check(ctx context.Context, db *sql.DB, d Dialect, sitesDir string, now int6
 	for rs.Next() {
 		var admin int64
 		var name, hash string
-		if err := rs.Scan(&name, &admin, &hash); err != nil {
+		var mfa []byte
+		if err := rs.Scan(&name, &admin, &hash, &mfa); err != nil {
 			return nil, fmt.Errorf("typo3 check: backend users: %w", err)
 		}
 		r.Users++
 		if admin&1 == 1 {
 			r.Admins++
 		}
-		switch kind := ClassifyHash(hash); kind {
-		case HashEmpty:
+		switch kind := ClassifyHash(hash); {
+		case name == cliUser:
+			r.CLI = true
+		case mfaActive(mfa):
+			r.MFA = append(r.MFA, name)
+		case kind == HashEmpty:
 			r.NoPass++
-		case HashArgon2i, HashArgon2id, HashBcrypt:
+		case kind == HashArgon2i, kind == HashArgon2id, kind == HashBcrypt:
 			r.CanLogIn++
 			r.LogInAs = append(r.LogInAs, name)
 		default:
@@ -169,6 +189,7 @@ func Check(ctx context.Context, db *sql.DB, d Dialect, sitesDir string, now int6
 		return nil, fmt.Errorf("typo3 check: backend users: %w", err)
 	}
 	sort.Strings(r.LogInAs)
+	sort.Strings(r.MFA)
 	return r, nil
 }
 

@@ -210,6 +210,16 @@ func (d Dialect) placeholder(n int) string {
 func demoRows(doc *fixture.Document, cfg DemoConfig) ([]row, error) {
 	now := cfg.Now.Unix()
 	var rows []row
+	// TYPO3's tt_content.CType is an authMode field: a group that may modify
+	// tt_content is given the content types the demo uses, as an
+	// administrator ticks them under "Explicitly allow field values".
+	var ctypes []string
+	for _, c := range doc.Records {
+		if t := c.Fields["CType"]; c.Table == "tt_content" && t != "" && !slices.Contains(ctypes, "tt_content:CType:"+t) {
+			ctypes = append(ctypes, "tt_content:CType:"+t)
+		}
+	}
+	slices.Sort(ctypes)
 	for _, g := range doc.Groups {
 		nef, err := typo3Fields(g.NonExcludeFields)
 		if err != nil {
@@ -220,6 +230,9 @@ func demoRows(doc *fixture.Document, cfg DemoConfig) ([]row, error) {
 			set("title", g.Title).set("subgroup", csv(g.Subgroups)).set("db_mountpoints", csv(g.Mounts)).
 			set("tables_select", strings.Join(g.TablesSelect, ",")).set("tables_modify", strings.Join(g.TablesModify, ",")).
 			set("non_exclude_fields", strings.Join(nef, ",")).set("allowed_languages", csv(g.Languages))
+		if slices.Contains(g.TablesModify, "tt_content") {
+			r.set("explicit_allowdeny", strings.Join(ctypes, ","))
+		}
 		rows = append(rows, r)
 	}
 	for _, u := range doc.Users {

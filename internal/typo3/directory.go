@@ -83,7 +83,23 @@ type User struct {
 	TablesSelect     []string // includes TablesModify, as in TYPO3
 	TablesModify     []string
 	NonExcludeFields []string // "table:column"
-	AllowedLanguages []int64  // empty: every language
+	// ExplicitAllow are the groups' explicit_allowdeny entries
+	// ("tt_content:CType:text"): the values of an authMode field (see
+	// AuthModeFields) the user may edit records of.
+	ExplicitAllow []string
+	// AllowedLanguages are the user's own allowed_languages and the
+	// groups', as fetchGroupData gathers them; empty: every language.
+	AllowedLanguages []int64
+	// LiveWorkspace is bit 1 of workspace_perms of the user or one of the
+	// groups: TYPO3 lets the user edit the live workspace. It only counts
+	// with EXT:workspaces installed (see Directory.Workspace).
+	LiveWorkspace bool
+	// WorkspaceID is be_users.workspace_id as stored: the workspace the
+	// user last chose (0 live, -99 none).
+	WorkspaceID int64
+	// MFA tells that the user signs in to TYPO3 with an active second
+	// factor (be_users.mfa); Waymark's password login refuses such users.
+	MFA bool
 	// Mounts are the page uids of the user's db mounts (their own, plus the
 	// groups' when be_users.options has bit 1) that exist and the user may
 	// show, as TYPO3 keeps them.
@@ -174,7 +190,8 @@ func (d Dialect) rebind(q string) string {
 }
 
 const userColumns = "`uid`, `username`, `realName`, `admin`, `disable`, `starttime`, `endtime`, `lang`, " +
-	"COALESCE(`usergroup`, ''), COALESCE(`db_mountpoints`, ''), `options`, `password`"
+	"COALESCE(`usergroup`, ''), COALESCE(`db_mountpoints`, ''), `options`, `password`, COALESCE(`allowed_languages`, ''), " +
+	"`workspace_perms`, `workspace_id`, `mfa`"
 
 // User loads the backend user by username with their rights.
 func (dir *Directory) User(ctx context.Context, username string) (*User, error) {
@@ -189,29 +206,46 @@ func (dir *Directory) UserByUID(ctx context.Context, uid int64) (*User, error) {
 // Login loads the user and checks the password against the stored hash.
 // An unknown, deleted, disabled or expired user answers ErrWrongPassword,
 // like a wrong password, so a login never tells whether an account exists;
-// User tells the cases apart for the checks at each request. A hash of a
+// User tells the cases apart for the checks at each request. Every refused
+// login costs one password verification of the kind and cost the
+// installation uses (dummyHash where the user has no hash of her own to
+// verify), so its time does not tell these cases apart either. A hash of a
 // kind Waymark cannot verify is an error wrapping ErrUnsupportedHash that
-// names the kind (for the operator's log).
+// names the kind (for the operator's log). A user with an active second
+// factor is refused with ErrMFARequired — only when the password is right,
+// so the answer tells nothing to whom does not know it.
 func (dir *Directory) Login(ctx context.Context, username, password string) (*User, error) {
 	u, err := dir.User(ctx, username)
 	var inactive *InactiveError
 	if errors.Is(err, ErrUnknownUser) || errors.As(err, &inactive) {
+		dir.spend(ctx, password)
 		return nil, ErrWrongPassword
 	}
 	if err != nil {
 		return nil, err
 	}
-	if u.hash == "" {
+	if u.hash == "" || u.Username == cliUser {
+		dir.spend(ctx, password)
 		return nil, ErrWrongPassword
 	}
 	ok, err := VerifyPassword(u.hash, password)
 	if err != nil {
+		dir.spend(ctx, password)
 		return nil, fmt.Errorf("backend user %q: %w", username, err)
 	}
 	if !ok {
 		return nil, ErrWrongPassword
 	}
+	if u.MFA {
+		return nil, fmt.Errorf("backend user %q: %w", username, ErrMFARequired)
+	}
 	return u, nil
+}
+
+// spend verifies password against dummyHash and forgets the answer: the
+// cost of a refused login that had no hash of its own to verify.
+func (dir *Directory) spend(ctx context.Context, password string) {
+	_, _ = VerifyPassword(dir.dummyHash(ctx), password)
 }
 
 func (dir *Directory) load(ctx context.Context, where string, arg any) (*User, error) {
@@ -221,9 +255,12 @@ func (dir *Directory) load(ctx context.Context, where string, arg any) (*User, e
 		admin, disable, options int64
 		start, end              int64
 		usergroup, mounts       string
+		ownLangs                string
+		wsPerms                 int64
+		mfa                     []byte
 	)
 	err := dir.db.QueryRowContext(ctx, q, arg).Scan(&u.UID, &u.Username, &u.RealName, &admin, &disable,
-		&start, &end, &u.Lang, &usergroup, &mounts, &options, &u.hash)
+		&start, &end, &u.Lang, &usergroup, &mounts, &options, &u.hash, &ownLangs, &wsPerms, &u.WorkspaceID, &mfa)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrUnknownUser
 	}
@@ -240,12 +277,15 @@ func (dir *Directory) load(ctx context.Context, where string, arg any) (*User, e
 		return nil, &InactiveError{u.Username, Expired}
 	}
 	u.Admin = admin&1 == 1
+	u.MFA = mfaActive(mfa)
 	groups, err := dir.groups(ctx, ids(usergroup))
 	if err != nil {
 		return nil, err
 	}
-	var tablesSelect, tablesModify, fields []string
-	var langs []int64
+	var tablesSelect, tablesModify, fields, allow []string
+	// fetchGroupData starts from the user's own allowed_languages and
+	// workspace_perms and adds the groups'.
+	langs := signedIDs(ownLangs)
 	mountList := ids(mounts)
 	for _, g := range groups {
 		u.Groups = append(u.Groups, g.uid)
@@ -253,6 +293,8 @@ func (dir *Directory) load(ctx context.Context, where string, arg any) (*User, e
 		tablesModify = append(tablesModify, g.tablesModify...)
 		fields = append(fields, g.nonExcludeFields...)
 		langs = append(langs, g.languages...)
+		allow = append(allow, g.explicitAllow...)
+		wsPerms |= g.workspacePerms
 		if options&mountsFromGroups != 0 {
 			mountList = append(mountList, g.mounts...)
 		}
@@ -261,6 +303,8 @@ func (dir *Directory) load(ctx context.Context, where string, arg any) (*User, e
 	u.TablesSelect = unique(append(tablesSelect, tablesModify...))
 	u.NonExcludeFields = unique(fields)
 	u.AllowedLanguages = unique(langs)
+	u.ExplicitAllow = unique(allow)
+	u.LiveWorkspace = wsPerms&1 == 1
 	if u.Admin {
 		return &u, nil
 	}
@@ -278,9 +322,10 @@ func (dir *Directory) load(ctx context.Context, where string, arg any) (*User, e
 }
 
 type group struct {
-	uid                                          int64
-	tablesSelect, tablesModify, nonExcludeFields []string
-	languages, mounts, subgroups                 []int64
+	uid                                                         int64
+	tablesSelect, tablesModify, nonExcludeFields, explicitAllow []string
+	languages, mounts, subgroups                                []int64
+	workspacePerms                                              int64
 }
 
 // groups resolves the group uids and, recursively, their subgroups, as
@@ -342,7 +387,8 @@ func (dir *Directory) groupsIn(ctx context.Context, uids []int64) ([]group, erro
 		args[i] = u
 	}
 	q := dir.d.rebind("SELECT `uid`, COALESCE(`tables_select`, ''), COALESCE(`tables_modify`, ''), " +
-		"COALESCE(`non_exclude_fields`, ''), `allowed_languages`, COALESCE(`db_mountpoints`, ''), COALESCE(`subgroup`, '') " +
+		"COALESCE(`non_exclude_fields`, ''), `allowed_languages`, COALESCE(`db_mountpoints`, ''), COALESCE(`subgroup`, ''), " +
+		"COALESCE(`explicit_allowdeny`, ''), `workspace_perms` " +
 		"FROM `be_groups` WHERE `uid` IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(uids)), ", ") +
 		") AND `deleted` = 0 AND `hidden` = 0")
 	rows, err := dir.db.QueryContext(ctx, q, args...)
@@ -353,12 +399,13 @@ func (dir *Directory) groupsIn(ctx context.Context, uids []int64) ([]group, erro
 	var out []group
 	for rows.Next() {
 		var uid int64
-		var sel, mod, nef, langs, mounts, sub string
-		if err := rows.Scan(&uid, &sel, &mod, &nef, &langs, &mounts, &sub); err != nil {
+		var sel, mod, nef, langs, mounts, sub, allow string
+		var wsPerms int64
+		if err := rows.Scan(&uid, &sel, &mod, &nef, &langs, &mounts, &sub, &allow, &wsPerms); err != nil {
 			return nil, fmt.Errorf("read backend groups %v: %w", uids, err)
 		}
 		out = append(out, group{uid: uid, tablesSelect: list(sel), tablesModify: list(mod), nonExcludeFields: list(nef),
-			languages: signedIDs(langs), mounts: ids(mounts), subgroups: ids(sub)})
+			languages: signedIDs(langs), mounts: ids(mounts), subgroups: ids(sub), explicitAllow: list(allow), workspacePerms: wsPerms})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read backend groups %v: %w", uids, err)

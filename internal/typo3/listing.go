@@ -22,11 +22,20 @@ type UserInfo struct {
 	Admin    bool
 	Active   bool     // not disabled, inside start and end time
 	HashKind HashKind // of the stored password
+	MFA      bool     // signs in to TYPO3 with an active second factor
 }
 
-// CanLogIn tells whether Waymark can check the user's password.
+// cliUser is TYPO3's command-line user (CommandLineUserAuthentication): an
+// administrator with a random password TYPO3 made, no person; Waymark's
+// password login refuses it.
+const cliUser = "_cli_"
+
+// CanLogIn tells whether the user can log in to Waymark with a password:
+// active, not TYPO3's command-line user, without a second factor (such a
+// user opens Waymark from the TYPO3 backend), with a hash Waymark checks.
 func (u UserInfo) CanLogIn() bool {
-	return u.Active && (u.HashKind == HashArgon2i || u.HashKind == HashArgon2id || u.HashKind == HashBcrypt)
+	return u.Active && !u.MFA && u.Username != cliUser &&
+		(u.HashKind == HashArgon2i || u.HashKind == HashArgon2id || u.HashKind == HashBcrypt)
 }
 
 // Groups lists the backend groups that are not deleted, by uid — the groups
@@ -57,7 +66,7 @@ func (dir *Directory) Groups(ctx context.Context) ([]GroupInfo, error) {
 
 // Users lists the backend users that are not deleted, by uid.
 func (dir *Directory) Users(ctx context.Context) ([]UserInfo, error) {
-	rs, err := dir.db.QueryContext(ctx, dir.d.rebind("SELECT `uid`, `username`, `realName`, `admin`, `disable`, `starttime`, `endtime`, `password` "+
+	rs, err := dir.db.QueryContext(ctx, dir.d.rebind("SELECT `uid`, `username`, `realName`, `admin`, `disable`, `starttime`, `endtime`, `password`, `mfa` "+
 		"FROM `be_users` WHERE `deleted` = 0 ORDER BY `uid`"))
 	if err != nil {
 		return nil, fmt.Errorf("list backend users: %w", err)
@@ -69,12 +78,14 @@ func (dir *Directory) Users(ctx context.Context) ([]UserInfo, error) {
 		var u UserInfo
 		var admin, disable, start, end int64
 		var hash string
-		if err := rs.Scan(&u.UID, &u.Username, &u.RealName, &admin, &disable, &start, &end, &hash); err != nil {
+		var mfa []byte
+		if err := rs.Scan(&u.UID, &u.Username, &u.RealName, &admin, &disable, &start, &end, &hash, &mfa); err != nil {
 			return nil, fmt.Errorf("list backend users: %w", err)
 		}
 		u.Admin = admin&1 == 1
 		u.Active = disable == 0 && start <= now && (end == 0 || end > now)
 		u.HashKind = ClassifyHash(hash)
+		u.MFA = mfaActive(mfa)
 		out = append(out, u)
 	}
 	if err := rs.Err(); err != nil {

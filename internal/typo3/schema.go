@@ -101,6 +101,9 @@ func schema() []table {
 			varchar("lang", 10, "default"), varchar("email", 255, ""), varchar("realName", 80, ""),
 			text("db_mountpoints"), flag("options"), varchar("allowed_languages", 255, ""), text("userMods"),
 			text("TSconfig"), uintCol("lastlogin"), intCol("workspace_id", "0"), column{name: "uc", typ: tBlob},
+			// workspace_perms defaults to 1 (live) on users, 0 on groups, as
+			// their TCA; mfa is the core's ext_tables.sql mediumblob.
+			column{"workspace_perms", tSmallint, 0, "1", true}, column{name: "mfa", typ: tBlob},
 		), indexes: [][]string{{"pid"}, {"username"}}},
 		{name: "pages", columns: append(append(recordColumns("hidden"), languageColumns("l10n_parent", "l10n_diffsource")...),
 			uintCol("perms_userid"), uintCol("perms_groupid"),

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"waymark/internal/access"
 	"waymark/internal/content"
 	"waymark/internal/store"
 )
@@ -99,6 +100,9 @@ func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.Wr
 // TYPO3 holds (and the card showed) is no change.
 func (r *RecordWriter) check(ctx context.Context, tx *store.Tx, req content.WriteRequest) (content.Written, error) {
 	rec, names, err := r.Local.CheckTx(ctx, tx, req)
+	if err == nil {
+		err = r.liveAccess(ctx, req.User)
+	}
 	if err != nil {
 		if r.gone(ctx) {
 			// The record or the rights could not be read: TYPO3 does not
@@ -156,4 +160,33 @@ func (r *RecordWriter) gone(ctx context.Context) bool {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	return r.TYPO3.db.PingContext(pctx) != nil
+}
+
+// NoLiveAccess is the reason the direct writer refuses a user TYPO3 gives
+// no access to the live workspace.
+const NoLiveAccess = "TYPO3 gives this user no access to the live workspace; " +
+	"changes need the TYPO3 bridge to become workspace versions"
+
+// liveAccess refuses (an *access.DeniedError) a write for user uid when
+// TYPO3 would not let her change the live workspace (EXT:workspaces
+// installed, workspace_perms of her and her groups without bit 1): this
+// writer writes the live rows only, and DataHandler would have made a
+// workspace version of her change instead.
+func (r *RecordWriter) liveAccess(ctx context.Context, uid int64) error {
+	dir, err := NewDirectory(r.TYPO3.db, r.TYPO3.d, nil)
+	if err != nil {
+		return err
+	}
+	u, err := dir.UserByUID(ctx, uid)
+	if err != nil {
+		return fmt.Errorf("read backend user %d for the workspace check: %w", uid, err)
+	}
+	ok, err := dir.LiveAccess(ctx, u)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &access.DeniedError{Reason: NoLiveAccess}
+	}
+	return nil
 }

@@ -50,6 +50,12 @@ func (t *TYPO3) reached(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
+// ErrMFARequired refuses the password login of a TYPO3 user with an active
+// second factor (401 mfa_required): Waymark cannot ask for the second
+// factor, so she opens Waymark from the TYPO3 backend, module "Waymark".
+var ErrMFARequired = fault.New(fault.Unauthenticated, "mfa_required",
+	"this account signs in to TYPO3 with a second factor: open Waymark from the TYPO3 backend (module \"Waymark\")")
+
 // Tables are the TYPO3 tables the reads need.
 var Tables = []string{"be_groups", "be_users", "pages", "tt_content", "sys_file", "sys_file_reference"}
 
@@ -239,6 +245,7 @@ func (t *TYPO3) LoadActor(ctx context.Context, q store.Querier, uid int64) (*acc
 	return access.NewActor(u, access.Rights{
 		AllGroups: tu.Groups, TablesSelect: tu.TablesSelect, TablesModify: tu.TablesModify,
 		NonExcludeFields: fields, Languages: tu.AllowedLanguages, Mounts: tu.Mounts, Grants: grants,
+		AuthMode: typo3.AuthModeFields, ExplicitAllow: tu.ExplicitAllow,
 	}), nil
 }
 
@@ -311,6 +318,10 @@ func (t *TYPO3) CheckLogin(ctx context.Context, username, password string) (int6
 	switch {
 	case errors.Is(err, typo3.ErrWrongPassword):
 		return 0, auth.ErrUnauthenticated
+	case errors.Is(err, typo3.ErrMFARequired):
+		// Not ErrUnauthenticated, which the login answers as a wrong
+		// password: the password was right, and the user is told where to go.
+		return 0, fmt.Errorf("%w: %w", ErrMFARequired, err)
 	case errors.Is(err, typo3.ErrUnsupportedHash), errors.Is(err, typo3.ErrMalformedHash):
 		return 0, fmt.Errorf("%w: %v", auth.ErrUnauthenticated, err)
 	case err != nil:
@@ -326,6 +337,18 @@ func (t *TYPO3) CheckLogin(ctx context.Context, username, password string) (int6
 // (access.KeepUserTx), for a login or a token.
 func KeepUser(ctx context.Context, db *store.DB, uid int64, username string) error {
 	return db.InTx(ctx, func(tx *store.Tx) error { return access.KeepUserTx(ctx, tx, uid, username) })
+}
+
+// Workspace is the workspace TYPO3 puts the user uid's changes in now
+// (typo3.Directory.Workspace): ID 0 live, a sys_workspace uid with its
+// title, or typo3.NoWorkspace. Without EXT:workspaces it is live.
+func (t *TYPO3) Workspace(ctx context.Context, uid int64) (typo3.Workspace, error) {
+	u, err := t.dir.UserByUID(ctx, uid)
+	if err != nil {
+		return typo3.Workspace{}, t.reached(ctx, err)
+	}
+	w, err := t.dir.Workspace(ctx, u)
+	return w, t.reached(ctx, err)
 }
 
 var _ access.Roster = (*TYPO3)(nil)

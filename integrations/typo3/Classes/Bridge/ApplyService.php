@@ -99,7 +99,9 @@ final class ApplyService
                 return [200, ['status' => 'already_applied'] + $stored];
             }
 
-            // 2. the record as she sees it in her workspace
+            // 2. the record as she sees it in her workspace; its rows stay locked until the commit, so that a
+            // concurrent change cannot slip in between the comparison with `old` and DataHandler's write
+            $this->lockRows($connection, $table, $uid, (int)$beUser->workspace);
             $record = $this->recordInWorkspace($table, $uid, (int)$beUser->workspace);
             if ($record === null) {
                 $connection->rollBack();
@@ -181,6 +183,24 @@ final class ApplyService
         // after the commit: the cache clearing DataHandler registered, as TYPO3 configures it
         $dataHandler->runDeferredCacheClearing();
         return [200, ['status' => 'applied'] + $result];
+    }
+
+    private function lockRows(Connection $connection, string $table, int $uid, int $workspace): void
+    {
+        if ($this->connectionPool->getConnectionForTable($table) !== $connection) {
+            return;   // the table lives on another connection: no lock inside this transaction
+        }
+        $qb = $connection->createQueryBuilder();
+        $qb->getRestrictions()->removeAll();
+        $qb->select('uid')->from($table)->where($qb->expr()->eq('uid', $qb->createNamedParameter($uid, Connection::PARAM_INT)));
+        if ($workspace > 0 && BackendUtility::isTableWorkspaceEnabled($table)) {
+            $qb->orWhere($qb->expr()->and(
+                $qb->expr()->eq('t3ver_oid', $qb->createNamedParameter($uid, Connection::PARAM_INT)),
+                $qb->expr()->eq('t3ver_wsid', $qb->createNamedParameter($workspace, Connection::PARAM_INT))
+            ));
+        }
+        $qb->getConcreteQueryBuilder()->forUpdate();
+        $qb->executeQuery()->fetchAllAssociative();
     }
 
     private function storedResult(Connection $connection, string $key): ?array

@@ -123,13 +123,17 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeT3()
+	t3bridge, err := f.openBridge(ctx, t3)
+	if err != nil {
+		return err
+	}
 	db, err := f.openDB(ctx, f.DB)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Workers: f.Workers, ChatWorkers: chats,
-		Lease: f.Lease, ModelStream: f.ModelStream, Logger: e.log, Version: version, Tracer: traces.Tracer(), TYPO3: t3})
+		Lease: f.Lease, ModelStream: f.ModelStream, Logger: e.log, Version: version, Tracer: traces.Tracer(), TYPO3: t3, Bridge: t3bridge})
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,10 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeT3()
+	t3bridge, err := f.openBridge(ctx, t3)
+	if err != nil {
+		return err
+	}
 	db, err := f.openDB(ctx, f.DB)
 	if err != nil {
 		return err
@@ -67,7 +71,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	defer db.Close()
 	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Workers: f.Workers, ChatWorkers: chats,
 		Lease: f.Lease, ModelStream: f.ModelStream, Logger: e.log, Version: version, MaxOpenRuns: f.MaxOpenRuns, SecureCookies: ho.secure, MetricsToken: f.MetricsToken,
-		TrustedProxies: ho.trusted, Tracer: traces.Tracer(), TYPO3: t3, MCPOrigins: mcpOrigins(f.PublicURL)})
+		TrustedProxies: ho.trusted, Tracer: traces.Tracer(), TYPO3: t3, MCPOrigins: mcpOrigins(f.PublicURL),
+		Bridge: t3bridge, PasswordLogin: f.TYPO3PasswordLogin})
 	if err != nil {
 		return err
 	}

@@ -75,6 +75,9 @@ var optionTable = []option{
 	{flag: "label", def: "cli", field: "Label", cmds: "token", usage: "a label stored with the token"},
 	{flag: "typo3", arg: "DSN", field: "TYPO3", cmds: "typo3 serve worker import token", secret: true, usage: "the TYPO3 database: mysql://user:password@host:port/database or postgres://…; it carries a password, so prefer the variable to the flag (serve, worker, import, token: users, rights, pages, content and languages come from it, read live)"},
 	{flag: "typo3-sites", arg: "DIR", field: "TYPO3Sites", cmds: "typo3 serve worker import token", usage: "the TYPO3 installation's config/sites folder, its site configurations (demo: where it writes them); required with --typo3"},
+	{flag: "typo3-bridge", arg: "URL", field: "TYPO3Bridge", cmds: "typo3 serve worker", usage: "TYPO3's base URL where the Waymark TYPO3 extension answers (integrations/typo3): approved changes are written through TYPO3's DataHandler as the editor, in her workspace, and editors open Waymark from the TYPO3 backend; needs --typo3 and the secret"},
+	{flag: "typo3-bridge-secret", arg: "SECRET", field: "TYPO3BridgeSecret", cmds: "typo3 serve worker", secret: true, usage: "the secret shared with the TYPO3 extension (its WAYMARK_BRIDGE_SECRET or extension configuration), at least 32 characters; prefer the variable to the flag"},
+	{flag: "typo3-password-login", def: "false", field: "TYPO3PasswordLogin", cmds: "serve", usage: "beside the TYPO3 bridge, also let TYPO3 users log in with their password (off: they open Waymark from the TYPO3 backend, second factor included); a user with an active second factor is always refused"},
 	{flag: "as", field: "As", cmds: "skill", usage: "the user who approves or revokes (approve, revoke)"},
 	{flag: "typo3", env: "WAYMARK_BENCH_TYPO3", arg: "DSN", field: "TYPO3", cmds: "bench", secret: true, usage: "also run beside TYPO3 and print both figures side by side: an EMPTY TYPO3 database (mysql://… or postgres://…, never WAYMARK_TYPO3), where the bench creates its site as TYPO3 rows; one with any table is refused"},
 	{flag: "typo3-sites", env: "WAYMARK_BENCH_TYPO3_SITES", arg: "DIR", field: "TYPO3Sites", cmds: "bench", usage: "an empty or new folder the bench writes its TYPO3 site configuration to (default: a temporary one)"},
@@ -98,13 +101,14 @@ type config struct {
 	DB, Addr, DataDir, SecretKey, SkillsRoot             string
 	PublicURL, TLSCert, TLSKey, MetricsToken, CPUProfile string
 	Label, As, TYPO3, TYPO3Sites, Token                  string
+	TYPO3Bridge, TYPO3BridgeSecret                       string
 	MigrateTo, BackupTo, RestoreFrom                     string
 	Workers, ChatWorkers, MaxOpenRuns, MaxClientConns    int
 	WorkerProcesses, Conversations                       int
 	Lease, ShutdownTimeout, PurgeEvery, DemoPace         time.Duration
 	OlderThan, WaitingOlderThan, Duration                time.Duration
 	ModelStream, SecureCookies, StoreNoFastPaths         bool
-	MigrateStatus                                        bool
+	MigrateStatus, TYPO3PasswordLogin                    bool
 	TrustedProxies                                       prefixes
 }
 

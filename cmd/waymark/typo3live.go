@@ -7,8 +7,35 @@ import (
 	"os"
 
 	"waymark/internal/typo3"
+	"waymark/internal/typo3/bridge"
 	"waymark/internal/typo3/live"
 )
+
+// openBridge returns the client of the TYPO3 extension of --typo3-bridge
+// and --typo3-bridge-secret, or nil without --typo3-bridge. It needs the
+// installation (t3, from --typo3) and asks the extension once: a URL that
+// does not answer, a wrong secret or an extension without one is a
+// one-line error before anything is served.
+func (f *flags) openBridge(ctx context.Context, t3 *live.TYPO3) (*bridge.Client, error) {
+	switch {
+	case f.TYPO3Bridge == "" && f.TYPO3BridgeSecret != "":
+		return nil, fmt.Errorf("%w: --typo3-bridge-secret needs --typo3-bridge URL", errUsage)
+	case f.TYPO3Bridge == "":
+		return nil, nil
+	case t3 == nil:
+		return nil, fmt.Errorf("%w: --typo3-bridge needs --typo3 DSN: Waymark reads the installation it writes to through the extension", errUsage)
+	case f.TYPO3BridgeSecret == "":
+		return nil, fmt.Errorf("%w: --typo3-bridge needs the shared secret: WAYMARK_TYPO3_BRIDGE_SECRET (or --typo3-bridge-secret)", errUsage)
+	}
+	c, err := bridge.NewClient(f.TYPO3Bridge, f.TYPO3BridgeSecret, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if _, err := c.Ping(ctx); err != nil {
+		return nil, fmt.Errorf("typo3 bridge %s: %w", c.Base(), err)
+	}
+	return c, nil
+}
 
 // openTYPO3 opens the TYPO3 installation of --typo3 and --typo3-sites for
 // serve, worker and import, or returns nil when --typo3 is not given (the

@@ -44,6 +44,7 @@ import (
 	"waymark/internal/store"
 	"waymark/internal/tool"
 	"waymark/internal/typo3"
+	"waymark/internal/typo3/bridge"
 	"waymark/internal/typo3/live"
 	"waymark/internal/web"
 )
@@ -129,6 +130,15 @@ type Config struct {
 	// TYPO3 set, approved changes are written into the TYPO3 rows
 	// (typo3.RecordWriter); without, into Waymark's own (content.Writer).
 	TYPO3Writer *typo3.Writer
+	// Bridge, when set, is the TYPO3 extension of the installation beside
+	// (--typo3-bridge, --typo3-bridge-secret; docs/typo3-bridge.md): approved
+	// changes are written through TYPO3's DataHandler as the editor, in her
+	// workspace, and backend users signed in to TYPO3 open Waymark with its
+	// tickets. It needs TYPO3.
+	Bridge *bridge.Client
+	// PasswordLogin keeps password logins on beside the bridge
+	// (--typo3-password-login); without the bridge they are always on.
+	PasswordLogin bool
 }
 
 // App is the wired application.
@@ -179,6 +189,9 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err := secret.CheckKey(ctx, db, box, source, firstSealed); err != nil {
 		return nil, err
 	}
+	if cfg.Bridge != nil && cfg.TYPO3 == nil {
+		return nil, errors.New("app.New: Bridge needs TYPO3: the TYPO3 extension writes into the installation Waymark reads")
+	}
 	if cfg.TYPO3Writer != nil && cfg.TYPO3 == nil {
 		return nil, errors.New("app.New: TYPO3Writer needs TYPO3: approved changes are written into TYPO3 only beside it")
 	}
@@ -195,7 +208,12 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	checker := access.NewChecker(db)
 	reg := tool.NewRegistry(db, cfg.Tracer)
 	var writer content.RecordWriter = content.NewWriter(db, checker, clk)
-	if cfg.TYPO3Writer != nil {
+	switch {
+	case cfg.Bridge != nil:
+		if writer, err = bridge.NewRecordWriter(cfg.Bridge, content.NewWriter(db, checker, clk), db, cfg.TYPO3); err != nil {
+			return nil, err
+		}
+	case cfg.TYPO3Writer != nil:
 		writer = &typo3.RecordWriter{TYPO3: cfg.TYPO3Writer, Local: content.NewWriter(db, checker, clk), DB: db}
 	}
 	if err := tool.RegisterBuiltins(reg, db, writer, checker); err != nil {
@@ -279,7 +297,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		}})
 	build := buildinfo.Read(cfg.Version)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: build.Version, Commit: build.Commit, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, TrustedProxies: cfg.TrustedProxies, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
-		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs})
+		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs,
+		TYPO3Bridge: bridgeOrNil(cfg.Bridge), PasswordLoginOff: cfg.Bridge != nil && !cfg.PasswordLogin})
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +306,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		srv.Auth().UseDirectory(cfg.TYPO3)
 	}
 	ui, err := web.New(web.Deps{API: srv, Chat: conversations, OpenPoints: points, Runtime: rt, Site: pages,
-		Catalogue: catalogue, DB: db, Configs: configs, Ender: ender, Skills: skills}, &web.Config{Logger: log})
+		Catalogue: catalogue, DB: db, Configs: configs, Ender: ender, Skills: skills}, &web.Config{Logger: log, TYPO3Backend: typo3Backend(cfg.Bridge)})
 	if err != nil {
 		return nil, err
 	}
@@ -319,6 +338,22 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		return nil, err
 	}
 	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, MCP: tools, log: log, skillsRoot: cfg.SkillsRoot, hashCost: cfg.HashCost}, nil
+}
+
+// bridgeOrNil is b as the API's bridge: a nil interface without one.
+func bridgeOrNil(b *bridge.Client) httpapi.TYPO3Bridge {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+// typo3Backend is the URL of the TYPO3 backend behind b ("" without one).
+func typo3Backend(b *bridge.Client) string {
+	if b == nil {
+		return ""
+	}
+	return b.Base() + "typo3/"
 }
 
 // Close waits for the chat's running turns and decisions (of a chat

@@ -45,6 +45,9 @@ type Authenticator struct {
 	checks   chan struct{} // one slot per password check running
 
 	dir PasswordDirectory // nil: passwords are Waymark's own (be_users.password_hash)
+
+	typo3     TYPO3Sessions        // nil: sessions from TYPO3 are refused
+	typo3Seen map[string]time.Time // guarded by mu: session key → TYPO3 said active until
 }
 
 // PasswordDirectory checks the passwords of users kept outside Waymark's
@@ -81,7 +84,7 @@ func New(db *store.DB, clk clock.Clock) *Authenticator { return NewLimited(db, c
 // NewLimited is New with the login limits l (zero fields: the defaults).
 func NewLimited(db *store.DB, clk clock.Clock, l Limits) *Authenticator {
 	t := newThrottle(l)
-	return &Authenticator{db: db, clk: clk, cache: map[[32]byte]cachedToken{},
+	return &Authenticator{db: db, clk: clk, cache: map[[32]byte]cachedToken{}, typo3Seen: map[string]time.Time{},
 		throttle: t, checks: make(chan struct{}, t.limits.MaxChecks)}
 }
 

@@ -123,11 +123,17 @@ func (a *Authenticator) directoryLogin(ctx context.Context, username, password s
 
 // newSession creates a session of user uid.
 func (a *Authenticator) newSession(ctx context.Context, uid int64) (Session, error) {
+	return a.sessionFor(ctx, uid, "")
+}
+
+// sessionFor creates a session of user uid that names the TYPO3 backend
+// session it came from ("" for none).
+func (a *Authenticator) sessionFor(ctx context.Context, uid int64, typo3Session string) (Session, error) {
 	now := a.clk.Now()
 	id := randomString()
 	s := Session{ID: id, CSRF: csrfOf(id), UID: uid, Expires: now.Add(SessionTTL)}
-	if _, err := a.db.Exec(ctx, "INSERT INTO sessions (id_hash, user_uid, csrf, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-		sessionKey(s.ID), uid, sessionKey(s.CSRF), store.Micros(now), store.Micros(s.Expires)); err != nil {
+	if _, err := a.db.Exec(ctx, "INSERT INTO sessions (id_hash, user_uid, csrf, created_at, expires_at, typo3_session) VALUES (?, ?, ?, ?, ?, ?)",
+		sessionKey(s.ID), uid, sessionKey(s.CSRF), store.Micros(now), store.Micros(s.Expires), typo3Session); err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
 	}
 	return s, nil
@@ -142,11 +148,12 @@ func (a *Authenticator) FromSession(ctx context.Context, sessionID string) (uid 
 		return 0, "", ErrUnauthenticated
 	}
 	var (
-		expires  int64
-		csrfHash string
+		expires      int64
+		csrfHash     string
+		typo3Session string
 	)
-	err = a.db.QueryRow(ctx, "SELECT user_uid, csrf, expires_at FROM sessions WHERE id_hash = ?", sessionKey(sessionID)).
-		Scan(&uid, &csrfHash, &expires)
+	err = a.db.QueryRow(ctx, "SELECT user_uid, csrf, expires_at, typo3_session FROM sessions WHERE id_hash = ?", sessionKey(sessionID)).
+		Scan(&uid, &csrfHash, &expires, &typo3Session)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, "", ErrUnauthenticated
 	}
@@ -159,6 +166,11 @@ func (a *Authenticator) FromSession(ctx context.Context, sessionID string) (uid 
 	csrf = csrfOf(sessionID)
 	if subtle.ConstantTimeCompare([]byte(sessionKey(csrf)), []byte(csrfHash)) != 1 {
 		return 0, "", ErrUnauthenticated // a session stored before CSRF tokens were hashed: log in again
+	}
+	if typo3Session != "" {
+		if err := a.typo3SessionActive(ctx, sessionID, uid, typo3Session); err != nil {
+			return 0, "", err
+		}
 	}
 	return uid, csrf, nil
 }

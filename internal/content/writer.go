@@ -29,6 +29,18 @@ type Written struct {
 	Table   string   `json:"table"`
 	UID     int64    `json:"uid"`
 	Changes []Change `json:"changes"`
+	// Landing is where a writer into the site's own CMS put the change:
+	// live, or a draft workspace for review. Nil: live (the built-in and
+	// the direct writers write live only).
+	Landing *Landing `json:"landing,omitempty"`
+}
+
+// Landing is where a change landed in the site's own CMS: Workspace 0 is
+// live, another a draft workspace (TYPO3's EXT:workspaces) named Title,
+// where the change waits to be reviewed and published.
+type Landing struct {
+	Workspace int64  `json:"workspace"`
+	Title     string `json:"title,omitempty"`
 }
 
 // RecordWriter is where an approved change is written: the built-in Writer

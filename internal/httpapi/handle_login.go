@@ -49,6 +49,9 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 // without username or password, 401 for wrong credentials, 429 (with
 // Retry-After) for a username or client address that failed too often.
 func (s *Server) PasswordLogin(ctx context.Context, w http.ResponseWriter, r *http.Request, username, password string) (string, error) {
+	if s.noPassword {
+		return "", errPasswordLoginOff
+	}
 	if username == "" || password == "" {
 		return "", errBadRequest.With("username and password are required")
 	}

@@ -10,6 +10,7 @@ func (s *Server) routes() {
 
 	// Session.
 	s.HandlePublic("POST /api/login", s.handleLogin)
+	s.HandlePublic("POST /api/login/typo3", s.handleTicketLogin)
 	s.Handle("POST /api/logout", s.handleLogout)
 	s.Handle("GET /api/me", s.handleMe)
 	s.Handle("PUT /api/me/language", s.handleMeLanguage)

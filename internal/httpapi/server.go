@@ -70,6 +70,13 @@ type Config struct {
 	// auth.DefaultCost; tests pass auth.MinCost). A cost auth.CheckCost
 	// refuses fails New.
 	HashCost int
+	// TYPO3Bridge, when set, lets backend users signed in to TYPO3 open
+	// Waymark with a ticket of the TYPO3 extension (POST /api/login/typo3,
+	// and the web UI's /typo3/enter); nil refuses tickets.
+	TYPO3Bridge TYPO3Bridge
+	// PasswordLoginOff refuses password logins (beside TYPO3 with the
+	// bridge: editors sign in through TYPO3, second factor included).
+	PasswordLoginOff bool
 }
 
 // HandlerFunc is a route handler. It returns an error instead of writing
@@ -102,6 +109,8 @@ type Server struct {
 	metricsToken string         // GET /metrics needs it as a bearer token when set
 	hashCost     int            // Config.HashCost
 	trusted      []netip.Prefix // Config.TrustedProxies
+	bridge       TYPO3Bridge    // Config.TYPO3Bridge
+	noPassword   bool           // Config.PasswordLoginOff
 }
 
 type metrics struct {
@@ -137,6 +146,8 @@ func New(cfg Config) (*Server, error) {
 		mux:          http.NewServeMux(),
 		hashCost:     cfg.HashCost,
 		trusted:      cfg.TrustedProxies,
+		bridge:       cfg.TYPO3Bridge,
+		noPassword:   cfg.PasswordLoginOff,
 	}
 	s.registry = cfg.Registry
 	if s.registry == nil {
@@ -146,6 +157,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.auth = auth.NewLimited(s.db, s.clock, auth.Limits{HashCost: cfg.HashCost})
+	if cfg.TYPO3Bridge != nil {
+		s.auth.UseTYPO3Sessions(cfg.TYPO3Bridge)
+	}
 	// The screens' reads first: the authorization matrix calls the routes in
 	// this order, and its administration rows change the fixture's groups.
 	s.screenRoutes()

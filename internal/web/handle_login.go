@@ -9,6 +9,9 @@ import (
 )
 
 type loginData struct {
+	// TYPO3 is the TYPO3 backend's URL where Waymark is opened from TYPO3
+	// (the bridge); the page points editors there.
+	TYPO3    string
 	Username string
 	Error    string // a catalogue text
 	Next     string // the local path to return to after logging in ("" for the chat)
@@ -25,7 +28,7 @@ func (u *UI) handleLoginPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t := catalog.For(acceptLanguage(r))
-	p := &page{T: t, Title: t.Get("login.title"), Login: &loginData{}}
+	p := &page{T: t, Title: t.Get("login.title"), Login: &loginData{TYPO3: u.typo3Backend}}
 	if next := r.URL.Query().Get("next"); localPath(next) {
 		p.Login.Next = next
 	}
@@ -68,6 +71,8 @@ func (u *UI) handleLogin(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case code == "bad_request":
 			p.Login.Error = t.Get("login.missing")
+		case code == "password_login_off":
+			p.Login.Error = t.Get("login.passwordOff")
 		case code == auth.ErrPasswordTooLong.Code():
 			p.Login.Error = t.Get("login.tooLong")
 		case status == http.StatusUnauthorized:

@@ -38,12 +38,16 @@ type Deps struct {
 // Config tunes the UI; nil takes the defaults.
 type Config struct {
 	Logger *slog.Logger
+	// TYPO3Backend is the URL of the TYPO3 backend editors sign in to when
+	// Waymark is opened from TYPO3 (the bridge); the login page points there.
+	TYPO3Backend string
 }
 
 // UI serves the screens.
 type UI struct {
 	Deps
-	log   *slog.Logger
+	log          *slog.Logger
+	typo3Backend string // Config.TYPO3Backend
 	pages map[string]*template.Template // by screen
 }
 
@@ -59,7 +63,7 @@ func New(d Deps, cfg *Config) (*UI, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	u := &UI{Deps: d, log: cfg.Logger}
+	u := &UI{Deps: d, log: cfg.Logger, typo3Backend: cfg.TYPO3Backend}
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
 	}
@@ -86,6 +90,7 @@ func (u *UI) Register() {
 	})
 	m("GET /login", u.handleLoginPage)
 	m("POST /login", u.handleLogin)
+	m("GET /typo3/enter", u.handleTicket)
 	m("POST /logout", u.authed(u.handleLogout))
 	m("GET /chat", u.authed(u.handleChatHome))
 	m("POST /chat", u.authed(u.handleChatStart))

@@ -1,0 +1,193 @@
+package bridge
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"waymark/internal/access"
+	"waymark/internal/content"
+	"waymark/internal/store"
+	"waymark/internal/typo3"
+)
+
+// FileReferences finds the row that holds a value kept on a record's first
+// file reference (the alternative text of a content element's image).
+type FileReferences interface {
+	FirstFileReference(ctx context.Context, table string, uid int64, fieldname string) (int64, error)
+}
+
+// RecordWriter writes approved changes through the TYPO3 extension: TYPO3's
+// DataHandler applies them as the editor, in her current workspace, with
+// TYPO3's rights, TCA evaluation, hooks, history, log, reference index and
+// caches. Local makes Waymark's own checks first (the fields, and the rights
+// Waymark reads live from TYPO3, so a change TYPO3 would refuse is refused
+// before TYPO3 is asked); DataHandler decides again.
+//
+// The extension keeps each write's key (the approved call's, one per
+// record): a retry after a lost answer or a crash between TYPO3's commit
+// and Waymark's applies nothing twice.
+type RecordWriter struct {
+	client *Client
+	local  *content.Writer
+	db     *store.DB
+	refs   FileReferences
+}
+
+// NewRecordWriter returns the writer of approved changes through client;
+// local checks them against the records read live from TYPO3 (the live
+// source attached to db), refs finds file references.
+func NewRecordWriter(client *Client, local *content.Writer, db *store.DB, refs FileReferences) (*RecordWriter, error) {
+	if client == nil || local == nil || db == nil || refs == nil {
+		return nil, errors.New("bridge.NewRecordWriter: client, local writer, database and file references are required")
+	}
+	return &RecordWriter{client: client, local: local, db: db, refs: refs}, nil
+}
+
+var _ content.RecordWriter = (*RecordWriter)(nil)
+
+// Write applies req in a Waymark transaction of its own.
+func (r *RecordWriter) Write(ctx context.Context, req content.WriteRequest) (content.Written, error) {
+	var out content.Written
+	err := r.db.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		out, err = r.WriteTx(ctx, tx, req)
+		return err
+	})
+	return out, err
+}
+
+// WriteTx checks req inside tx against the record read live from TYPO3 and
+// has the extension write it; TYPO3 commits first, tx after. A field
+// changed in TYPO3 since the card showed it is a *content.ConflictError; a
+// refusal of DataHandler (rights, validation, a locked record) is an
+// *access.DeniedError with TYPO3's reason; TYPO3 not answering wraps
+// content.ErrUnreachable, a lost answer content.ErrStateUnknown. Nothing is
+// written in any of these cases, but the last, which a retry settles.
+func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.WriteRequest) (content.Written, error) {
+	if _, builtin := content.SourceOf(tx).(content.Builtin); builtin {
+		return content.Written{}, typo3.ErrNotBesideTYPO3
+	}
+	rec, names, err := r.local.CheckTx(ctx, tx, req)
+	if err != nil {
+		return content.Written{}, err
+	}
+	out := content.Written{Table: req.Table, UID: req.UID, Changes: []content.Change{}}
+	for _, f := range names {
+		old, nv := rec.Fields[f], req.Fields[f]
+		if shown, ok := req.Shown[f]; ok {
+			old = shown
+		}
+		// A field changed in TYPO3 since the card was shown is refused by
+		// the extension (it gets the shown value as the old one).
+		if rec.Fields[f] != nv {
+			out.Changes = append(out.Changes, content.Change{Field: f, Old: old, New: nv})
+		}
+	}
+	if len(out.Changes) == 0 {
+		return out, nil
+	}
+	key := req.Key
+	if key == "" {
+		// A write outside a run has no retry to recognise: a fresh key keeps
+		// it to one application.
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		key = "once/" + hex.EncodeToString(b[:])
+	}
+	// One request per TYPO3 row: the record's own columns, and a value on
+	// its first file reference.
+	type target struct {
+		table string
+		uid   int64
+	}
+	reqs := map[target]*ApplyRequest{}
+	var order []target
+	fieldOf := map[string]string{} // TYPO3 column → Waymark field, for a conflict
+	for _, c := range out.Changes {
+		col, ok := typo3.FieldColumn(req.Table, c.Field)
+		if !ok {
+			return content.Written{}, fmt.Errorf("%w: %s.%s has no TYPO3 column", content.ErrInvalid, req.Table, c.Field)
+		}
+		t := target{col.Table, req.UID}
+		if col.FileReference != "" {
+			ref, err := r.refs.FirstFileReference(ctx, req.Table, req.UID, col.FileReference)
+			if err != nil {
+				return content.Written{}, err
+			}
+			t.uid = ref
+		}
+		if reqs[t] == nil {
+			reqs[t] = &ApplyRequest{User: req.User, Table: t.table, UID: t.uid, Fields: map[string]FieldChange{},
+				Key: recordKey(key, t.table, t.uid)}
+			order = append(order, t)
+		}
+		reqs[t].Fields[col.Column] = FieldChange{Old: c.Old, New: c.New}
+		fieldOf[col.Table+"."+col.Column] = c.Field
+	}
+	for _, t := range order {
+		applied, err := r.client.Apply(ctx, *reqs[t])
+		if err != nil {
+			return content.Written{}, r.explain(req, t.table, fieldOf, err)
+		}
+		for col, fc := range applied.Fields {
+			// TYPO3's TCA evaluation (trim, max) may have stored another
+			// value than approved: the outcome says what TYPO3 holds.
+			if f, ok := fieldOf[t.table+"."+col]; ok {
+				for i := range out.Changes {
+					if out.Changes[i].Field == f {
+						out.Changes[i].New = fc.New
+					}
+				}
+			}
+		}
+		out.Landing = landing(applied.Workspace)
+	}
+	return out, nil
+}
+
+// landing is where a write landed, in content.Written's terms.
+func landing(w Workspace) *content.Landing {
+	return &content.Landing{Workspace: w.ID, Title: w.Title}
+}
+
+// recordKey is the key of one record's part of an approved call, hashed
+// when it would not fit the extension's 200 characters.
+func recordKey(key, table string, uid int64) string {
+	k := fmt.Sprintf("%s#%s:%d", key, table, uid)
+	if len(k) > 200 {
+		sum := sha256.Sum256([]byte(k))
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return k
+}
+
+// explain turns the extension's answer into the content package's terms.
+func (r *RecordWriter) explain(req content.WriteRequest, table string, fieldOf map[string]string, err error) error {
+	var refused *RefusedError
+	switch {
+	case errors.As(err, &refused) && refused.Code == "conflict":
+		field := fieldOf[table+"."+refused.Field]
+		if field == "" {
+			field = refused.Field
+		}
+		return &content.ConflictError{Source: "TYPO3", Table: req.Table, UID: req.UID, Field: field, Current: refused.Current}
+	case errors.As(err, &refused) && refused.Code == "refused":
+		return &access.DeniedError{Reason: "TYPO3 refused the change: " + refused.Reason}
+	case errors.As(err, &refused) && refused.Code == "unknown_record":
+		return fmt.Errorf("%w: TYPO3: %s:%d is missing or deleted", content.ErrRefused, req.Table, req.UID)
+	case errors.As(err, &refused) && (refused.Status == http.StatusUnauthorized || refused.Status == http.StatusServiceUnavailable):
+		// A wrong secret or an extension without one: an operator's fault,
+		// nothing written.
+		return fmt.Errorf("%w: TYPO3 extension: %w", content.ErrUnreachable, err)
+	case errors.Is(err, ErrUnreachable):
+		return fmt.Errorf("%w: %w", content.ErrUnreachable, err)
+	case errors.Is(err, ErrUnknownOutcome):
+		return fmt.Errorf("%w: %w", content.ErrStateUnknown, err)
+	}
+	return fmt.Errorf("TYPO3 write of %s:%d: %w", req.Table, req.UID, err)
+}

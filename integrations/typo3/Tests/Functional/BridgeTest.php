@@ -89,10 +89,14 @@ echo "== apply as editor, live\n";
 check('target: live', $s === 200 && ($j['workspace'] ?? null) === ['id' => 0, 'title' => 'Live'], [$s, $j]);
 $before = $rec('pages', 2);
 $new = "Waymark description $run";
-// the frontend page is cached (page cache tag pageId_2) before the change
+// the frontend page is cached (page cache tag pageId_2) before the change; page TSconfig of the root page
+// (TCEMAIN.clearCacheCmd = 4) makes TYPO3 clear the cache of page 4 (/contact) on changes below it, too
+$asAdmin(['pages' => [1 => ['TSconfig' => 'TCEMAIN.clearCacheCmd = 4']]]);
+Bridge::http('GET', "$base/contact");
 Bridge::http('GET', "$base/about-us");
 [, , $fe1] = Bridge::http('GET', "$base/about-us");
 $pagesCache = GeneralUtility::makeInstance(CacheManager::class)->getCache('pages');
+$contactCached = $pagesCache->getBackend()->findIdentifiersByTag('pageId_4') !== [];
 check('frontend /about-us is in the page cache before the change', $pagesCache->getBackend()->findIdentifiersByTag('pageId_2') !== [] && !str_contains($fe1, $new));
 $key = "waymark-test-$run-pages-2";
 $historyBefore = $count('sys_history');
@@ -111,6 +115,7 @@ $logData = json_decode((string)($logRow['log_data'] ?? ''), true) ?: [];
 check('sys_log row by the editor, with the history link the log module needs', (int)($logRow['userid'] ?? 0) === $EDITOR && (int)($logRow['action'] ?? 0) === 2
     && isset($logData['history']) && $count('sys_history', ['uid' => (int)$logData['history'], 'recuid' => 2, 'tablename' => 'pages', 'userid' => $EDITOR]) === 1, $logRow);
 check('page cache of page 2 cleared by DataHandler after the commit', $pagesCache->getBackend()->findIdentifiersByTag('pageId_2') === []);
+check('TSconfig TCEMAIN.clearCacheCmd = 4: page cache of page 4 cleared too', $contactCached && $pagesCache->getBackend()->findIdentifiersByTag('pageId_4') === []);
 [, , $fe2] = Bridge::http('GET', "$base/about-us");
 check('frontend /about-us shows the new description', str_contains($fe2, $new), substr(strip_tags($fe2), 0, 300));
 check('one sys_history row written', $count('sys_history') === $historyBefore + 1, $count('sys_history') - $historyBefore);
@@ -129,6 +134,8 @@ $historyBefore = $count('sys_history');
 check('old ≠ current → 409 conflict with field and current', $s === 409 && ($j['error'] ?? '') === 'conflict' && ($j['field'] ?? '') === 'description' && ($j['current'] ?? '') === $new, $raw);
 check('…nothing written (record, sys_history, tx_waymark_applied)', ($rec('pages', 2)['description'] ?? '') === $new && $count('sys_history') === $historyBefore
     && $count('tx_waymark_applied', ['idempotency_key' => "$key-conflict"]) === 0);
+
+$asAdmin(['pages' => [1 => ['TSconfig' => '']]]);
 
 echo "== soft references: remove the link from tt_content 5\n";
 $ce = $rec('tt_content', 5);

@@ -27,6 +27,7 @@ import (
 	"waymark/internal/llm/openai"
 	"waymark/internal/store"
 	"waymark/internal/typo3"
+	"waymark/internal/typo3/bridge"
 	"waymark/internal/typo3/live"
 )
 
@@ -86,6 +87,11 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// TYPO3Writer replaces the writer into TYPO3 that TYPO3 gives (app.Config.TYPO3Writer; needs TYPO3).
 	TYPO3Writer *typo3.Writer
+	// Bridge writes approved changes through the TYPO3 extension and takes
+	// its tickets (app.Config.Bridge; needs TYPO3).
+	Bridge *bridge.Client
+	// PasswordLogin keeps password logins on beside the Bridge.
+	PasswordLogin bool
 }
 
 // New starts the application on db with the fixture (YAML or JSON; the text
@@ -120,6 +126,8 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		BeforeClaim:   opts.BeforeClaim,
 		TYPO3:         opts.TYPO3,
 		TYPO3Writer:   opts.TYPO3Writer,
+		Bridge:        opts.Bridge,
+		PasswordLogin: opts.PasswordLogin,
 		HashCost:      auth.MinCost, // passwords and tokens of tests are not secrets; bcrypt's minimum keeps them fast
 	})
 	if err != nil {

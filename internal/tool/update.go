@@ -9,6 +9,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/content"
+	"waymark/internal/typo3/tca"
 )
 
 // updateSpec describes one builtin write tool: the table it writes, the name
@@ -119,10 +120,20 @@ func (t *updateTool) args(raw json.RawMessage) (updateArgs, error) {
 	if err := json.Unmarshal(m["fields"], &a.fields); err != nil || len(a.fields) == 0 {
 		return updateArgs{}, &ResultError{Message: "invalid arguments: fields: want an object of strings with at least one field"}
 	}
-	for name := range a.fields {
+	for name, v := range a.fields {
 		if !t.spec.allows(name) {
 			return updateArgs{}, &ResultError{Message: fmt.Sprintf("invalid arguments: fields.%s: unknown property", name)}
 		}
+		// TYPO3's TCA limits and evaluations, before a card is shown: a value
+		// over the field's max can be written by nobody (TYPO3 would cut it,
+		// the column refuse it), so it never becomes a card — Denied hands
+		// the reason straight back to the model to propose a shorter one;
+		// eval trim is applied.
+		v, err := tca.Apply(t.spec.table, name, v)
+		if err != nil {
+			return updateArgs{}, &ResultError{Message: fmt.Sprintf("invalid arguments: fields.%s: %s", name, err.Error()), Denied: true}
+		}
+		a.fields[name] = v
 		a.names = append(a.names, name)
 	}
 	sort.Strings(a.names)

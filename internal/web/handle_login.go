@@ -71,6 +71,8 @@ func (u *UI) handleLogin(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case code == "bad_request":
 			p.Login.Error = t.Get("login.missing")
+		case code == "mfa_required":
+			p.Login.Error = t.Get("login.mfaRequired")
 		case code == "password_login_off":
 			p.Login.Error = t.Get("login.passwordOff")
 		case code == auth.ErrPasswordTooLong.Code():

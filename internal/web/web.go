@@ -47,8 +47,8 @@ type Config struct {
 type UI struct {
 	Deps
 	log          *slog.Logger
-	typo3Backend string // Config.TYPO3Backend
-	pages map[string]*template.Template // by screen
+	typo3Backend string                        // Config.TYPO3Backend
+	pages        map[string]*template.Template // by screen
 }
 
 // New parses the templates and returns the UI.

@@ -31,6 +31,7 @@ type beside struct {
 	r      *typo3test.Real
 	env    *waymarktest.Env
 	editor int64 // TYPO3's uid of the user "editor"
+	group  int64 // TYPO3's uid of the group "Editor"
 }
 
 func besideReal(t *testing.T, r *typo3test.Real) *beside {
@@ -58,16 +59,24 @@ func besideReal(t *testing.T, r *typo3test.Real) *beside {
 	}
 	// The editor works live (an earlier test may have left her in a workspace).
 	r.PHP(t, fmt.Sprintf(`$GLOBALS['BE_USER']->workspace = 0; t3_dh(['be_users' => [%d => ['workspace_id' => 0, 'disable' => 0]]]);`, b.editor))
+	b.group = group
+	importConfiguration(t, b)
+	return b
+}
+
+// importConfiguration gives TYPO3's group Editor a configuration (uid 9) on
+// the scripted model of b's Waymark.
+func importConfiguration(t *testing.T, b *beside) {
+	t.Helper()
 	text := fmt.Sprintf(`
 configurations:
   - {uid: 9, identifier: scripted, name: Scripted, active: true, groups: [%d],
      provider: {type: openai, baseUrl: "%s", apiKey: sk-scenario-secret, model: m},
      contextWindow: 32000, maxOutputTokens: 1000, requireSecondApprover: false, privacy: metadata}
-`, group, env.LLM.URL())
-	if _, err := fixture.Import(ctx, env.DB, []byte(text), "extra.yaml", env.App.FixtureOptions()); err != nil {
+`, b.group, b.env.LLM.URL())
+	if _, err := fixture.Import(context.Background(), b.env.DB, []byte(text), "extra.yaml", b.env.App.FixtureOptions()); err != nil {
 		t.Fatalf("import: %v", err)
 	}
-	return b
 }
 
 // session is a browser's session in Waymark.

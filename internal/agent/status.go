@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"waymark/internal/access"
+	"waymark/internal/content"
 	"waymark/internal/run"
 	"waymark/internal/tool"
 )
@@ -82,6 +83,9 @@ type CallView struct {
 	Heading       string             `json:"heading,omitempty"`
 	Preview       []tool.PreviewItem `json:"preview,omitempty"`
 	PreviewError  string             `json:"previewError,omitempty"`
+	// Landing is where the write will land (live or a draft workspace),
+	// when the site's CMS decides it.
+	Landing *content.Landing `json:"landing,omitempty"`
 }
 
 // Status returns run id as actor sees it; unknown and invisible runs are ErrNotFound.
@@ -225,7 +229,7 @@ func (rt *Runtime) pendingView(ctx context.Context, a *access.Actor, r run.Run, 
 	for i, c := range s.Calls {
 		v := CallView{ID: c.ID, Tool: c.Tool, DeclaresWrite: c.DeclaresWrite, Target: c.Target, PreviewError: c.PreviewError}
 		if c.Preview != nil {
-			v.Heading, v.Preview = c.Preview.Heading, c.Preview.Items
+			v.Heading, v.Preview, v.Landing = c.Preview.Heading, c.Preview.Items, c.Preview.Landing
 		}
 		p.Calls[i] = v
 	}

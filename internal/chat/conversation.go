@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"waymark/internal/content"
 	"waymark/internal/fault"
 	"waymark/internal/store"
 	"waymark/internal/tool"
@@ -58,6 +59,9 @@ type CardCall struct {
 	// invalid, it names a field the user may not edit …), as the runs API
 	// shows it; such a card offers no apply.
 	PreviewError string `json:"previewError,omitempty"`
+	// Landing is where the write will land (live or a draft workspace),
+	// when the site's CMS decides it (beside TYPO3 with the bridge).
+	Landing *content.Landing `json:"landing,omitempty"`
 
 	Labels *TargetLabels `json:"labels,omitempty"` // the reader's words for the target (views only)
 }

@@ -458,7 +458,7 @@ func (s *Service) cardOf(r row, st agent.Status) *Card {
 	applicable := true
 	for _, call := range p.Calls {
 		c.Calls = append(c.Calls, CardCall{ID: call.ID, Tool: call.Tool, DeclaresWrite: call.DeclaresWrite, Target: call.Target,
-			Heading: call.Heading, Preview: call.Preview, PreviewError: call.PreviewError})
+			Heading: call.Heading, Preview: call.Preview, PreviewError: call.PreviewError, Landing: call.Landing})
 		if call.PreviewError != "" {
 			applicable = false // an invalid or injected call: nothing to apply
 		}

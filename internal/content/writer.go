@@ -35,6 +35,12 @@ type Written struct {
 	Landing *Landing `json:"landing,omitempty"`
 }
 
+// Lander is a RecordWriter that knows before a write where it will land
+// (the TYPO3 bridge asks TYPO3 for the user's workspace).
+type Lander interface {
+	Landing(ctx context.Context, user int64) (*Landing, error)
+}
+
 // Landing is where a change landed in the site's own CMS: Workspace 0 is
 // live, another a draft workspace (TYPO3's EXT:workspaces) named Title,
 // where the change waits to be reviewed and published.

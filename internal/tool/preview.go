@@ -41,7 +41,16 @@ func (t *updateTool) Preview(ctx context.Context, call Call, lang string) (Previ
 		}
 		return Preview{}, err
 	}
-	return t.preview(ctx, call, *rec, a, lang)
+	p, err := t.preview(ctx, call, *rec, a, lang)
+	if err != nil {
+		return Preview{}, err
+	}
+	if l, ok := t.b.writer.(content.Lander); ok {
+		if p.Landing, err = l.Landing(ctx, call.User); err != nil {
+			return Preview{}, err
+		}
+	}
+	return p, nil
 }
 
 // preview lays the call's proposal over rec, with the schema as call reads it.

@@ -148,6 +148,9 @@ type WriteStep struct {
 	Fields               []string `json:"fields"`
 	Completeness         string   `json:"completeness"`
 	HookFailedAfterWrite bool     `json:"hookFailedAfterWrite"`
+	// Landing is where the site's CMS put the change (live or a draft
+	// workspace), when it says so (beside TYPO3 with the bridge).
+	Landing *content.Landing `json:"landing,omitempty"`
 }
 
 // Closes reports whether the step counts as applied for open points:
@@ -206,6 +209,10 @@ type Preview struct {
 	Heading string        `json:"heading"`
 	Target  Target        `json:"target"`
 	Items   []PreviewItem `json:"items"`
+	// Landing says where the change will land when the site's CMS decides
+	// it (beside TYPO3 with the bridge: live, or the editor's draft
+	// workspace); nil: live, as the built-in and direct writers write.
+	Landing *content.Landing `json:"landing,omitempty"`
 }
 
 // PreviewItem is one field of a write: its label, the value now and the value proposed.

@@ -216,16 +216,18 @@ func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 			unchanged = append(unchanged, n)
 		}
 	}
-	step, emitErr := EmitWrite(call, WriteStep{Table: t.spec.table, UID: a.uid, Fields: a.names, Completeness: Complete})
-	res := Result{
-		Content: map[string]any{
-			"written":              map[string]any{"table": t.spec.table, "uid": a.uid, "fields": a.names},
-			"unchanged":            unchanged,
-			"completeness":         step.Completeness,
-			"hookFailedAfterWrite": step.HookFailedAfterWrite,
-		},
-		Write: step,
+	step, emitErr := EmitWrite(call, WriteStep{Table: t.spec.table, UID: a.uid, Fields: a.names, Completeness: Complete, Landing: written.Landing})
+	out := map[string]any{
+		"written":              map[string]any{"table": t.spec.table, "uid": a.uid, "fields": a.names},
+		"unchanged":            unchanged,
+		"completeness":         step.Completeness,
+		"hookFailedAfterWrite": step.HookFailedAfterWrite,
 	}
+	if written.Landing != nil {
+		// Where the site's CMS put it: live, or a draft workspace to review.
+		out["landing"] = written.Landing
+	}
+	res := Result{Content: out, Write: step}
 	if emitErr != nil {
 		return res, fmt.Errorf("record %s after writing %s:%d: %w", EventToolWrite, t.spec.table, a.uid, emitErr)
 	}

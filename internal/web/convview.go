@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"waymark/internal/chat"
+	"waymark/internal/content"
 	"waymark/internal/site"
 	"waymark/internal/tool"
 )
@@ -85,6 +86,8 @@ type callView struct {
 	Items    []itemView
 	Error    string
 	Argument string
+	Landing  string // where the write will land, in the reader's words ("" not said)
+	Draft    bool   // Landing is a draft workspace
 }
 
 type itemView struct {
@@ -287,7 +290,7 @@ func (u *UI) chatCard(ctx context.Context, me *user, v chat.View) *cardView {
 	cv := &cardView{Digest: c.TurnDigest, Answers: c.Answers, Blocked: c.ApproveBlocked != "",
 		Action: fmt.Sprintf("/chat/%d/answer", v.ID), Target: "#conversation"}
 	for _, call := range c.Calls {
-		k := u.callView(ctx, me, callParts{ID: call.ID, Tool: call.Tool, Heading: call.Heading, Preview: call.Preview})
+		k := u.callView(ctx, me, callParts{ID: call.ID, Tool: call.Tool, Heading: call.Heading, Preview: call.Preview, Landing: call.Landing})
 		if call.PreviewError != "" {
 			k.Error = me.T.Get("card.cannotApply", call.PreviewError)
 		}
@@ -314,6 +317,7 @@ type callParts struct {
 	Target            *tool.Target // nil: the call names no record (or the chat labels it itself)
 	Preview           []tool.PreviewItem
 	PreviewError      string
+	Landing           *content.Landing // where the write will land; nil: not said (live)
 }
 
 func (u *UI) callView(ctx context.Context, me *user, c callParts) callView {
@@ -347,6 +351,13 @@ func (u *UI) callView(ctx context.Context, me *user, c callParts) callView {
 	}
 	if previewErr != "" {
 		cv.Error = u.errorText(me, previewErr)
+	}
+	if l := c.Landing; l != nil {
+		cv.Draft = l.Workspace != 0
+		cv.Landing = me.T.Get("card.landsLive")
+		if cv.Draft {
+			cv.Landing = me.T.Get("card.landsDraft", l.Title)
+		}
 	}
 	return cv
 }

@@ -97,7 +97,7 @@ func (u *UI) inboxData(ctx context.Context, me *user) (*inboxData, error) {
 		}
 		for _, call := range pd.Calls {
 			c.Calls = append(c.Calls, u.callView(ctx, me, callParts{ID: call.ID, Tool: call.Tool, Heading: call.Heading,
-				Target: call.Target, Preview: call.Preview, PreviewError: call.PreviewError}))
+				Target: call.Target, Preview: call.Preview, PreviewError: call.PreviewError, Landing: call.Landing}))
 		}
 		c.Heading = headingOf(me, c.Calls)
 		title := me.T.Get("inbox.from", st.Initiator)

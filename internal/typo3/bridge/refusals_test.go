@@ -167,3 +167,83 @@ func TestTYPO3UnreachableAtTheAnswerWritesNothing(t *testing.T) {
 		}
 	})
 }
+
+// An editor working in a draft workspace: the card says before the answer
+// that the change lands as a draft in her workspace, and TYPO3 makes a
+// workspace version for review — live unchanged; the result says where it
+// landed. Back in live, the card says live.
+func TestAnEditorInADraftWorkspaceGetsAWorkspaceVersion(t *testing.T) {
+	typo3test.EachReal(t, func(t *testing.T, r *typo3test.Real) {
+		b := besideReal(t, r)
+		ws := r.PHP(t, fmt.Sprintf(`
+			$c = \TYPO3\CMS\Core\Utility\GeneralUtility::makeInstance(\TYPO3\CMS\Core\Database\ConnectionPool::class)->getConnectionForTable('sys_workspace');
+			$ws = (int)$c->select(['uid'], 'sys_workspace', ['title' => 'Redaktion', 'deleted' => 0])->fetchOne();
+			if ($ws === 0) { $dh = t3_dh(['sys_workspace' => ['NEW1' => ['pid' => 0, 'title' => 'Redaktion', 'members' => 'be_users_%[1]d']]]); $ws = (int)$dh->substNEWwithIDs['NEW1']; }
+			$c->update('be_users', ['workspace_id' => $ws], ['uid' => %[1]d]);
+			$c->delete('pages', ['t3ver_oid' => 2, 't3ver_wsid' => $ws]); // an earlier run's draft
+			echo $ws;`, b.editor))
+		defer r.PHP(t, fmt.Sprintf(`\TYPO3\CMS\Core\Utility\GeneralUtility::makeInstance(\TYPO3\CMS\Core\Database\ConnectionPool::class)
+			->getConnectionForTable('be_users')->update('be_users', ['workspace_id' => 0], ['uid' => %d]);`, b.editor))
+		editor := b.tokenOf(t, b.editor, "editor")
+		before := b.liveDescription(t)
+		want := fmt.Sprintf("A draft for review, %d.", time.Now().UnixNano())
+		uuid, digest := b.proposeDescription(t, editor, want)
+		st := editor.Must("GET", "/api/runs/"+uuid, nil, 200).Map(t)
+		landing := fmt.Sprint(st["pending"].(map[string]any)["calls"].([]any)[0].(map[string]any)["landing"])
+		if landing != fmt.Sprintf("map[title:Redaktion workspace:%s]", ws) {
+			t.Errorf("the card's landing = %s, want the workspace Redaktion (%s)", landing, ws)
+		}
+		res := editor.Do("POST", "/api/runs/"+uuid+"/approval", map[string]any{"approve": true, "turnDigest": digest})
+		if res.Status != 200 {
+			t.Fatalf("approval = %d %s", res.Status, res.Body)
+		}
+		if now := b.liveDescription(t); now != before {
+			t.Errorf("live holds %q, want %q unchanged", now, before)
+		}
+		version := r.PHP(t, fmt.Sprintf(`$v = \TYPO3\CMS\Backend\Utility\BackendUtility::getWorkspaceVersionOfRecord(%s, 'pages', 2, 'description');
+			echo $v['description'] ?? 'no version';`, ws))
+		if version != want {
+			t.Errorf("the workspace version holds %q, want %q", version, want)
+		}
+		if ev := string(editor.Must("GET", "/api/runs/"+uuid+"/events", nil, 200).Body); !strings.Contains(ev, `"landing":{"workspace":`+ws) {
+			t.Errorf("the run's events do not say the change landed in workspace %s: %.3000s", ws, ev)
+		}
+	})
+}
+
+// A write sent again with its key — a retry after a lost answer, or after a
+// crash between TYPO3's commit and Waymark's — applies nothing twice: the
+// extension answers already_applied and TYPO3's history has one change.
+func TestARetryOfAWriteWithItsKeyAppliesNothingTwice(t *testing.T) {
+	typo3test.EachReal(t, func(t *testing.T, r *typo3test.Real) {
+		b := besideReal(t, r)
+		ctx := context.Background()
+		client, _ := bridge.NewClient(r.Base, r.Secret, nil)
+		before := b.liveDescription(t)
+		want := fmt.Sprintf("Written once, %d.", time.Now().UnixNano())
+		req := bridge.ApplyRequest{User: b.editor, Table: "pages", UID: 2, Key: "test/" + want,
+			Fields: map[string]bridge.FieldChange{"description": {Old: before, New: want}}}
+		history := func() string {
+			return r.PHP(t, fmt.Sprintf(`echo \TYPO3\CMS\Core\Utility\GeneralUtility::makeInstance(\TYPO3\CMS\Core\Database\ConnectionPool::class)
+				->getConnectionForTable('sys_history')->count('uid', 'sys_history', ['tablename' => 'pages', 'recuid' => 2, 'userid' => %d]);`, b.editor))
+		}
+		first, err := client.Apply(ctx, req)
+		if err != nil || first.Status != "applied" {
+			t.Fatalf("apply = %+v, %v", first, err)
+		}
+		after := history()
+		again, err := client.Apply(ctx, req)
+		if err != nil || again.Status != "already_applied" {
+			t.Fatalf("apply again = %+v, %v; want already_applied", again, err)
+		}
+		if n := history(); n != after {
+			t.Errorf("sys_history rows of the editor on pages:2: %s after the first write, %s after the retry", after, n)
+		}
+		// The same change under another key finds the value changed: a conflict, nothing written.
+		req.Key += "/other"
+		var refused *bridge.RefusedError
+		if _, err := client.Apply(ctx, req); !errors.As(err, &refused) || refused.Code != "conflict" || refused.Current != want {
+			t.Errorf("a second write over the shown value = %v, want a conflict naming %q", err, want)
+		}
+	})
+}

@@ -150,6 +150,23 @@ func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.Wr
 	return out, nil
 }
 
+var _ content.Lander = (*RecordWriter)(nil)
+
+// Landing asks TYPO3 where a write of user would land now: live, or the
+// draft workspace TYPO3 puts her in (the card says so before the answer).
+// TYPO3 not answering wraps content.ErrUnreachable.
+func (r *RecordWriter) Landing(ctx context.Context, user int64) (*content.Landing, error) {
+	w, err := r.client.Target(ctx, user)
+	if err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) && refused.Code == "refused" {
+			return nil, &access.DeniedError{Reason: "TYPO3: " + refused.Reason}
+		}
+		return nil, fmt.Errorf("%w: %w", content.ErrUnreachable, err)
+	}
+	return landing(w), nil
+}
+
 // landing is where a write landed, in content.Written's terms.
 func landing(w Workspace) *content.Landing {
 	return &content.Landing{Workspace: w.ID, Title: w.Title}

@@ -16,6 +16,7 @@ import (
 	"waymark/internal/fixture"
 
 	"waymark/internal/typo3"
+	"waymark/internal/typo3/bridge"
 )
 
 // typo3Args is the usage line of the typo3 command.
@@ -84,6 +85,32 @@ func cmdTYPO3(ctx context.Context, e *env, args []string) error {
 	if !r.OK() {
 		return errors.New(notUsable(r))
 	}
+	return f.checkBridge(ctx, e)
+}
+
+// checkBridge says how approved changes reach TYPO3: through the extension
+// of --typo3-bridge (asked once: a URL that does not answer or a wrong
+// secret fails the check), or through the direct SQL writer, with its limits.
+func (f *flags) checkBridge(ctx context.Context, e *env) error {
+	if f.TYPO3Bridge == "" {
+		fmt.Fprintln(e.stdout, "writes: the direct SQL writer (no --typo3-bridge): no TYPO3 login for editors (second factor), "+
+			"no DataHandler hooks, reference index, other caches or TSconfig clearCacheCmd, no workspaces "+
+			"(a user without live access is refused); install integrations/typo3 and pass --typo3-bridge to write through TYPO3")
+		return nil
+	}
+	if f.TYPO3BridgeSecret == "" {
+		return fmt.Errorf("%w: --typo3-bridge needs the shared secret: WAYMARK_TYPO3_BRIDGE_SECRET (or --typo3-bridge-secret)", errUsage)
+	}
+	c, err := bridge.NewClient(f.TYPO3Bridge, f.TYPO3BridgeSecret, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	info, err := c.Ping(ctx)
+	if err != nil {
+		return fmt.Errorf("not usable: the TYPO3 extension at %s: %w", c.Base(), err)
+	}
+	fmt.Fprintf(e.stdout, "writes: through the TYPO3 extension %s at %s (TYPO3 %s, workspaces %s): sign-in from TYPO3, DataHandler as the editor\n",
+		info.Extension, c.Base(), info.TYPO3, map[bool]string{true: "installed", false: "not installed"}[info.Workspaces])
 	return nil
 }
 

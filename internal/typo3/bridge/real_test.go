@@ -184,7 +184,7 @@ func TestAnEditorSignedInToTYPO3WritesThroughDataHandler(t *testing.T) {
 		if status != 200 {
 			t.Fatalf("approval = %d %s", status, body)
 		}
-		got := r.PHP(t, fmt.Sprintf(`
+		got := r.PHP(t, `
 			use TYPO3\CMS\Backend\Utility\BackendUtility; use TYPO3\CMS\Backend\History\RecordHistory; use TYPO3\CMS\Core\Utility\GeneralUtility;
 			$rec = BackendUtility::getRecord('pages', 2);
 			$log = GeneralUtility::makeInstance(RecordHistory::class, 'pages:2')->getChangeLog(); $h = reset($log);
@@ -192,7 +192,7 @@ func TestAnEditorSignedInToTYPO3WritesThroughDataHandler(t *testing.T) {
 			$l = $db->select(['userid', 'log_data', 'details'], 'sys_log', ['tablename' => 'pages', 'recuid' => 2], [], ['uid' => 'DESC'], 1)->fetchAssociative();
 			$cached = GeneralUtility::makeInstance(\TYPO3\CMS\Core\Cache\CacheManager::class)->getCache('pages')->get('waymark_probe');
 			echo json_encode(['description' => $rec['description'], 'historyUser' => (int)$h['userid'], 'historyNew' => $h['newRecord']['description'] ?? null,
-				'logUser' => (int)$l['userid'], 'logHistory' => (int)(json_decode($l['log_data'] ?: '{}', true)['history'] ?? 0), 'cached' => $cached]);`))
+				'logUser' => (int)$l['userid'], 'logHistory' => (int)(json_decode($l['log_data'] ?: '{}', true)['history'] ?? 0), 'cached' => $cached]);`)
 		var rb struct {
 			Description, HistoryNew string
 			HistoryUser, LogUser    int64

@@ -21,21 +21,16 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 	if len(f.Args()) == 0 {
 		return fmt.Errorf("%w: no fixture file given", errUsage)
 	}
-	t3, closeT3, err := f.openTYPO3(ctx)
+	in, err := f.openInstallation(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeT3()
-	db, err := f.openDB(ctx, f.DB)
+	defer in.Close()
+	a, err := app.New(ctx, in.DB, f.appConfig(e, in))
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Workers: 0, Logger: e.log, Version: version, TYPO3: t3})
-	if err != nil {
-		return err
-	}
-	sum, err := fixture.ImportFiles(ctx, db, a.FixtureOptions(), f.Args()...)
+	sum, err := fixture.ImportFiles(ctx, in.DB, a.FixtureOptions(), f.Args()...)
 	if err != nil {
 		return err
 	}
@@ -51,22 +46,14 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 	if len(f.Args()) != 1 {
 		return fmt.Errorf("%w: want exactly one USERNAME", errUsage)
 	}
-	t3, closeT3, err := f.openTYPO3(ctx)
+	// Beside TYPO3 the user is TYPO3's: a TYPO3 editor gets a token (for
+	// an MCP client, say) without logging in to Waymark first.
+	in, err := f.openInstallation(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeT3()
-	db, err := f.openDB(ctx, f.DB)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if t3 != nil {
-		// Beside TYPO3 the user is TYPO3's: a TYPO3 editor gets a token
-		// (for an MCP client, say) without logging in to Waymark first.
-		t3.Attach(db)
-		defer live.Detach(db)
-	}
+	defer in.Close()
+	db := in.DB
 	u, err := access.LoadUserByName(ctx, db, f.Args()[0])
 	if errors.Is(err, access.ErrNoUser) {
 		return fmt.Errorf("no user %q", f.Args()[0])
@@ -77,7 +64,7 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 	if u.Disabled {
 		return fmt.Errorf("user %q is disabled", u.Username)
 	}
-	if t3 != nil {
+	if in.TYPO3 != nil {
 		// The token names Waymark's row of the TYPO3 user, as a login's session does.
 		if err := live.KeepUser(ctx, db, u.UID, u.Username); err != nil {
 			return err
@@ -118,22 +105,15 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer stopObserving()
-	t3, closeT3, err := f.openTYPO3(ctx)
+	in, err := f.openInstallation(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeT3()
-	t3bridge, err := f.openBridge(ctx, t3)
-	if err != nil {
-		return err
-	}
-	db, err := f.openDB(ctx, f.DB)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Workers: f.Workers, ChatWorkers: chats,
-		Lease: f.Lease, ModelStream: f.ModelStream, Logger: e.log, Version: version, Tracer: traces.Tracer(), TYPO3: t3, Bridge: t3bridge})
+	defer in.Close()
+	db := in.DB
+	cfg := f.appConfig(e, in)
+	cfg.Workers, cfg.ChatWorkers, cfg.Lease, cfg.ModelStream, cfg.Tracer = f.Workers, chats, f.Lease, f.ModelStream, traces.Tracer()
+	a, err := app.New(ctx, db, cfg)
 	if err != nil {
 		return err
 	}
@@ -183,12 +163,12 @@ func cmdReap(ctx context.Context, e *env, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	db, err := f.openDB(ctx, f.DB)
+	in, err := f.openInstallation(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Workers: 0, Logger: e.log, Version: version})
+	defer in.Close()
+	a, err := app.New(ctx, in.DB, f.appConfig(e, in))
 	if err != nil {
 		return err
 	}

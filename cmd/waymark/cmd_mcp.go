@@ -14,7 +14,8 @@ import (
 // (an editor's assistant started with this command), acting for the user
 // of WAYMARK_TOKEN; its own workers carry out the tours' turns unless
 // --workers 0 leaves them to a waymark serve or worker on the same database.
-// Logs go to stderr: stdout carries the protocol.
+// Beside TYPO3 (--typo3) the user, her rights and the site are TYPO3's, as
+// in serve. Logs go to stderr: stdout carries the protocol.
 func cmdMCP(ctx context.Context, e *env, args []string) error {
 	f := newFlags("mcp", e.stderr)
 	if err := f.parse(args); err != nil {
@@ -27,13 +28,14 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := f.openDB(ctx, f.DB)
+	in, err := f.openInstallation(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, Workers: f.Workers, ChatWorkers: chats,
-		Logger: e.log, Version: version})
+	defer in.Close()
+	cfg := f.appConfig(e, in)
+	cfg.Workers, cfg.ChatWorkers = f.Workers, chats
+	a, err := app.New(ctx, in.DB, cfg)
 	if err != nil {
 		return err
 	}

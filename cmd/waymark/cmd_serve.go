@@ -55,24 +55,17 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer stopObserving()
-	t3, closeT3, err := f.openTYPO3(ctx)
+	in, err := f.openInstallation(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeT3()
-	t3bridge, err := f.openBridge(ctx, t3)
-	if err != nil {
-		return err
-	}
-	db, err := f.openDB(ctx, f.DB)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Workers: f.Workers, ChatWorkers: chats,
-		Lease: f.Lease, ModelStream: f.ModelStream, Logger: e.log, Version: version, MaxOpenRuns: f.MaxOpenRuns, SecureCookies: ho.secure, MetricsToken: f.MetricsToken,
-		TrustedProxies: ho.trusted, Tracer: traces.Tracer(), TYPO3: t3, MCPOrigins: mcpOrigins(f.PublicURL),
-		Bridge: t3bridge, PasswordLogin: f.TYPO3PasswordLogin})
+	defer in.Close()
+	db := in.DB
+	cfg := f.appConfig(e, in)
+	cfg.Workers, cfg.ChatWorkers, cfg.Lease, cfg.ModelStream, cfg.Tracer = f.Workers, chats, f.Lease, f.ModelStream, traces.Tracer()
+	cfg.MaxOpenRuns, cfg.SecureCookies, cfg.MetricsToken, cfg.TrustedProxies = f.MaxOpenRuns, ho.secure, f.MetricsToken, ho.trusted
+	cfg.MCPOrigins, cfg.PasswordLogin = mcpOrigins(f.PublicURL), f.TYPO3PasswordLogin
+	a, err := app.New(ctx, db, cfg)
 	if err != nil {
 		return err
 	}
@@ -110,15 +103,18 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 	if !strings.Contains(raw, ":") {
 		raw = "sqlite:" + raw
 	}
-	db, err := f.openDB(ctx, raw)
+	f.DB = raw
+	in, err := f.openInstallation(ctx) // demo takes no TYPO3 options: its own built-in site
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer in.Close()
+	db := in.DB
 	path := db.Addr
 	// The offline model's replies stream into the transcript as they come.
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, raw), SecretKey: f.SecretKey, Workers: 2, Logger: e.log, Version: version, TrustedProxies: f.TrustedProxies,
-		ModelStream: true, DemoPace: f.DemoPace})
+	cfg := f.appConfig(e, in)
+	cfg.Workers, cfg.TrustedProxies, cfg.ModelStream, cfg.DemoPace = 2, f.TrustedProxies, true, f.DemoPace
+	a, err := app.New(ctx, db, cfg)
 	if err != nil {
 		return err
 	}

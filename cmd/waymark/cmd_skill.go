@@ -50,12 +50,13 @@ func cmdSkill(ctx context.Context, e *env, args []string) error {
 	if (sub == "approve" || sub == "revoke") != (f.As != "") {
 		return fmt.Errorf("%w: --as USERNAME is for approve and revoke, and they need it", errUsage)
 	}
-	db, err := f.openDB(ctx, f.DB)
+	in, err := f.openInstallation(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	a, err := app.New(ctx, db, app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot, Logger: e.log, Version: version})
+	defer in.Close()
+	db := in.DB
+	a, err := app.New(ctx, db, f.appConfig(e, in))
 	if err != nil {
 		return err
 	}
@@ -70,6 +71,8 @@ func cmdSkill(ctx context.Context, e *env, args []string) error {
 	case "list":
 		return listSkills(ctx, e.stdout, a.Skills)
 	}
+	// Beside TYPO3, --as names a TYPO3 user (an administrator, or one
+	// holding the grant), read from TYPO3 as a login would.
 	actor, err := access.LoadUserByName(ctx, db, f.As)
 	if errors.Is(err, access.ErrNoUser) {
 		return fmt.Errorf("no user %q", f.As)

@@ -11,6 +11,8 @@ import (
 // cmdUser is "waymark user disable|enable USERNAME": the CLI twin of
 // PUT /api/admin/users/{uid} with active false or true. Disabling ends the
 // user's sessions; their tokens are refused until the user is enabled again.
+// Beside TYPO3 (--typo3) the users are TYPO3's, and it is refused as the
+// HTTP administration refuses it (409 managed_elsewhere), changing nothing.
 func cmdUser(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "disable" && args[0] != "enable") {
 		return fmt.Errorf("%w: want user disable|enable [--db URL] USERNAME", errUsage)
@@ -23,11 +25,15 @@ func cmdUser(ctx context.Context, e *env, args []string) error {
 	if len(f.Args()) != 1 {
 		return fmt.Errorf("%w: want exactly one USERNAME", errUsage)
 	}
-	db, err := f.openDB(ctx, f.DB)
+	in, err := f.openInstallation(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer in.Close()
+	db := in.DB
+	if access.External(db) {
+		return errManagedElsewhere(action)
+	}
 	u, err := access.LoadUserByName(ctx, db, f.Args()[0])
 	if errors.Is(err, access.ErrNoUser) {
 		return fmt.Errorf("no user %q", f.Args()[0])
@@ -37,6 +43,9 @@ func cmdUser(ctx context.Context, e *env, args []string) error {
 	}
 	active := action == "enable"
 	_, err = access.SetActive(ctx, db, u.UID, active)
+	if errors.Is(err, access.ErrManagedElsewhere) {
+		return errManagedElsewhere(action)
+	}
 	if errors.Is(err, access.ErrLastAdmin) {
 		return fmt.Errorf("user %q is the last active administrator; make another user administrator first", u.Username)
 	}
@@ -45,4 +54,9 @@ func cmdUser(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "user %s %sd\n", u.Username, action)
 	return nil
+}
+
+// errManagedElsewhere is the refusal of a user command beside TYPO3.
+func errManagedElsewhere(action string) error {
+	return fmt.Errorf("users are administered in TYPO3 (--typo3): %s them in TYPO3's backend; nothing was changed", action)
 }

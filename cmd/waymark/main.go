@@ -48,7 +48,7 @@ func commands() []command {
 		{"purge", "[--db URL] [--older-than 720h]", "delete finished runs and their events past retention", cmdPurge},
 		{"reap", "[--db URL]", "requeue or dead-letter runs whose lease expired", cmdReap},
 		{"token", "[--db URL] [--typo3 DSN --typo3-sites DIR] USERNAME", "print a new API token for a user (beside TYPO3: a TYPO3 user)", cmdToken},
-		{"user", "disable|enable [--db URL] USERNAME", "disable a user (sessions end, tokens refused) or enable again", cmdUser},
+		{"user", "disable|enable [--db URL] USERNAME", "disable a user (sessions end, tokens refused) or enable again (beside TYPO3: refused, TYPO3 administers its users)", cmdUser},
 		{"version", "", "print the module version, commit and Go version", cmdVersion},
 		{"bench", benchArgs, "drive guided tours through the API on a scratch fixture and print the figures", cmdBench},
 		{"skill", skillArgs, "skills: sync a directory source, list, approve or revoke a version", cmdSkill},

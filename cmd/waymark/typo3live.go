@@ -38,7 +38,7 @@ func (f *flags) openBridge(ctx context.Context, t3 *live.TYPO3) (*bridge.Client,
 }
 
 // openTYPO3 opens the TYPO3 installation of --typo3 and --typo3-sites for
-// serve, worker and import, or returns nil when --typo3 is not given (the
+// openInstallation, or returns nil when --typo3 is not given (the
 // built-in source and directory). A DSN that does not connect, missing
 // tables and a site configuration that cannot be read are one-line errors,
 // before anything is written. close closes the TYPO3 database.

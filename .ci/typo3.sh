@@ -14,13 +14,15 @@ done
 # setup.sh as shipped, with two changes: it finds its tarball in $shared/typo3 from a copy, and its check of
 # PHP's extensions does not stop grep early (`grep -q` under pipefail fails the check at random by SIGPIPE).
 work=$(mktemp -d /tmp/waymark-typo3-ci.XXXXXX)
+run=$(echo "${work##*.}" | tr 'A-Z' 'a-z')
 sed -e "s|^HERE=.*|HERE=$shared/typo3|" -e 's/php -m | grep -qix "$ext"/php -m | grep -ix "$ext" >\/dev\/null/' \
   "$shared/typo3/setup.sh" > "$work/setup.sh"
 chmod +x "$work/setup.sh"
 for driver in mysqli postgres; do
   dir="$work/$driver"
   log="$work/$driver.log"
-  if ! DRIVER=$driver DB="waymark_ci_${driver}" PORT=8080 "$work/setup.sh" "$dir" >"$log" 2>&1; then
+  # A database of this run's own (setup.sh drops and creates it): another run beside keeps its own.
+  if ! DRIVER=$driver DB="waymark_ci_${driver}_${run}" PORT=8080 "$work/setup.sh" "$dir" >"$log" 2>&1; then
     echo "typo3.sh: setup.sh ($driver) failed:" >&2; tail -n 20 "$log" >&2; exit 1
   fi
   if ! integrations/typo3/Tests/run.sh "$dir" >>"$log" 2>&1; then

@@ -66,7 +66,7 @@ func besideReal(t *testing.T, r *typo3test.Real) *beside {
 
 // importConfiguration gives TYPO3's group Editor a configuration (uid 9) on
 // the scripted model of b's Waymark.
-func importConfiguration(t *testing.T, b *beside) {
+func importConfiguration(t testing.TB, b *beside) {
 	t.Helper()
 	text := fmt.Sprintf(`
 configurations:

@@ -95,7 +95,7 @@ func TestTheExtensionAnswersOnlyItsSecret(t *testing.T) {
 }
 
 // tokenOf is an API token of TYPO3 user uid (kept in Waymark's be_users).
-func (b *beside) tokenOf(t *testing.T, uid int64, username string) *waymarktest.Client {
+func (b *beside) tokenOf(t testing.TB, uid int64, username string) *waymarktest.Client {
 	t.Helper()
 	ctx := context.Background()
 	if err := live.KeepUser(ctx, b.env.DB, uid, username); err != nil {

@@ -69,6 +69,11 @@ var (
 	// ErrReadOnlyPage refuses a process on a page the editor may only read:
 	// its tour could save none of its proposals (409 page_read_only).
 	ErrReadOnlyPage = fault.New(fault.Conflict, "page_read_only", "this page may only be read: a process could save nothing here")
+	// ErrLanguageNotEditable refuses a conversation in a language the actor
+	// may not edit (TYPO3's allowed_languages of the user and her groups):
+	// its tour could save nothing (403 language_not_editable).
+	ErrLanguageNotEditable = fault.New(fault.Forbidden, "language_not_editable",
+		"you may not edit this language: a conversation could save nothing in it")
 	// ErrConfigNotFound answers an unknown, inactive and not usable
 	// configuration alike (as the catalogue does, L8.4).
 	ErrConfigNotFound = fault.New(fault.NotFound, "configuration_not_found", "configuration not found")
@@ -215,8 +220,11 @@ func (s *Service) Start(ctx context.Context, actor, page, language, skillUID, co
 		}
 		return View{}, ErrNotFound
 	}
-	if !a.MayEditLanguage(language) || language < 0 {
-		return View{}, fmt.Errorf("%w: language %d may not be edited", ErrInvalid, language)
+	if language < 0 {
+		return View{}, fmt.Errorf("%w: language %d", ErrInvalid, language)
+	}
+	if !a.MayEditLanguage(language) {
+		return View{}, fmt.Errorf("%w: language %d", ErrLanguageNotEditable, language)
 	}
 	cfg, err := s.startConfig(ctx, a, configUID)
 	if err != nil {

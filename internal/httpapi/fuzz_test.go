@@ -72,6 +72,7 @@ func post(body string) *http.Request {
 }
 
 func FuzzLoginBody(f *testing.F)              { fuzzBody[loginRequest](f) }
+func FuzzTicketLoginBody(f *testing.F)        { fuzzBody[ticketRequest](f) }
 func FuzzRunBody(f *testing.F)                { fuzzBody[runRequest](f) }
 func FuzzDecisionBody(f *testing.F)           { fuzzBody[agent.Decision](f) }
 func FuzzInputBody(f *testing.F)              { fuzzBody[inputRequest](f) }
@@ -92,7 +93,7 @@ func FuzzMeLanguageBody(f *testing.F)         { fuzzBody[languageRequest](f) }
 func FuzzAdminGrantsBody(f *testing.F)        { fuzzBody[grantsBody](f) }
 
 // fuzzedBodies are the body types with a fuzz target above.
-var fuzzedBodies = []string{"loginRequest", "runRequest", "agent.Decision", "inputRequest",
+var fuzzedBodies = []string{"loginRequest", "ticketRequest", "runRequest", "agent.Decision", "inputRequest",
 	"conversationStartRequest", "messageRequest", "answerRequest", "conversationSkillRequest",
 	"skillCreateRequest", "skillUpdateRequest", "digestRequest", "attachRequest", "sourceRequest",
 	"configurationBody", "userBody", "access.Group", "tokenBody", "languageRequest", "grantsBody"}

@@ -92,7 +92,7 @@ func TestRefusedStartsCreateNothing(t *testing.T) {
 			code   string
 		}{
 			{"a page the editor may not show", map[string]any{"page": 999, "language": 0}, 404, "not_found"},
-			{"a language the editor may not edit", map[string]any{"page": 1, "language": 7}, 400, "bad_request"},
+			{"a language the editor may not edit", map[string]any{"page": 1, "language": 7}, 403, "language_not_editable"},
 			{"a skill outside the catalogue", map[string]any{"page": 1, "language": 0, "skill": 999}, 409, "skill_unavailable"},
 			{"bad json", map[string]any{"page": "one"}, 400, "bad_request"},
 		}

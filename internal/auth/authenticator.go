@@ -63,6 +63,14 @@ type PasswordDirectory interface {
 	CheckLogin(ctx context.Context, username, password string) (int64, error)
 }
 
+// LogNoter is an error in a refused login's chain that tells the operator
+// why (the kind of a password hash Waymark cannot verify); the login
+// handler logs it at the default level, the user reads a wrong password.
+type LogNoter interface {
+	error
+	LogNote() string
+}
+
 // UseDirectory makes password logins check d instead of Waymark's own
 // password hashes. Tokens and sessions stay Waymark's.
 func (a *Authenticator) UseDirectory(d PasswordDirectory) { a.dir = d }

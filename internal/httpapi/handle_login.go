@@ -63,6 +63,9 @@ func (s *Server) PasswordLogin(ctx context.Context, w http.ResponseWriter, r *ht
 		return "", errTooManyAttempts.Wrap(err)
 	}
 	if errors.Is(err, auth.ErrUnauthenticated) {
+		if n, ok := errors.AsType[auth.LogNoter](err); ok {
+			s.logger.WarnContext(ctx, "login refused", "username", username, "reason", n.LogNote())
+		}
 		return "", auth.ErrUnauthenticated.With("wrong username or password").Wrap(err)
 	}
 	if err != nil {

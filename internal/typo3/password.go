@@ -60,6 +60,12 @@ func (e *HashError) Error() string {
 
 func (e *HashError) Unwrap() error { return e.Err }
 
+// LogNote is what the operator reads in the server log of a login refused
+// for this hash (auth.LogNoter): the kind, never the hash.
+func (e *HashError) LogNote() string {
+	return fmt.Sprintf("the user's TYPO3 password hash (%s) cannot be verified by Waymark: %s; a login to TYPO3 rehashes it", e.Kind, e.Err)
+}
+
 // ClassifyHash tells the kind of a stored password hash by its form, the way
 // TYPO3's PasswordHashFactory asks each hashing class in turn.
 func ClassifyHash(hash string) HashKind {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -92,6 +93,8 @@ type Options struct {
 	Bridge *bridge.Client
 	// PasswordLogin keeps password logins on beside the Bridge.
 	PasswordLogin bool
+	// Logger receives the application's log (nil: discarded).
+	Logger *slog.Logger
 }
 
 // New starts the application on db with the fixture (YAML or JSON; the text
@@ -128,6 +131,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		TYPO3Writer:   opts.TYPO3Writer,
 		Bridge:        opts.Bridge,
 		PasswordLogin: opts.PasswordLogin,
+		Logger:        opts.Logger,
 		HashCost:      auth.MinCost, // passwords and tokens of tests are not secrets; bcrypt's minimum keeps them fast
 	})
 	if err != nil {

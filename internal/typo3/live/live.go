@@ -323,7 +323,8 @@ func (t *TYPO3) CheckLogin(ctx context.Context, username, password string) (int6
 		// password: the password was right, and the user is told where to go.
 		return 0, fmt.Errorf("%w: %w", ErrMFARequired, err)
 	case errors.Is(err, typo3.ErrUnsupportedHash), errors.Is(err, typo3.ErrMalformedHash):
-		return 0, fmt.Errorf("%w: %v", auth.ErrUnauthenticated, err)
+		// Refused as a wrong password; the operator's log names the kind.
+		return 0, fmt.Errorf("%w: %w", auth.ErrUnauthenticated, err)
 	case err != nil:
 		return 0, fmt.Errorf("typo3 login: %w", t.reached(ctx, err))
 	}

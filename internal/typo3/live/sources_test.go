@@ -1,17 +1,20 @@
 package live_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +30,7 @@ import (
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
 	"waymark/internal/typo3"
+	"waymark/internal/typo3/live"
 	"waymark/internal/typo3/typo3test"
 	"waymark/internal/waymarktest"
 )
@@ -790,4 +794,53 @@ func TestARightsChangeBetweenEnqueueAndPickupRefusesTheRun(t *testing.T) {
 			t.Errorf("%s: run after the change = %s refusal %q, want failed configuration_denied", s.name, got.Status, got.Refusal)
 		}
 	})
+}
+
+// A TYPO3 user whose password hash is of a kind Waymark cannot verify
+// (phpass, from before TYPO3 9) is refused like a wrong password, and the
+// server's log says why at the default level, naming the kind, never the hash.
+func TestARefusedLoginOfAHashKindWaymarkCannotVerifyIsNamedInTheLog(t *testing.T) {
+	typo3test.Each(t, func(t *testing.T, t3 typo3test.DB) {
+		var log bytes.Buffer
+		sites := t.TempDir()
+		if err := typo3.WriteDemoSites(sites); err != nil {
+			t.Fatal(err)
+		}
+		inst, err := live.New(context.Background(), t3.DB, t3.Dialect, sites, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := waymarktest.New(t, storetest.SQLite(t), "", &waymarktest.Options{TYPO3: inst,
+			Logger: slog.New(slog.NewJSONHandler(&syncWriter{w: &log}, nil))})
+		const phpass = "$P$BXqO2yLr1PFhRJ8e2XqO8Vb5rC2nJ/0"
+		q := "UPDATE `be_users` SET `password` = ? WHERE `username` = 'max'"
+		if t3.Dialect == typo3.Postgres {
+			q = pgBind(q)
+		}
+		if _, err := t3.Exec(q, phpass); err != nil {
+			t.Fatal(err)
+		}
+		if r := env.As("").Do("POST", "/api/login", map[string]string{"username": "max", "password": "max-demo-pass"}); r.Status != 401 {
+			t.Fatalf("login with a phpass hash = %d %s, want 401", r.Status, r.Body)
+		}
+		got := log.String()
+		if !strings.Contains(got, `"level":"WARN"`) || !strings.Contains(got, "login refused") || !strings.Contains(got, "phpass") {
+			t.Errorf("the log does not name the hash kind of the refused login at the default level:\n%s", got)
+		}
+		if strings.Contains(got, phpass) {
+			t.Error("the log shows the hash")
+		}
+	})
+}
+
+// syncWriter serialises writes of the server's goroutines to one buffer.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -207,6 +207,7 @@ func TestNoEnvironmentReadOutsideTheOptionTable(t *testing.T) {
 		"internal/store/storetest/storetest.go": "test support: WAYMARK_TEST_POSTGRES, CI and WAYMARK_STORE_NO_FAST_PATHS of the test run",
 		"internal/bench/cluster.go":             "the bench's children inherit the environment (PATH, OTEL_*) without its WAYMARK_ variables",
 		"internal/typo3/typo3test/typo3test.go": "test support: WAYMARK_TEST_MARIADB, WAYMARK_TEST_POSTGRES and CI of the test run",
+		"internal/typo3/typo3test/real.go":      "test support: WAYMARK_TEST_TYPO3_MARIADB and WAYMARK_TEST_TYPO3_POSTGRES, the real TYPO3 installations of the test run",
 	}
 	read := regexp.MustCompile(`\bos\.(Getenv|LookupEnv|Environ|ExpandEnv)\(|\bsyscall\.Getenv\(`)
 	root := "../.."

@@ -7,12 +7,13 @@ const require = createRequire(import.meta.url);
 const source = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 // axeViolations runs axe-core on the page as it is now and returns the
-// critical and serious violations. The source is evaluated through the
-// DevTools protocol, which the page's CSP does not govern (no script tag).
-export async function axeViolations(page) {
+// critical and serious violations (options.all: every violation, minor and
+// moderate too). The source is evaluated through the DevTools protocol,
+// which the page's CSP does not govern (no script tag).
+export async function axeViolations(page, { all = false } = {}) {
   await page.evaluate(`${source}\n;0`);
   const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  return result.violations.filter((v) => v.impact === 'critical' || v.impact === 'serious');
+  return all ? result.violations : result.violations.filter((v) => v.impact === 'critical' || v.impact === 'serious');
 }
 
 // describe formats violations for a failure message.

@@ -19,11 +19,13 @@ export function slug(s) {
   return s.toLowerCase().replace(/[^a-z0-9äöüß]+/g, '-').replace(/^-|-$/g, '').slice(0, 80);
 }
 
-// Session is one test's browsers against one server.
+// Session is one test's browsers against one server. options.origins are
+// more origins the browsers may ask (a TYPO3 backend beside Waymark).
 export class Session {
-  constructor(server, name) {
+  constructor(server, name, { origins = [] } = {}) {
     this.server = server;
     this.origin = new URL(server.url).origin;
+    this.origins = new Set([this.origin, ...origins.map((o) => new URL(o).origin)]);
     this.dir = join(outputRoot, slug(name));
     rmSync(this.dir, { recursive: true, force: true });
     mkdirSync(this.dir, { recursive: true });
@@ -51,7 +53,7 @@ export class Session {
     ctx.profile = profile;
     this.contexts.push(ctx);
     // Requests to any other host are refused and recorded; the server's own pass untouched.
-    const foreign = (u) => u.protocol !== 'data:' && u.protocol !== 'blob:' && u.origin !== this.origin;
+    const foreign = (u) => u.protocol !== 'data:' && u.protocol !== 'blob:' && !this.origins.has(u.origin);
     await ctx.route(foreign, (route) => {
       this.problems.push(`${label}: request to another host: ${route.request().url()}`);
       return route.abort('blockedbyclient');

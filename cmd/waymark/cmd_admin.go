@@ -74,6 +74,11 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if u.PasswordMark != "" { // a password changed in TYPO3 ends the token
+		if err := auth.MarkToken(ctx, db, tok, u.PasswordMark); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(e.stdout, tok)
 	return nil
 }

@@ -165,6 +165,9 @@ func TestUserDisableBesideTYPO3IsRefusedAndChangesNothing(t *testing.T) {
 				}
 				fmt.Fprintf(&b, "waymark %d %s admin=%t disabled=%t\n", uid, name, admin, disabled)
 			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
 			fmt.Fprintf(&b, "tokens %d\n", countRows(t, dbFile, "api_tokens"))
 			return b.String()
 		}

@@ -30,5 +30,11 @@ func IssueToken(ctx context.Context, db *store.DB, uid int64, label string, now 
 			return "", err
 		}
 	}
-	return auth.IssueToken(ctx, db, uid, label, now, hashCost)
+	tok, err := auth.IssueToken(ctx, db, uid, label, now, hashCost)
+	if err != nil || u.PasswordMark == "" {
+		return tok, err
+	}
+	// Beside TYPO3 the token carries the mark of the user's password: a
+	// password changed in TYPO3 ends it.
+	return tok, auth.MarkToken(ctx, db, tok, u.PasswordMark)
 }

@@ -33,6 +33,10 @@ type User struct {
 	Languages       []int64  `json:"languages"`
 	Mounts          []int64  `json:"mounts"`
 	Grants          []string `json:"grants"`
+	// PasswordMark marks the password a directory beside Waymark holds for
+	// the user now (TYPO3's hash, digested): sessions and tokens made under
+	// another one are refused. Empty for Waymark's own users.
+	PasswordMark string `json:"-"`
 }
 
 // Group is a backend group as stored.

@@ -81,6 +81,7 @@ var _ = store.GenerationTables("api_tokens")
 
 type cachedToken struct {
 	uid     int64
+	mark    string // the token's password mark
 	gen     int64 // settings generation read before the token was verified
 	expires time.Time
 }
@@ -100,64 +101,72 @@ func NewLimited(db *store.DB, clk clock.Clock, l Limits) *Authenticator {
 // ErrUnauthenticated for an unknown token; other errors are failures of the
 // store. The caller must load the user and refuse a missing or disabled one.
 func (a *Authenticator) FromToken(ctx context.Context, token string) (int64, error) {
+	uid, _, err := a.FromTokenMarked(ctx, token)
+	return uid, err
+}
+
+// FromTokenMarked is FromToken with the token's password mark ("" for
+// none): the caller refuses a token whose user's password changed since
+// (access.User.PasswordMark).
+func (a *Authenticator) FromTokenMarked(ctx context.Context, token string) (int64, string, error) {
 	if len(token) < 8 {
-		return 0, ErrUnauthenticated
+		return 0, "", ErrUnauthenticated
 	}
 	key := sha256.Sum256([]byte(token))
 	now := a.clk.Now()
 	// Read before the tokens: a change after this read moves it past the entry.
 	gen, err := store.Generation(ctx, a.db)
 	if err != nil {
-		return 0, fmt.Errorf("find token: %w", err)
+		return 0, "", fmt.Errorf("find token: %w", err)
 	}
-	if uid, ok := a.cached(key, gen, now); ok {
-		return uid, nil
+	if e, ok := a.cached(key, gen, now); ok {
+		return e.uid, e.mark, nil
 	}
-	rows, err := a.db.Query(ctx, "SELECT user_uid, hash FROM api_tokens WHERE lookup = ?", TokenLookup(token))
+	rows, err := a.db.Query(ctx, "SELECT user_uid, hash, password_mark FROM api_tokens WHERE lookup = ?", TokenLookup(token))
 	if err != nil {
-		return 0, fmt.Errorf("find token: %w", err)
+		return 0, "", fmt.Errorf("find token: %w", err)
 	}
 	type candidate struct {
-		uid  int64
-		hash string
+		uid        int64
+		hash, mark string
 	}
 	var cands []candidate
 	for rows.Next() {
 		var c candidate
-		if err := rows.Scan(&c.uid, &c.hash); err != nil {
+		if err := rows.Scan(&c.uid, &c.hash, &c.mark); err != nil {
 			rows.Close()
-			return 0, fmt.Errorf("find token: %w", err)
+			return 0, "", fmt.Errorf("find token: %w", err)
 		}
 		cands = append(cands, c)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("find token: %w", err)
+		return 0, "", fmt.Errorf("find token: %w", err)
 	}
 	for _, c := range cands {
 		if CheckToken(c.hash, token) {
-			a.remember(key, c.uid, gen, now)
-			return c.uid, nil
+			a.remember(key, cachedToken{uid: c.uid, mark: c.mark, gen: gen, expires: now.Add(tokenCacheTTL)}, now)
+			return c.uid, c.mark, nil
 		}
 	}
-	return 0, ErrUnauthenticated
+	return 0, "", ErrUnauthenticated
 }
 
-func (a *Authenticator) cached(key [32]byte, gen int64, now time.Time) (int64, bool) {
+func (a *Authenticator) cached(key [32]byte, gen int64, now time.Time) (cachedToken, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e, ok := a.cache[key]
 	if !ok {
-		return 0, false
+		return cachedToken{}, false
 	}
 	if !now.Before(e.expires) || e.gen != gen {
 		delete(a.cache, key)
-		return 0, false
+		return cachedToken{}, false
 	}
-	return e.uid, true
+	return e, true
 }
 
-func (a *Authenticator) remember(key [32]byte, uid, gen int64, now time.Time) {
+func (a *Authenticator) remember(key [32]byte, entry cachedToken, now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.cache) >= tokenCacheMax {
@@ -170,7 +179,7 @@ func (a *Authenticator) remember(key [32]byte, uid, gen int64, now time.Time) {
 			clear(a.cache)
 		}
 	}
-	a.cache[key] = cachedToken{uid: uid, gen: gen, expires: now.Add(tokenCacheTTL)}
+	a.cache[key] = entry
 }
 
 // ForgetTokens empties the token cache, so that a deleted token stops working

@@ -144,35 +144,52 @@ func (a *Authenticator) sessionFor(ctx context.Context, uid int64, typo3Session 
 // are failures of the store. The caller must load the user and refuse a
 // missing or disabled one.
 func (a *Authenticator) FromSession(ctx context.Context, sessionID string) (uid int64, csrf string, err error) {
+	uid, csrf, _, err = a.FromSessionMarked(ctx, sessionID)
+	return uid, csrf, err
+}
+
+// FromSessionMarked is FromSession with the session's password mark (""
+// for none): the caller ends a session whose user's password changed since
+// (access.User.PasswordMark).
+func (a *Authenticator) FromSessionMarked(ctx context.Context, sessionID string) (uid int64, csrf, mark string, err error) {
 	if sessionID == "" {
-		return 0, "", ErrUnauthenticated
+		return 0, "", "", ErrUnauthenticated
 	}
 	var (
 		expires      int64
 		csrfHash     string
 		typo3Session string
 	)
-	err = a.db.QueryRow(ctx, "SELECT user_uid, csrf, expires_at, typo3_session FROM sessions WHERE id_hash = ?", sessionKey(sessionID)).
-		Scan(&uid, &csrfHash, &expires, &typo3Session)
+	err = a.db.QueryRow(ctx, "SELECT user_uid, csrf, expires_at, typo3_session, password_mark FROM sessions WHERE id_hash = ?", sessionKey(sessionID)).
+		Scan(&uid, &csrfHash, &expires, &typo3Session, &mark)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", ErrUnauthenticated
+		return 0, "", "", ErrUnauthenticated
 	}
 	if err != nil {
-		return 0, "", fmt.Errorf("find session: %w", err)
+		return 0, "", "", fmt.Errorf("find session: %w", err)
 	}
 	if !a.clk.Now().Before(store.Time(expires)) {
-		return 0, "", ErrUnauthenticated
+		return 0, "", "", ErrUnauthenticated
 	}
 	csrf = csrfOf(sessionID)
 	if subtle.ConstantTimeCompare([]byte(sessionKey(csrf)), []byte(csrfHash)) != 1 {
-		return 0, "", ErrUnauthenticated // a session stored before CSRF tokens were hashed: log in again
+		return 0, "", "", ErrUnauthenticated // a session stored before CSRF tokens were hashed: log in again
 	}
 	if typo3Session != "" {
 		if err := a.typo3SessionActive(ctx, sessionID, uid, typo3Session); err != nil {
-			return 0, "", err
+			return 0, "", "", err
 		}
 	}
-	return uid, csrf, nil
+	return uid, csrf, mark, nil
+}
+
+// MarkSession sets the password mark of a session (access.User.PasswordMark
+// when it was made): a password changed since ends it.
+func (a *Authenticator) MarkSession(ctx context.Context, sessionID, mark string) error {
+	if _, err := a.db.Exec(ctx, "UPDATE sessions SET password_mark = ? WHERE id_hash = ?", mark, sessionKey(sessionID)); err != nil {
+		return fmt.Errorf("mark session: %w", err)
+	}
+	return nil
 }
 
 // Logout deletes a session. Deleting an unknown session is not an error.

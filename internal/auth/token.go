@@ -42,6 +42,15 @@ func NewToken() string {
 	return "wm_" + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+// MarkToken sets the password mark of token (access.User.PasswordMark when
+// it was issued): a password changed since ends it.
+func MarkToken(ctx context.Context, q store.Querier, token, mark string) error {
+	if _, err := q.Exec(ctx, "UPDATE api_tokens SET password_mark = ? WHERE lookup = ?", mark, TokenLookup(token)); err != nil {
+		return fmt.Errorf("mark token: %w", err)
+	}
+	return nil
+}
+
 // IssueToken creates, stores and returns a new token for user, hashed at
 // work factor cost (0: DefaultCost).
 func IssueToken(ctx context.Context, q store.Querier, user int64, label string, now time.Time, cost int) (string, error) {

@@ -53,6 +53,7 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 		uid       int64
 		sessionID string
 		csrf      string
+		mark      string // the credential's password mark ("" none)
 		err       error
 	)
 	if h := r.Header.Get("Authorization"); h != "" {
@@ -60,10 +61,10 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 		if !ok || !strings.EqualFold(scheme, "Bearer") {
 			return r, auth.ErrUnauthenticated
 		}
-		uid, err = s.auth.FromToken(ctx, strings.TrimSpace(token))
+		uid, mark, err = s.auth.FromTokenMarked(ctx, strings.TrimSpace(token))
 	} else if c, cerr := r.Cookie(SessionCookie); cerr == nil {
 		sessionID = c.Value
-		uid, csrf, err = s.auth.FromSession(ctx, sessionID)
+		uid, csrf, mark, err = s.auth.FromSessionMarked(ctx, sessionID)
 	} else {
 		return r, auth.ErrUnauthenticated
 	}
@@ -78,6 +79,16 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 		return r, fmt.Errorf("load user %d: %w", uid, err)
 	}
 	if !actor.Active() {
+		return r, auth.ErrUnauthenticated
+	}
+	if mark != "" && mark != actor.PasswordMark {
+		// The password changed in TYPO3 since the session or token was made:
+		// TYPO3 ended her backend sessions, and Waymark's end alike.
+		if sessionID != "" {
+			if err := s.auth.Logout(ctx, sessionID); err != nil {
+				return r, err
+			}
+		}
 		return r, auth.ErrUnauthenticated
 	}
 	infoFrom(ctx).uid = uid

@@ -72,6 +72,15 @@ func (s *Server) PasswordLogin(ctx context.Context, w http.ResponseWriter, r *ht
 		return "", err
 	}
 	infoFrom(ctx).uid = sess.UID
+	// Beside TYPO3 the session carries the mark of the password it was
+	// opened with: a password changed in TYPO3 ends it.
+	if u, err := access.LoadUser(ctx, s.db, sess.UID); err != nil {
+		return "", fmt.Errorf("load user after login: %w", err)
+	} else if u.PasswordMark != "" {
+		if err := s.auth.MarkSession(ctx, sess.ID, u.PasswordMark); err != nil {
+			return "", err
+		}
+	}
 	s.SetSessionCookie(w, r, sess)
 	return sess.CSRF, nil
 }

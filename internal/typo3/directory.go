@@ -2,7 +2,9 @@ package typo3
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -109,6 +111,16 @@ type User struct {
 }
 
 // CanSelectTable tells whether the user may read records of table.
+// PasswordMark is a digest of the user's password hash as TYPO3 stores it
+// now (never the hash): it changes when her password changes ("" without one).
+func (u *User) PasswordMark() string {
+	if u.hash == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("waymark password mark\x00" + u.hash))
+	return hex.EncodeToString(sum[:16])
+}
+
 func (u *User) CanSelectTable(table string) bool {
 	return u.Admin || slices.Contains(u.TablesSelect, table)
 }

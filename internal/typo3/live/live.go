@@ -240,7 +240,7 @@ func (t *TYPO3) LoadActor(ctx context.Context, q store.Querier, uid int64) (*acc
 	}
 	u := access.User{
 		UID: tu.UID, Username: tu.Username, Admin: tu.Admin, BackendLanguage: backendLanguage(tu.Lang),
-		Groups: tu.Groups, Languages: tu.AllowedLanguages, Mounts: tu.Mounts, Grants: grants,
+		Groups: tu.Groups, Languages: tu.AllowedLanguages, Mounts: tu.Mounts, Grants: grants, PasswordMark: tu.PasswordMark(),
 	}
 	return access.NewActor(u, access.Rights{
 		AllGroups: tu.Groups, TablesSelect: tu.TablesSelect, TablesModify: tu.TablesModify,

@@ -844,3 +844,85 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// A password changed in TYPO3 ends the user's Waymark sessions and API
+// tokens at their next request, as TYPO3 ends her backend sessions; a login
+// with the new password opens a new one. Tokens and sessions of other users
+// stay.
+func TestAPasswordChangedInTYPO3EndsTheUsersSessionsAndTokens(t *testing.T) {
+	typo3test.Each(t, func(t *testing.T, t3 typo3test.DB) {
+		ctx := context.Background()
+		env := besideTYPO3(t, t3.DB, t3.Dialect, "")
+		login := func(user, password string) (*http.Cookie, int) {
+			r := env.As("").Do("POST", "/api/login", map[string]string{"username": user, "password": password})
+			for _, c := range (&http.Response{Header: r.Header}).Cookies() {
+				if c.Name == "waymark_session" {
+					return c, r.Status
+				}
+			}
+			return nil, r.Status
+		}
+		me := func(c *http.Cookie, token string) int {
+			req, _ := http.NewRequest("GET", env.URL+"/api/me", nil)
+			if c != nil {
+				req.AddCookie(c)
+			}
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		erika, status := login("erika", "erika-demo-pass")
+		paula, _ := login("paula", "paula-demo-pass")
+		if erika == nil || paula == nil {
+			t.Fatalf("logins = %d", status)
+		}
+		var erikaUID, paulaUID int64
+		_ = env.DB.QueryRow(ctx, "SELECT uid FROM be_users WHERE username = 'erika'").Scan(&erikaUID)
+		_ = env.DB.QueryRow(ctx, "SELECT uid FROM be_users WHERE username = 'paula'").Scan(&paulaUID)
+		erikaToken, err := access.IssueToken(ctx, env.DB, erikaUID, "script", time.Now(), 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paulaToken, err := access.IssueToken(ctx, env.DB, paulaUID, "script", time.Now(), 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if me(erika, "") != 200 || me(nil, erikaToken) != 200 {
+			t.Fatal("erika's session and token do not work before the change")
+		}
+		hash, err := typo3.HashArgon2iPassword("erika-new-pass", typo3.Argon2Params{Memory: 1024, Time: 1, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := "UPDATE `be_users` SET `password` = ? WHERE `username` = 'erika'"
+		if t3.Dialect == typo3.Postgres {
+			q = pgBind(q)
+		}
+		if _, err := t3.Exec(q, hash); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2100 * time.Millisecond) // a user read is believed 2 s (access.WithActorMemo)
+		if got := me(erika, ""); got != 401 {
+			t.Errorf("erika's session after her password changed in TYPO3 = %d, want 401", got)
+		}
+		if got := me(nil, erikaToken); got != 401 {
+			t.Errorf("erika's token after her password changed in TYPO3 = %d, want 401", got)
+		}
+		if me(paula, "") != 200 || me(nil, paulaToken) != 200 {
+			t.Error("paula's session or token ended with erika's password")
+		}
+		again, status := login("erika", "erika-new-pass")
+		if again == nil || me(again, "") != 200 {
+			t.Errorf("a login with the new password = %d", status)
+		}
+		if got := me(erika, ""); got != 401 {
+			t.Errorf("the old session came back after the new login: %d", got)
+		}
+	})
+}

@@ -82,7 +82,7 @@ var _ = store.GenerationTables("api_tokens")
 type cachedToken struct {
 	uid     int64
 	mark    string // the token's password mark
-	gen     int64 // settings generation read before the token was verified
+	gen     int64  // settings generation read before the token was verified
 	expires time.Time
 }
 

@@ -3,6 +3,7 @@ package site
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"waymark/internal/access"
 	"waymark/internal/content"
@@ -21,16 +22,34 @@ type Preview struct {
 	Elements    []Element `json:"elements"`
 }
 
-// Element is one content element of a preview.
+// Element is one content element of a preview. Bodytext is the field's
+// value as stored (rich-text HTML in TYPO3); Text is what the page shows of
+// it, for the preview to render: paragraphs of lines of plain text
+// (content.PlainText), never the HTML itself.
 type Element struct {
-	Table    string `json:"table"`
-	UID      int64  `json:"uid"`
-	Language int64  `json:"language"`
-	Type     string `json:"type"` // CType
-	Header   string `json:"header"`
-	Bodytext string `json:"bodytext"`
-	Image    string `json:"image,omitempty"`
-	ImageAlt string `json:"imageAlt,omitempty"`
+	Table    string     `json:"table"`
+	UID      int64      `json:"uid"`
+	Language int64      `json:"language"`
+	Type     string     `json:"type"` // CType
+	Header   string     `json:"header"`
+	Bodytext string     `json:"bodytext"`
+	Text     [][]string `json:"-"`
+	Image    string     `json:"image,omitempty"`
+	ImageAlt string     `json:"imageAlt,omitempty"`
+}
+
+// Paragraphs is a rich-text value as the page shows it: its paragraphs, each
+// a list of lines of plain text; nil when it shows no text.
+func Paragraphs(richText string) [][]string {
+	text := content.PlainText(richText)
+	if text == "" {
+		return nil
+	}
+	var out [][]string
+	for _, p := range strings.Split(text, "\n\n") {
+		out = append(out, strings.Split(p, "\n"))
+	}
+	return out
 }
 
 // Preview returns the page uid (or a translation's) in language for the
@@ -68,7 +87,7 @@ func (s *Site) Preview(ctx context.Context, a *access.Actor, uid, language int64
 	for _, r := range recs {
 		f := r.Fields
 		out.Elements = append(out.Elements, Element{Table: r.Table, UID: r.UID, Language: r.Language, Type: f["CType"],
-			Header: f["header"], Bodytext: f["bodytext"], Image: f["image"], ImageAlt: f["imageAlt"]})
+			Header: f["header"], Bodytext: f["bodytext"], Text: Paragraphs(f["bodytext"]), Image: f["image"], ImageAlt: f["imageAlt"]})
 	}
 	return out, nil
 }

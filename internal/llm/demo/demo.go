@@ -9,7 +9,11 @@
 // change, skip and keep move on — reports completion and ends with a summary
 // of what was applied, skipped and kept. It writes in the page's language
 // (language 1 of the demo site is German) and derives everything from the
-// conversation it is sent, so it holds no state between calls.
+// conversation it is sent, so it holds no state between calls. The demo
+// site's facts (Nordlicht Digital in Hamburg-Altona, since 2009) appear only
+// on a page of the demo site; on any other site's page it words its
+// proposals from the page's title, headers and own text only, and it reads
+// a rich-text bodytext as text (content.PlainText), never as HTML.
 package demo
 
 import (

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"waymark/internal/content"
 )
 
 // Recommended lengths of the fields the demo proposes, in runes: the ranges
@@ -71,7 +73,7 @@ func (t *tour) findings() []finding {
 			if c.Fields["CType"] != "text" || !t.inLanguage(c) {
 				continue
 			}
-			n := utf8.RuneCountInString(strings.TrimSpace(c.Fields["bodytext"]))
+			n := utf8.RuneCountInString(content.PlainText(c.Fields["bodytext"])) // the text, not its HTML
 			if body && n < minBody {
 				out = append(out, finding{key: fmt.Sprintf("tt_content:%d:bodytext", c.UID), tool: "update_content",
 					field: "bodytext", uid: c.UID, record: c, count: n})

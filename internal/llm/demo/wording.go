@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"waymark/internal/content"
 )
 
 // wording is the demo's text material in one language: every entry is a
@@ -16,6 +18,11 @@ type wording struct {
 	bodies  []string // texts of a content element
 }
 
+// words is the wording of the demo site, Nordlicht Digital: it states the
+// agency's facts (Hamburg-Altona, since 2009, a team of 24) and is used only
+// on a page of the demo site (onDemoSite); plainWords, for every other page,
+// states nothing but the page's title, the element's header and the page's
+// own first sentence.
 var words = map[bool]wording{
 	false: {
 		leads: []string{
@@ -65,10 +72,95 @@ var words = map[bool]wording{
 	},
 }
 
+// Every title of plainWords adds 28 to 31 characters: a page title of 4 to
+// 29 characters gets an SEO title within its range in every variant.
+var plainWords = map[bool]wording{
+	false: {
+		leads: []string{
+			"%s: what this page is about, at a glance.",
+			"Everything you need to know about %s, on one page.",
+			"%s – read what matters and find the details here.",
+		},
+		extras: []string{
+			"Read the details and find what you are looking for.",
+			"All the important information in one place.",
+			"Clear, short and easy to read.",
+			"Take a look around and read on.",
+			"Find out more on this page.",
+			"Questions? Get in touch.",
+		},
+		titles: []string{"%s – the essentials at a glance", "%s: the information on one page",
+			"%s | overview and all the details", "%s – all you need to know here"},
+		headers: []string{"%s: what you should know", "%s at a glance", "%s – an overview"},
+		bodies: []string{
+			"%s: this section gives you the most important information, clearly summarised. Read on for the details, or get in touch if you have questions.",
+			"Under “%s” you find what matters most on this topic, in a few clear sentences. Read on for the details.",
+			"%s in short: the essentials first, then the details. If something is missing, let us know and we will add it.",
+		},
+	},
+	true: {
+		leads: []string{
+			"%s: worum es auf dieser Seite geht, auf einen Blick.",
+			"Alles Wichtige über %s auf einer Seite.",
+			"%s – lesen Sie hier, worauf es ankommt.",
+		},
+		extras: []string{
+			"Hier finden Sie die Details und das, was Sie suchen.",
+			"Alle wichtigen Informationen an einem Ort.",
+			"Klar, kurz und leicht zu lesen.",
+			"Schauen Sie sich um und lesen Sie weiter.",
+			"Mehr dazu auf dieser Seite.",
+			"Fragen? Sprechen Sie uns an.",
+		},
+		titles: []string{"%s – das Wichtigste im Überblick", "%s: alles auf einer Seite erklärt",
+			"%s | Überblick und alle Details", "%s – was Sie dazu wissen sollten"},
+		headers: []string{"%s: was Sie wissen sollten", "%s auf einen Blick", "%s im Überblick"},
+		bodies: []string{
+			"%s: Dieser Abschnitt fasst die wichtigsten Informationen klar zusammen. Lesen Sie weiter für die Details oder sprechen Sie uns an, wenn Sie Fragen haben.",
+			"Unter „%s“ finden Sie das Wichtigste zum Thema in wenigen klaren Sätzen. Lesen Sie weiter für die Details.",
+			"%s in Kürze: zuerst das Wesentliche, dann die Details. Fehlt etwas, sagen Sie uns Bescheid, und wir ergänzen es.",
+		},
+	},
+}
+
+// demoAgency is the name every page of the demo site's own text carries
+// somewhere: in a field of the page, of its translation or of an element.
+const demoAgency = "Nordlicht Digital"
+
+// onDemoSite reports whether the page read belongs to the demo site: whether
+// it names the demo agency itself. A page that does not — another site's,
+// or a demo page that never names it — gets the plain wording, so the demo
+// site's facts are never stated on a site they are not true of.
+func (t *tour) onDemoSite() bool {
+	if t.read == nil {
+		return false
+	}
+	recs := append([]record{t.read.Page}, t.read.Content...)
+	if t.read.Translation != nil {
+		recs = append(recs, *t.read.Translation)
+	}
+	for _, r := range recs {
+		for _, v := range r.Fields {
+			if strings.Contains(v, demoAgency) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wording is the text material for the page read, in its language.
+func (t *tour) wording() wording {
+	if t.onDemoSite() {
+		return words[t.german]
+	}
+	return plainWords[t.german]
+}
+
 // propose writes the value of a finding; variant picks another wording. A
 // ranged field's value lies within its recommended length.
 func (t *tour) propose(f finding, variant int) string {
-	w := words[t.german]
+	w := t.wording()
 	title := t.read.Page.Fields["title"]
 	if t.read.Translation != nil && t.read.Translation.Fields["title"] != "" {
 		title = t.read.Translation.Fields["title"]
@@ -126,22 +218,32 @@ func first(templates []string, arg string, variant int, r [2]int) string {
 }
 
 // topic is the first sentence of the page's first text element in the page's
-// language, if it is long enough to say something.
+// language, if it is long enough to say something: of its text
+// (content.PlainText), never of its HTML.
 func (t *tour) topic() string {
 	for _, c := range t.read.Content {
-		body := strings.TrimSpace(c.Fields["bodytext"])
-		if !t.inLanguage(c) || utf8.RuneCountInString(body) < 20 {
+		text := content.PlainText(c.Fields["bodytext"])
+		if !t.inLanguage(c) || utf8.RuneCountInString(text) < 20 {
 			continue
 		}
-		if i := strings.IndexAny(body, ".!?"); i > 0 {
-			body = body[:i+1]
-		} else {
-			body += "."
-		}
-		if utf8.RuneCountInString(body) > 90 {
+		s := firstSentence(text)
+		if utf8.RuneCountInString(s) > 90 {
 			return ""
 		}
-		return body
+		return s
 	}
 	return ""
+}
+
+// firstSentence is the first sentence of a plain text: of its first line,
+// up to the first full stop, question or exclamation mark that ends a word,
+// or the whole line with a full stop.
+func firstSentence(text string) string {
+	line, _, _ := strings.Cut(text, "\n")
+	for i, r := range line {
+		if strings.ContainsRune(".!?", r) && (i+1 == len(line) || line[i+1] == ' ') && i > 0 {
+			return line[:i+1]
+		}
+	}
+	return strings.TrimRight(line, ":;,–- ") + "."
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // TestProposalsLieWithinTheRecommendedLengthForEveryDemoPage: every wording
-// of every variant, for each page title of the demo site in both languages,
+// of every variant, for each page title of the demo site in both languages
+// (and, in the plain wording of other sites, for titles of another site),
 // lies within the field's range, descriptions are whole sentences, and the
 // first three variants differ.
 func TestProposalsLieWithinTheRecommendedLengthForEveryDemoPage(t *testing.T) {
@@ -16,6 +17,17 @@ func TestProposalsLieWithinTheRecommendedLengthForEveryDemoPage(t *testing.T) {
 		true:  {"Startseite", "Über uns", "Leistungen", "Webentwicklung", "Blog", "Kontakt"},
 	}
 	topics := []string{"", "We are Nordlicht Digital.", "2009 von drei Entwicklern gegründet, ist Nordlicht Digital heute ein Team von 24 Menschen."}
+	t.Run("demo", func(t *testing.T) { lieWithinRange(t, words, titles, topics) })
+	other := map[bool][]string{
+		false: append(titles[false], "About us", "Team", "History", "Boat building in Kiel", "Sailing courses for beginners"),
+		true:  append(titles[true], "Team", "Geschichte", "Bootsbau in Kiel", "Segelkurse für Anfänger"),
+	}
+	t.Run("plain", func(t *testing.T) {
+		lieWithinRange(t, plainWords, other, append(topics, "We are six people in Kiel.", "Wir sind sechs Leute in Kiel."))
+	})
+}
+
+func lieWithinRange(t *testing.T, words map[bool]wording, titles map[bool][]string, topics []string) {
 	for de, list := range titles {
 		for _, title := range list {
 			for _, topic := range topics {

@@ -210,7 +210,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	var writer content.RecordWriter = content.NewWriter(db, checker, clk)
 	switch {
 	case cfg.Bridge != nil:
-		if writer, err = bridge.NewRecordWriter(cfg.Bridge, content.NewWriter(db, checker, clk), db, cfg.TYPO3); err != nil {
+		if writer, err = bridge.NewRecordWriter(cfg.Bridge, db, cfg.TYPO3); err != nil {
 			return nil, err
 		}
 	case cfg.TYPO3Writer != nil:

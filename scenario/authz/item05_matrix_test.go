@@ -80,13 +80,15 @@ func adminReply(e *wt.Env, caller int) {
 //
 //	anonymous wrong-token editor-A editor-B service-account approver admin
 var matrix = map[string]matrixRow{
-	"GET /healthz":         {want: "200 200 200 200 200 200 200"},
-	"GET /readyz":          {want: "200 200 200 200 200 200 200"},
-	"GET /metrics":         {want: "200 200 200 200 200 200 200"},
-	"POST /api/login":      {want: "400 400 400 400 400 400 400", body: raw("{")},
-	"POST /api/logout":     {want: "401 401 204 204 204 204 204"},
-	"GET /api/me":          {want: "401 401 200 200 200 200 200"},
-	"PUT /api/me/language": {want: "401 401 200 200 200 200 200", body: fixed(map[string]any{"backendLanguage": "de"})},
+	"GET /healthz":    {want: "200 200 200 200 200 200 200"},
+	"GET /readyz":     {want: "200 200 200 200 200 200 200"},
+	"GET /metrics":    {want: "200 200 200 200 200 200 200"},
+	"POST /api/login": {want: "400 400 400 400 400 400 400", body: raw("{")},
+	// Without the TYPO3 bridge no ticket is taken, whoever sends it.
+	"POST /api/login/typo3": {want: "404 404 404 404 404 404 404", body: fixed(map[string]any{"ticket": "x.y"})},
+	"POST /api/logout":      {want: "401 401 204 204 204 204 204"},
+	"GET /api/me":           {want: "401 401 200 200 200 200 200"},
+	"PUT /api/me/language":  {want: "401 401 200 200 200 200 200", body: fixed(map[string]any{"backendLanguage": "de"})},
 	"POST /api/runs": {want: "401 401 404 404 404 404 201", prepare: adminReply,
 		body: fixed(map[string]any{"configuration": 4, "messages": []map[string]string{{"role": "user", "content": "x"}}})},
 	"GET /api/runs/{uuid}":        {kind: runObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/200/404 200/200/404"},

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"waymark/internal/access"
 	"waymark/internal/content"
 	"waymark/internal/store"
 	"waymark/internal/typo3"
@@ -90,7 +89,7 @@ func TestAWorkerKilledBetweenTYPO3sCommitAndWaymarksAppliesTheChangeOnce(t *test
 		}
 		// Sent with its key all the same (a retry whose check read TYPO3 before the kill would):
 		client, _ := bridge.NewClient(r.Base, r.Secret, nil)
-		applied, err := client.Apply(ctx, bridge.ApplyRequest{User: b.editor, Table: "pages", UID: 2, Key: crashKey + "#pages:2",
+		applied, err := client.Apply(ctx, bridge.ApplyRequest{User: b.editor, Table: "pages", UID: 2, Key: crashKey(value) + "#pages:2",
 			Fields: map[string]bridge.FieldChange{"description": {Old: shown, New: value}}})
 		if err != nil || applied.Status != "already_applied" {
 			t.Fatalf("the approved call's key sent again = %+v, %v; want already_applied", applied, err)
@@ -101,11 +100,13 @@ func TestAWorkerKilledBetweenTYPO3sCommitAndWaymarksAppliesTheChangeOnce(t *test
 	})
 }
 
-const crashKey = "run-crash/call-7"
+// crashKey is the approved call's key: one per change, as each run's call
+// has its own (the extension keeps every key it applied).
+func crashKey(value string) string { return "run-crash/" + value }
 
 func crashRequest(user int64, shown, value string) content.WriteRequest {
 	return content.WriteRequest{Table: "pages", UID: 2, Fields: map[string]string{"description": value}, User: user,
-		Run: "run-crash", Key: crashKey, Shown: map[string]string{"description": shown}}
+		Run: "run-crash", Key: crashKey(value), Shown: map[string]string{"description": shown}}
 }
 
 func childWriter(t testing.TB, db *store.DB, inst *live.TYPO3, base, secret string) *bridge.RecordWriter {
@@ -113,7 +114,7 @@ func childWriter(t testing.TB, db *store.DB, inst *live.TYPO3, base, secret stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	rw, err := bridge.NewRecordWriter(client, content.NewWriter(db, access.NewChecker(db), nil), db, inst)
+	rw, err := bridge.NewRecordWriter(client, db, inst)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,9 +24,10 @@ type FileReferences interface {
 // RecordWriter writes approved changes through the TYPO3 extension: TYPO3's
 // DataHandler applies them as the editor, in her current workspace, with
 // TYPO3's rights, TCA evaluation, hooks, history, log, reference index and
-// caches. Local makes Waymark's own checks first (the fields, and the rights
-// Waymark reads live from TYPO3, so a change TYPO3 would refuse is refused
-// before TYPO3 is asked); DataHandler decides again.
+// caches. Waymark checks the table and fields against its schema and reads
+// the record live (the value the card showed is compared by the extension);
+// the editor's rights are DataHandler's to decide at the write — they were
+// Waymark's to check before the card was offered (tool.Preview).
 //
 // The extension keeps each write's key (the approved call's, one per
 // record): a retry after a lost answer or a crash between TYPO3's commit
@@ -38,14 +39,31 @@ type RecordWriter struct {
 	refs   FileReferences
 }
 
-// NewRecordWriter returns the writer of approved changes through client;
-// local checks them against the records read live from TYPO3 (the live
-// source attached to db), refs finds file references.
-func NewRecordWriter(client *Client, local *content.Writer, db *store.DB, refs FileReferences) (*RecordWriter, error) {
-	if client == nil || local == nil || db == nil || refs == nil {
-		return nil, errors.New("bridge.NewRecordWriter: client, local writer, database and file references are required")
+// NewRecordWriter returns the writer of approved changes through client,
+// checking them against the records read live from TYPO3 (the live source
+// attached to db); refs finds file references.
+func NewRecordWriter(client *Client, db *store.DB, refs FileReferences) (*RecordWriter, error) {
+	if client == nil || db == nil || refs == nil {
+		return nil, errors.New("bridge.NewRecordWriter: client, database and file references are required")
 	}
-	return &RecordWriter{client: client, local: local, db: db, refs: refs}, nil
+	return &RecordWriter{client: client, local: content.NewWriter(db, dataHandlerDecides{}, nil), db: db, refs: refs}, nil
+}
+
+// dataHandlerDecides is the write check beside DataHandler: a deleted record
+// or a workspace version is refused before TYPO3 is asked; the editor's
+// rights — tables, fields, pages, languages, content types, locks,
+// workspaces — DataHandler decides as the editor, and refuses with TYPO3's
+// reason (reading them here too would cost a read of the user per write).
+type dataHandlerDecides struct{}
+
+func (dataHandlerDecides) AuthorizeWrite(_ context.Context, _ store.Querier, _ int64, rec content.Record, _ []string) error {
+	switch {
+	case rec.Deleted:
+		return &access.DeniedError{Reason: fmt.Sprintf("%s:%d is deleted", rec.Table, rec.UID)}
+	case rec.Workspace != 0:
+		return &access.DeniedError{Reason: fmt.Sprintf("%s:%d is a workspace version", rec.Table, rec.UID)}
+	}
+	return nil
 }
 
 var _ content.RecordWriter = (*RecordWriter)(nil)

@@ -36,9 +36,14 @@ $asAdmin = function (array $data, array $cmd = []) {
     return $dh;
 };
 $rec = fn(string $t, int $uid) => BackendUtility::getRecord($t, $uid);
-// a clean starting point when the runner is repeated: editor live, group as seeded
+// a clean starting point when the runner is repeated: editor live, group as seeded, page 3 not locked
 $db->update('be_users', ['workspace_id' => 0], ['uid' => $EDITOR]);
-$asAdmin(['be_groups' => [$GROUP => ['workspace_perms' => 1]]]);
+$asAdmin(['be_groups' => [$GROUP => ['workspace_perms' => 1]], 'pages' => [3 => ['editlock' => 0]]]);
+$seededLanguages = (string)$db->select(['allowed_languages'], 'be_groups', ['uid' => $GROUP])->fetchOne();
+if ($seededLanguages === '0') {
+    $seededLanguages = '0,1';   // an earlier run stopped before restoring it: setup.sh seeds 0,1
+    $asAdmin(['be_groups' => [$GROUP => ['allowed_languages' => $seededLanguages]]]);
+}
 
 echo "== signatures\n";
 [$s, $j, $raw, $head] = $b->call('ping');
@@ -187,6 +192,90 @@ $asAdmin(['be_groups' => [$GROUP => ['explicit_allowdeny' => $originalAllowDeny]
 [$s, $j, $raw] = $b->call('apply', ['user' => $EDITOR, 'table' => 'pages', 'uid' => 2, 'key' => "waymark-test-$run-excl",
     'fields' => ['tsconfig_includes' => ['old' => (string)($rec('pages', 2)['tsconfig_includes'] ?? ''), 'new' => 'EXT:x/y.tsconfig']]]);
 check('exclude field without permission → 422 refused', $s === 422 && ($j['error'] ?? '') === 'refused', $raw);
+
+echo "== a locked page (editlock) and its content\n";
+// as admin through DataHandler: page 3 locked; its text element tt_content 4 (on pid 3) a text element the group may edit
+$asAdmin(['tt_content' => [4 => ['CType' => 'text']]]);
+$asAdmin(['pages' => [3 => ['editlock' => 1]]]);
+$unlocked = false;
+register_shutdown_function(function () use (&$unlocked, $asAdmin) {   // also when a check throws
+    if (!$unlocked) {
+        $asAdmin(['pages' => [3 => ['editlock' => 0]]]);
+    }
+});
+check('page 3 locked (pages.editlock = 1, DataHandler as admin)', (int)($rec('pages', 3)['editlock'] ?? 0) === 1);
+$refusedNothingWritten = function (string $table, int $uid, string $column, string $key, callable $write) use ($rec, $count, $db): array {
+    $row = $rec($table, $uid);
+    $historyBefore = $count('sys_history');
+    $recordHistoryBefore = $count('sys_history', ['tablename' => $table, 'recuid' => $uid]);
+    $sysLogBefore = $count('sys_log');
+    [$s, $j, $raw] = $write($row);
+    $after = $rec($table, $uid);
+    $nothing = ($after[$column] ?? null) === ($row[$column] ?? null) && (int)($after['tstamp'] ?? 0) === (int)($row['tstamp'] ?? 0)
+        && $count('sys_history') === $historyBefore && $count('sys_history', ['tablename' => $table, 'recuid' => $uid]) === $recordHistoryBefore
+        && $count('sys_log') === $sysLogBefore && $count('tx_waymark_applied', ['idempotency_key' => $key]) === 0;
+    return [$s, $j, $raw, $nothing, $row];
+};
+$key = "waymark-test-$run-locked-page";
+[$s, $j, $raw, $nothing, $p3] = $refusedNothingWritten('pages', 3, 'description', $key, fn(array $row) => $b->call('apply', ['user' => $EDITOR,
+    'table' => 'pages', 'uid' => 3, 'key' => $key, 'fields' => ['description' => ['old' => (string)$row['description'], 'new' => "Locked page $run"]]]));
+check('apply as editor on the locked pages:3 → 422 refused with TYPO3\'s reason', $s === 422 && ($j['error'] ?? '') === 'refused'
+    && str_contains((string)($j['reason'] ?? ''), 'Attempt to modify record pages:3 without permission or non-existing page'), $raw);
+echo "     reason: " . ($j['reason'] ?? '') . "\n";
+check('…nothing written (record and tstamp unchanged, no sys_history row, no sys_log row, no key)', $nothing);
+$key = "waymark-test-$run-locked-ce";
+[$s, $j, $raw, $nothing, $ce4] = $refusedNothingWritten('tt_content', 4, 'header', $key, fn(array $row) => $b->call('apply', ['user' => $EDITOR,
+    'table' => 'tt_content', 'uid' => 4, 'key' => $key, 'fields' => ['header' => ['old' => (string)$row['header'], 'new' => "Locked content $run"]]]));
+// DataHandler: a page with editlock denies its content to non-admins (hasPagePermission: content-edit needs editlock = 0)
+check('apply as editor on tt_content:4 (on the locked page 3) → 422 refused with TYPO3\'s reason', $s === 422 && ($j['error'] ?? '') === 'refused'
+    && str_contains((string)($j['reason'] ?? ''), 'Attempt to modify record tt_content:4 without permission or non-existing page'), $raw);
+echo "     reason: " . ($j['reason'] ?? '') . "\n";
+check('…nothing written (record and tstamp unchanged, no sys_history row, no sys_log row, no key)', $nothing);
+// an administrator may change a locked page
+$adminValue = "Admin on the locked page $run";
+[$s, $j, $raw] = $b->call('apply', ['user' => 1, 'table' => 'pages', 'uid' => 3, 'key' => "waymark-test-$run-locked-admin",
+    'fields' => ['description' => ['old' => (string)$p3['description'], 'new' => $adminValue]]]);
+$log = GeneralUtility::makeInstance(RecordHistory::class, 'pages:3')->getChangeLog();
+$newest = reset($log) ?: [];
+check('apply as admin on the locked pages:3 → 200 applied (sys_history by the admin), page still locked', $s === 200 && ($j['status'] ?? '') === 'applied'
+    && ($rec('pages', 3)['description'] ?? null) === $adminValue && (int)($newest['userid'] ?? 0) === 1 && (int)($rec('pages', 3)['editlock'] ?? 0) === 1, $raw);
+$asAdmin(['pages' => [3 => ['editlock' => 0, 'description' => (string)$p3['description']]]]);
+$unlocked = true;
+[$s, $j, $raw] = $b->call('apply', ['user' => $EDITOR, 'table' => 'tt_content', 'uid' => 4, 'key' => "waymark-test-$run-unlocked-ce",
+    'fields' => ['header' => ['old' => (string)$ce4['header'], 'new' => "Unlocked content $run"]]]);
+check('unlocked again: the same change of tt_content:4 by the editor → 200 applied (the lock was the reason)', (int)($rec('pages', 3)['editlock'] ?? 1) === 0
+    && $s === 200 && ($j['status'] ?? '') === 'applied' && ($rec('tt_content', 4)['header'] ?? null) === "Unlocked content $run", $raw);
+
+echo "== a language the editor may not edit\n";
+// the Editor group: default language only (seeded 0,1); tt_content 6 is the German (sys_language_uid 1) translation of 2
+$asAdmin(['be_groups' => [$GROUP => ['allowed_languages' => '0']]]);
+$languagesRestored = false;
+register_shutdown_function(function () use (&$languagesRestored, $asAdmin, $GROUP, $seededLanguages) {
+    if (!$languagesRestored) {
+        $asAdmin(['be_groups' => [$GROUP => ['allowed_languages' => $seededLanguages]]]);
+    }
+});
+check('Editor group: allowed_languages = 0 (DataHandler as admin)', (string)$db->select(['allowed_languages'], 'be_groups', ['uid' => $GROUP])->fetchOne() === '0');
+$key = "waymark-test-$run-lang-ce";
+[$s, $j, $raw, $nothing, $ce6] = $refusedNothingWritten('tt_content', 6, 'header', $key, fn(array $row) => $b->call('apply', ['user' => $EDITOR,
+    'table' => 'tt_content', 'uid' => 6, 'key' => $key, 'fields' => ['header' => ['old' => (string)$row['header'], 'new' => "Nicht erlaubt $run"]]]));
+check('apply as editor on the German tt_content:6 → 422 refused with TYPO3\'s reason', (int)($ce6['sys_language_uid'] ?? 0) === 1 && $s === 422
+    && ($j['error'] ?? '') === 'refused' && str_contains((string)($j['reason'] ?? ''), 'Attempt to modify record tt_content:6 failed with: ERROR: Language was not allowed.'), $raw);
+echo "     reason: " . ($j['reason'] ?? '') . "\n";
+check('…nothing written (record and tstamp unchanged, no sys_history row, no sys_log row, no key)', $nothing);
+$key = "waymark-test-$run-lang-page";
+[$s, $j, $raw, $nothing, $p6] = $refusedNothingWritten('pages', 6, 'description', $key, fn(array $row) => $b->call('apply', ['user' => $EDITOR,
+    'table' => 'pages', 'uid' => 6, 'key' => $key, 'fields' => ['description' => ['old' => (string)$row['description'], 'new' => "Nicht erlaubt $run"]]]));
+check('apply as editor on the German page pages:6 → 422 refused with TYPO3\'s reason', (int)($p6['sys_language_uid'] ?? 0) === 1 && $s === 422
+    && ($j['error'] ?? '') === 'refused' && str_contains((string)($j['reason'] ?? ''), 'Attempt to modify record pages:6 failed with: ERROR: Language was not allowed.'), $raw);
+echo "     reason: " . ($j['reason'] ?? '') . "\n";
+check('…nothing written (record and tstamp unchanged, no sys_history row, no sys_log row, no key)', $nothing);
+$asAdmin(['be_groups' => [$GROUP => ['allowed_languages' => $seededLanguages]]]);
+$languagesRestored = true;
+[$s, $j, $raw] = $b->call('apply', ['user' => $EDITOR, 'table' => 'tt_content', 'uid' => 6, 'key' => "waymark-test-$run-lang-ok",
+    'fields' => ['header' => ['old' => (string)$ce6['header'], 'new' => "Team $run"]]]);
+check('allowed_languages restored (' . $seededLanguages . '): the same change of tt_content:6 by the editor → 200 applied', $s === 200
+    && ($j['status'] ?? '') === 'applied' && ($rec('tt_content', 6)['header'] ?? null) === "Team $run", $raw);
 
 echo "== draft workspace\n";
 $wsId = (int)$db->select(['uid'], 'sys_workspace', ['title' => 'Redaktion', 'deleted' => 0])->fetchOne();

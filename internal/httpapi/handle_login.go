@@ -36,6 +36,11 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	return s.answerLogin(w, r, csrf)
+}
+
+// answerLogin answers a login that opened a session: its CSRF token and the user.
+func (s *Server) answerLogin(w http.ResponseWriter, r *http.Request, csrf string) error {
 	actor, err := access.LoadActor(r.Context(), s.db, infoFrom(r.Context()).uid)
 	if err != nil {
 		return fmt.Errorf("load user after login: %w", err)

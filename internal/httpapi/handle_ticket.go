@@ -92,9 +92,5 @@ func (s *Server) handleTicketLogin(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	actor, err := access.LoadActor(r.Context(), s.db, infoFrom(r.Context()).uid)
-	if err != nil {
-		return fmt.Errorf("load user after login: %w", err)
-	}
-	return WriteJSON(w, http.StatusOK, loginAnswer{CSRFToken: csrf, User: MeOf(actor)})
+	return s.answerLogin(w, r, csrf)
 }

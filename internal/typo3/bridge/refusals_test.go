@@ -247,3 +247,31 @@ func TestARetryOfAWriteWithItsKeyAppliesNothingTwice(t *testing.T) {
 		}
 	})
 }
+
+// DataHandler refuses a change TYPO3 no longer allows — here the page was
+// locked for editing in TYPO3 between the card and the answer: nothing is
+// written, and the model is told TYPO3's own reason (without DataHandler's
+// log prefix), so the tour goes on.
+func TestADataHandlerRefusalComesBackWithTYPO3sReason(t *testing.T) {
+	typo3test.EachReal(t, func(t *testing.T, r *typo3test.Real) {
+		b := besideReal(t, r)
+		editor := b.tokenOf(t, b.editor, "editor")
+		before := b.liveDescription(t)
+		uuid, digest := b.proposeDescription(t, editor, fmt.Sprintf("Refused by TYPO3, %d.", time.Now().UnixNano()))
+		r.PHP(t, `t3_dh(['pages' => [2 => ['editlock' => 1]]]);`)
+		defer r.PHP(t, `t3_dh(['pages' => [2 => ['editlock' => 0]]]);`)
+		res := editor.Do("POST", "/api/runs/"+uuid+"/approval", map[string]any{"approve": true, "turnDigest": digest})
+		if res.Status != 200 {
+			t.Fatalf("approval = %d %s", res.Status, res.Body)
+		}
+		if now := b.liveDescription(t); now != before {
+			t.Errorf("TYPO3 holds %q after the refusal, want %q unchanged", now, before)
+		}
+		reqs := b.env.LLM.Requests()
+		last := reqs[len(reqs)-1].Messages
+		told := last[len(last)-1].Content
+		if !strings.Contains(told, "TYPO3 refused the change: Attempt to modify record pages:2") || strings.Contains(told, "[1.2]") {
+			t.Errorf("the model was told %q, want TYPO3's reason without DataHandler's prefix", told)
+		}
+	})
+}

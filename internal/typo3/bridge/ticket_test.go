@@ -56,3 +56,16 @@ func TestTheRequestSignatureIsTheContracts(t *testing.T) {
 		t.Fatalf("Sign = %q, want %q", got, want)
 	}
 }
+
+// DataHandler's reasons reach the card without its log prefixes.
+func TestTYPO3sReasonReachesTheCardWithoutDataHandlersPrefix(t *testing.T) {
+	for in, want := range map[string]string{
+		"[1.2]: Attempt to modify record pages:3 without permission or non-existing page": "Attempt to modify record pages:3 without permission or non-existing page",
+		"[1.2]: a; [1.12]: b": "a; b",
+		"no prefix [1.2]: kept": "no prefix [1.2]: kept",
+	} {
+		if got := bridge.TYPO3Words(in); got != want {
+			t.Errorf("TYPO3Words(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

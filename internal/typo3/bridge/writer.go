@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 
 	"waymark/internal/access"
 	"waymark/internal/content"
@@ -201,6 +202,13 @@ func recordKey(key, table string, uid int64) string {
 	return k
 }
 
+// logPrefix is DataHandler's "[type.action]: " before each message of its
+// error log, which the extension passes on.
+var logPrefix = regexp.MustCompile(`(^|; )\[\d+\.\d+\]: `)
+
+// typo3Words is DataHandler's reason without its log prefixes.
+func typo3Words(reason string) string { return logPrefix.ReplaceAllString(reason, "$1") }
+
 // explain turns the extension's answer into the content package's terms.
 func (r *RecordWriter) explain(req content.WriteRequest, table string, fieldOf map[string]string, err error) error {
 	var refused *RefusedError
@@ -212,7 +220,7 @@ func (r *RecordWriter) explain(req content.WriteRequest, table string, fieldOf m
 		}
 		return &content.ConflictError{Source: "TYPO3", Table: req.Table, UID: req.UID, Field: field, Current: refused.Current}
 	case errors.As(err, &refused) && refused.Code == "refused":
-		return &access.DeniedError{Reason: "TYPO3 refused the change: " + refused.Reason}
+		return &access.DeniedError{Reason: "TYPO3 refused the change: " + typo3Words(refused.Reason)}
 	case errors.As(err, &refused) && refused.Code == "unknown_record":
 		return fmt.Errorf("%w: TYPO3: %s:%d is missing or deleted", content.ErrRefused, req.Table, req.UID)
 	case errors.As(err, &refused) && (refused.Status == http.StatusUnauthorized || refused.Status == http.StatusServiceUnavailable):

@@ -61,7 +61,7 @@ func TestTheRequestSignatureIsTheContracts(t *testing.T) {
 func TestTYPO3sReasonReachesTheCardWithoutDataHandlersPrefix(t *testing.T) {
 	for in, want := range map[string]string{
 		"[1.2]: Attempt to modify record pages:3 without permission or non-existing page": "Attempt to modify record pages:3 without permission or non-existing page",
-		"[1.2]: a; [1.12]: b": "a; b",
+		"[1.2]: a; [1.12]: b":   "a; b",
 		"no prefix [1.2]: kept": "no prefix [1.2]: kept",
 	} {
 		if got := bridge.TYPO3Words(in); got != want {

@@ -121,12 +121,16 @@ type row struct {
 	// Follows: the pending run was decided elsewhere and still runs; the
 	// conversation is processing without a turn of its own and takes the
 	// run's state once it pauses or ends (reconcile).
-	Follows   bool
-	Progress  json.RawMessage
-	Highlight json.RawMessage
-	Error     string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Follows bool
+	// EndingTour: the conversation is processing on an end-tour's claim
+	// (the error column holds endingTour) — no turn, job or run of its own;
+	// a recovery carries the end out (finishEndTour). Error is then empty.
+	EndingTour bool
+	Progress   json.RawMessage
+	Highlight  json.RawMessage
+	Error      string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Message is one entry of the transcript.
@@ -204,6 +208,9 @@ func scanRow(sc interface{ Scan(...any) error }) (row, error) {
 		return row{}, err
 	}
 	r.Status = Status(status)
+	if r.Status == Processing && r.Error == endingTour {
+		r.EndingTour, r.Error = true, ""
+	}
 	if err := r.setDecision(card); err != nil {
 		return row{}, err
 	}

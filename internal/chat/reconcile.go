@@ -202,10 +202,18 @@ func failureCode(st agent.Status) string {
 // run's lease and the reaper decide about that), nothing changes. Then, as
 // soon as the run is settled — ended, or paused — the conversation takes its
 // state; a turn lost before its run began is started again once
-// (restartTurn), and fails as interrupted when it is lost again.
+// (restartTurn), and fails as interrupted when it is lost again. An
+// end-tour's claim is no turn: its end is carried out (finishEndTour).
 func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 	if s.clk.Now().Sub(r.UpdatedAt) < s.lease {
 		return r, nil
+	}
+	if r.EndingTour {
+		// No turn was lost: an end-tour's request stopped between its
+		// claim and its end. Restarting a turn here answered a message
+		// long answered and failed a completed tour (the crash run).
+		s.finishEndTour(ctx, r)
+		return getRow(ctx, s.db, r.ID)
 	}
 	if r.PendingRun != "" {
 		st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)

@@ -31,8 +31,8 @@ func (s *Service) stop(ctx context.Context, actor, id int64, tries int) (View, e
 	if r, err = s.reconcile(ctx, r); err != nil {
 		return View{}, err
 	}
-	if r.Status != Processing {
-		return View{}, ErrNotRunning
+	if r.Status != Processing || r.EndingTour {
+		return View{}, ErrNotRunning // an end-tour's claim runs no turn
 	}
 	s.beforeClaim("stop")
 	lastRun := r.LastRun

@@ -23,6 +23,12 @@ type Ender interface {
 // then the run cancelled, so an end that loses the claim changes nothing.
 // ErrBusy when a turn runs, the claim lost, or the run was released
 // elsewhere and still runs.
+//
+// Any other end claims the conversation as an end-tour's (endingTour): a
+// process that dies between the claim and the end leaves it processing
+// with no turn, job or run, and the recovery must carry the end out, not
+// take the claim for a turn lost before its run began and restart it (the
+// crash run: a completed tour ended failed with turn_restarted).
 func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 	r, err := s.owned(ctx, actor, id)
 	if err != nil {
@@ -42,20 +48,44 @@ func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 		}
 		withdrawn = r.Status == Processing // else handed back after a run that ended
 	}
+	var claim *int64 // the end-tour's own claim (not a withdrawal's)
 	if !withdrawn {
-		won, err := casTx(ctx, s.db, r.ID, []Status{r.Status}, change{status: Processing, err: &r.Error}, s.now())
+		at, mark := s.now(), endingTour
+		won, err := casTx(ctx, s.db, r.ID, []Status{r.Status}, change{status: Processing, err: &mark}, at)
 		if err != nil {
 			return View{}, err
 		}
 		if !won {
 			return View{}, ErrBusy
 		}
+		claim = &at
 	}
+	if err := s.endTour(ctx, r, claim); err != nil {
+		if withdrawn {
+			s.release(ctx, r)
+		} else {
+			s.giveBack(ctx, r, *claim)
+		}
+		return View{}, err
+	}
+	return s.Get(ctx, actor, id)
+}
+
+// endingTour, in the error column of a processing conversation, marks the
+// claim of an end-tour (EndTour): the conversation is processing for no
+// turn; scanRow reads it as row.EndingTour.
+const endingTour = "ending_tour"
+
+// endTour ends the process of r's last run and the tour of conversation r,
+// claimed (processing) at claim — nil: claimed by a withdrawal, whose time
+// r does not hold. The end changes the conversation only while that claim
+// holds: an end carried out by a recovery meanwhile, or a message claimed
+// after it, is left as it is.
+func (s *Service) endTour(ctx context.Context, r row, claim *int64) error {
 	ended := r.LastRun
 	if ended != "" && s.ender != nil {
 		if _, _, err := s.ender.EndProcess(ctx, r.Owner, ended); err != nil && !errors.Is(err, process.ErrNotFound) {
-			s.release(ctx, r, withdrawn)
-			return View{}, err
+			return err
 		}
 	}
 	zero, no, empty := int64(0), false, ""
@@ -63,11 +93,11 @@ func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 	// a store error is retried (persist), and one that persists releases
 	// the claim rather than leave the conversation processing with nothing
 	// to move it on (issue 15 item 8).
-	if err := s.persist(ctx, "end tour", func() error {
+	return s.persist(ctx, "end tour", func() error {
 		now := s.now()
 		return s.db.InTx(ctx, func(tx *store.Tx) error {
 			won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Idle, skill: &zero, process: &no,
-				pendingRun: &empty, lastRun: &ended, progress: emptyJSON(), highlight: emptyJSON(), err: &empty}, now)
+				pendingRun: &empty, lastRun: &ended, progress: emptyJSON(), highlight: emptyJSON(), err: &empty, seenAt: claim}, now)
 			if err != nil || !won {
 				return err
 			}
@@ -76,25 +106,38 @@ func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 			}
 			return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: NoticeTourEnded}, now)
 		})
-	}); err != nil {
-		s.release(ctx, r, withdrawn)
-		return View{}, err
-	}
-	return s.Get(ctx, actor, id)
+	})
 }
 
-// release lets go of a claim a request took (a message, an end) when the
-// request fails after it: a withdrawn run's conversation takes the run's
-// state (idle after the cancel), any other gets back the status r read
-// (issue 15 item 8: a failure never leaves a conversation stuck).
-func (s *Service) release(ctx context.Context, r row, withdrawn bool) {
-	ctx = context.WithoutCancel(ctx)
-	if withdrawn {
-		s.apply(ctx, r.ID, time.Time{}, r.PendingRun, "") // the claim's own time is not r's
+// finishEndTour carries out the end-tour whose claim r shows (EndingTour)
+// when the request that claimed it stopped before the end — its process
+// died: the editor asked for the end, and the process may have been ended
+// already, so the end is completed, never restarted as a turn nor failed.
+// A failure leaves the claim to the next read or reaper pass.
+func (s *Service) finishEndTour(ctx context.Context, r row) {
+	at := r.UpdatedAt.UnixMicro()
+	if err := s.endTour(context.WithoutCancel(ctx), r, &at); err != nil {
+		s.log.Error("finish interrupted end-tour", "conversation", r.ID, "err", err)
 		return
 	}
+	s.log.Info("interrupted end-tour carried out", "conversation", r.ID)
+}
+
+// release lets go of the claim a message or an end-tour took by withdrawing
+// r's waiting run, when the request fails after it: the conversation takes
+// the withdrawn run's state (idle after the cancel) (issue 15 item 8: a
+// failure never leaves a conversation stuck).
+func (s *Service) release(ctx context.Context, r row) {
+	s.apply(context.WithoutCancel(ctx), r.ID, time.Time{}, r.PendingRun, "") // the claim's own time is not r's
+}
+
+// giveBack lets go of the claim taken at on conversation r when the request
+// fails after it: the conversation gets back the status and error r read,
+// only while that claim holds (a failure never leaves it stuck).
+func (s *Service) giveBack(ctx context.Context, r row, at int64) {
+	ctx = context.WithoutCancel(ctx)
 	if err := s.persist(ctx, "release", func() error {
-		_, err := casTx(ctx, s.db, r.ID, []Status{Processing}, change{status: r.Status}, s.now())
+		_, err := casTx(ctx, s.db, r.ID, []Status{Processing}, change{status: r.Status, err: &r.Error, seenAt: &at}, s.now())
 		return err
 	}); err != nil {
 		s.log.Error("release claim", "conversation", r.ID, "err", err)

@@ -76,7 +76,7 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 			// The run is cancelled but the message and its turn did not
 			// commit: the conversation takes the cancelled run's state, not
 			// processing with no job to move it on (issue 15 item 8).
-			s.release(ctx, r, true)
+			s.release(ctx, r)
 		}
 		return err
 	}

@@ -10,6 +10,8 @@ use TYPO3\CMS\Core\Authentication\BackendUserAuthentication;
 use TYPO3\CMS\Core\Core\Bootstrap;
 use TYPO3\CMS\Core\Database\Connection;
 use TYPO3\CMS\Core\Database\ConnectionPool;
+use TYPO3\CMS\Core\Schema\Capability\TcaSchemaCapability;
+use TYPO3\CMS\Core\Schema\TcaSchemaFactory;
 use TYPO3\CMS\Core\Utility\GeneralUtility;
 use TYPO3\CMS\Core\Versioning\VersionState;
 use Waymark\Typo3Waymark\DataHandling\BridgeDataHandler;
@@ -25,6 +27,7 @@ final class ApplyService
     public function __construct(
         private readonly ConnectionPool $connectionPool,
         private readonly BackendUserLoader $userLoader,
+        private readonly TcaSchemaFactory $tcaSchemaFactory,
     ) {}
 
     /** @return array{0:int,1:array} HTTP status and JSON answer */
@@ -136,7 +139,7 @@ final class ApplyService
             }
 
             $versionUid = 0;
-            if ((int)$beUser->workspace > 0 && BackendUtility::isTableWorkspaceEnabled($table)) {
+            if ((int)$beUser->workspace > 0 && $this->isWorkspaceAware($table)) {
                 $version = BackendUtility::getWorkspaceVersionOfRecord((int)$beUser->workspace, $table, $uid, 'uid');
                 $versionUid = is_array($version) ? (int)$version['uid'] : 0;
             }
@@ -193,7 +196,7 @@ final class ApplyService
         $qb = $connection->createQueryBuilder();
         $qb->getRestrictions()->removeAll();
         $qb->select('uid')->from($table)->where($qb->expr()->eq('uid', $qb->createNamedParameter($uid, Connection::PARAM_INT)));
-        if ($workspace > 0 && BackendUtility::isTableWorkspaceEnabled($table)) {
+        if ($workspace > 0 && $this->isWorkspaceAware($table)) {
             $qb->orWhere($qb->expr()->and(
                 $qb->expr()->eq('t3ver_oid', $qb->createNamedParameter($uid, Connection::PARAM_INT)),
                 $qb->expr()->eq('t3ver_wsid', $qb->createNamedParameter($workspace, Connection::PARAM_INT))
@@ -220,7 +223,7 @@ final class ApplyService
         if (!is_array($row)) {
             return null;
         }
-        if (BackendUtility::isTableWorkspaceEnabled($table)) {
+        if ($this->isWorkspaceAware($table)) {
             // a version row is not addressed directly, nor a record that only exists in another workspace
             if ((int)($row['t3ver_oid'] ?? 0) > 0) {
                 return null;
@@ -237,6 +240,16 @@ final class ApplyService
             }
         }
         return $row;
+    }
+
+    /**
+     * Whether $table has workspace versions (TCA ctrl.versioningWS), asked as TYPO3 13.4 and 14 ask it themselves:
+     * the TCA schema's Workspace capability (BackendUtility::isTableWorkspaceEnabled() is deprecated in 14).
+     */
+    private function isWorkspaceAware(string $table): bool
+    {
+        return $this->tcaSchemaFactory->has($table)
+            && $this->tcaSchemaFactory->get($table)->hasCapability(TcaSchemaCapability::Workspace);
     }
 
     /** Why DataHandler would skip $column for this user without telling (its exclude-field check), or null. */

@@ -343,7 +343,8 @@ preg_match('#/typo3/module/web/layout\?token=[0-9a-f]+#', html_entity_decode($ma
 preg_match('#/typo3/module/web/waymark\?token=[0-9a-f]+#', html_entity_decode($main), $wm);
 check('backend main page links the Waymark module for the editor', isset($wm[0]), $s);
 if (isset($lay[0])) {
-    [$s, , $page] = Bridge::http('GET', $base . $lay[0] . '&id=2&language=1', null, $referer, $jar);
+    // language 1 shown: ?language=1 in TYPO3 13.4, ?languages[]=1 in 14 (each version ignores the other's)
+    [$s, , $page] = Bridge::http('GET', $base . $lay[0] . '&id=2&language=1&languages%5B%5D=1', null, $referer, $jar);
     $page = html_entity_decode($page);
     check('page module shows the Waymark button (page 2, language 1)', (bool)preg_match('#/typo3/module/web/waymark\?token=[0-9a-f]+&id=2&language=1#', $page), $s);
 }

@@ -168,7 +168,9 @@ final class BridgeMiddleware implements MiddlewareInterface
         } catch (\Throwable) {
             $version = '';
         }
-        if ($version === '' || !preg_match('/^\d/', $version)) {
+        // TYPO3 14 reports a package without a version as "1.0.0+no-version-set"; composer.json carries it
+        // (extra.typo3/cms.version, which 13.4 does not read), ext_emconf.php stays the fallback
+        if ($version === '' || !preg_match('/^\d/', $version) || str_contains($version, 'no-version-set')) {
             $emconf = dirname(__DIR__, 2) . '/ext_emconf.php';
             $EM_CONF = [];
             $_EXTKEY = 'waymark';

@@ -38,7 +38,10 @@ type Written struct {
 // Lander is a RecordWriter that knows before a write where it will land
 // (the TYPO3 bridge asks TYPO3 for the user's workspace).
 type Lander interface {
-	Landing(ctx context.Context, user int64) (*Landing, error)
+	// Landing says where a write of user to fields of record uid of table
+	// would land now, and, for a draft workspace, the values of those
+	// fields as the user sees them there (Landing.Current).
+	Landing(ctx context.Context, user int64, table string, uid int64, fields []string) (*Landing, error)
 }
 
 // Landing is where a change landed in the site's own CMS: Workspace 0 is
@@ -47,6 +50,11 @@ type Lander interface {
 type Landing struct {
 	Workspace int64  `json:"workspace"`
 	Title     string `json:"title,omitempty"`
+	// Current holds, for a draft workspace, the values of the asked fields
+	// as the user sees them there (her draft over live), by field: the
+	// card shows them as the values now, and the write compares with them.
+	// Nil: the values read from the source are current (live).
+	Current map[string]string `json:"-"`
 }
 
 // RecordWriter is where an approved change is written: the built-in Writer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"unicode/utf8"
 
 	"waymark/internal/access"
@@ -41,15 +42,24 @@ func (t *updateTool) Preview(ctx context.Context, call Call, lang string) (Previ
 		}
 		return Preview{}, err
 	}
+	var landing *content.Landing
+	if l, ok := t.b.writer.(content.Lander); ok {
+		if landing, err = l.Landing(ctx, call.User, t.spec.table, a.uid, a.names); err != nil {
+			return Preview{}, err
+		}
+		if landing.Current != nil {
+			// a draft workspace: the values now are the user's there
+			shown := *rec
+			shown.Fields = maps.Clone(rec.Fields)
+			maps.Copy(shown.Fields, landing.Current)
+			rec = &shown
+		}
+	}
 	p, err := t.preview(ctx, call, *rec, a, lang)
 	if err != nil {
 		return Preview{}, err
 	}
-	if l, ok := t.b.writer.(content.Lander); ok {
-		if p.Landing, err = l.Landing(ctx, call.User); err != nil {
-			return Preview{}, err
-		}
-	}
+	p.Landing = landing
 	return p, nil
 }
 

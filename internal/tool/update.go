@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"waymark/internal/access"
@@ -170,6 +171,13 @@ func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		if l := call.Released.Preview.Landing; l != nil && l.Workspace != 0 {
+			// Shown in a draft workspace: the values now are the user's
+			// draft there, which the site's CMS compares with the shown ones
+			// itself, under its lock at the write (a ConflictError below);
+			// the rest of the preview is compared here.
+			now = withCurrentOf(call.Released.Preview, now)
+		}
 		if !SameItems(now, call.Released.Preview) {
 			return Result{}, ErrPreviewChanged
 		}
@@ -232,4 +240,19 @@ func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 		return res, fmt.Errorf("record %s after writing %s:%d: %w", EventToolWrite, t.spec.table, a.uid, emitErr)
 	}
 	return res, nil
+}
+
+// withCurrentOf is p with the values now of shown, field by field.
+func withCurrentOf(shown, p Preview) Preview {
+	current := map[string]string{}
+	for _, it := range shown.Items {
+		current[it.Field] = it.Current
+	}
+	p.Items = slices.Clone(p.Items)
+	for i, it := range p.Items {
+		if v, ok := current[it.Field]; ok {
+			p.Items[i].Current = v
+		}
+	}
+	return p
 }

@@ -189,13 +189,28 @@ type Workspace struct {
 // Live reports whether a write lands live.
 func (w Workspace) Live() bool { return w.ID == 0 }
 
-// Target asks where a write of user would land now.
-func (c *Client) Target(ctx context.Context, user int64) (Workspace, error) {
-	var out struct {
-		Workspace Workspace `json:"workspace"`
+// TargetRecord names a record's columns whose values /target answers as
+// the user sees them in her workspace.
+type TargetRecord struct {
+	Table   string   `json:"table"`
+	UID     int64    `json:"uid"`
+	Columns []string `json:"columns"`
+}
+
+// Target asks where a write of user would land now and, with rec, the
+// values of rec's columns as she sees them there (nil when she does not
+// see the record there).
+func (c *Client) Target(ctx context.Context, user int64, rec *TargetRecord) (Workspace, map[string]string, error) {
+	body := map[string]any{"user": user}
+	if rec != nil {
+		body["record"] = rec
 	}
-	err := c.call(ctx, "target", map[string]any{"user": user}, &out)
-	return out.Workspace, err
+	var out struct {
+		Workspace Workspace         `json:"workspace"`
+		Current   map[string]string `json:"current"`
+	}
+	err := c.call(ctx, "target", body, &out)
+	return out.Workspace, out.Current, err
 }
 
 // FieldChange is the value of one column the editor was shown and the one

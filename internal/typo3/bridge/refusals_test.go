@@ -208,6 +208,30 @@ func TestAnEditorInADraftWorkspaceGetsAWorkspaceVersion(t *testing.T) {
 		if ev := string(editor.Must("GET", "/api/runs/"+uuid+"/events", nil, 200).Body); !strings.Contains(ev, `"landing":{"workspace":`+ws) {
 			t.Errorf("the run's events do not say the change landed in workspace %s: %.3000s", ws, ev)
 		}
+
+		// The next card on that field shows her draft as the value now (what
+		// TYPO3 shows her in the workspace, and what the write compares
+		// with), so it applies over the draft instead of coming back as
+		// changed in TYPO3; live still unchanged.
+		second := want + " Revised."
+		uuid, digest = b.proposeDescription(t, editor, second)
+		st = editor.Must("GET", "/api/runs/"+uuid, nil, 200).Map(t)
+		item := st["pending"].(map[string]any)["calls"].([]any)[0].(map[string]any)["preview"].([]any)[0].(map[string]any)
+		if item["current"] != want {
+			t.Errorf("the second card shows %q as the value now, want her draft %q (live: %q)", item["current"], want, before)
+		}
+		res = editor.Do("POST", "/api/runs/"+uuid+"/approval", map[string]any{"approve": true, "turnDigest": digest})
+		if res.Status != 200 || strings.Contains(string(res.Body), "changed") {
+			t.Fatalf("second approval = %d %s", res.Status, res.Body)
+		}
+		version = r.PHP(t, fmt.Sprintf(`$v = \TYPO3\CMS\Backend\Utility\BackendUtility::getWorkspaceVersionOfRecord(%s, 'pages', 2, 'description');
+			echo $v['description'] ?? 'no version';`, ws))
+		if version != second {
+			t.Errorf("the workspace version holds %q after the second answer, want %q", version, second)
+		}
+		if now := b.liveDescription(t); now != before {
+			t.Errorf("live holds %q after the second answer, want %q unchanged", now, before)
+		}
 	})
 }
 

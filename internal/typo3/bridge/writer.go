@@ -173,9 +173,26 @@ var _ content.Lander = (*RecordWriter)(nil)
 
 // Landing asks TYPO3 where a write of user would land now: live, or the
 // draft workspace TYPO3 puts her in (the card says so before the answer).
-// TYPO3 not answering wraps content.ErrUnreachable.
-func (r *RecordWriter) Landing(ctx context.Context, user int64) (*content.Landing, error) {
-	w, err := r.client.Target(ctx, user)
+// In a draft workspace the card's values now are the record's there (her
+// draft over live, as the extension compares them at the write), asked in
+// the same request; fields in another TYPO3 table (a file reference's
+// alternative text) keep the value read. TYPO3 not answering wraps
+// content.ErrUnreachable.
+func (r *RecordWriter) Landing(ctx context.Context, user int64, table string, uid int64, fields []string) (*content.Landing, error) {
+	var rec *TargetRecord
+	fieldOf := map[string]string{} // TYPO3 column → Waymark field
+	for _, f := range fields {
+		col, ok := typo3.FieldColumn(table, f)
+		if !ok || col.FileReference != "" || col.Table != table {
+			continue
+		}
+		if rec == nil {
+			rec = &TargetRecord{Table: table, UID: uid}
+		}
+		rec.Columns = append(rec.Columns, col.Column)
+		fieldOf[col.Column] = f
+	}
+	w, current, err := r.client.Target(ctx, user, rec)
 	if err != nil {
 		var refused *RefusedError
 		if errors.As(err, &refused) && refused.Code == "refused" {
@@ -183,7 +200,16 @@ func (r *RecordWriter) Landing(ctx context.Context, user int64) (*content.Landin
 		}
 		return nil, fmt.Errorf("%w: %w", content.ErrUnreachable, err)
 	}
-	return landing(w), nil
+	l := landing(w)
+	if !w.Live() && current != nil {
+		l.Current = map[string]string{}
+		for col, v := range current {
+			if f, ok := fieldOf[col]; ok {
+				l.Current[f] = v
+			}
+		}
+	}
+	return l, nil
 }
 
 // landing is where a write landed, in content.Written's terms.

@@ -88,6 +88,27 @@ final class ApplyService
         }
     }
 
+    /**
+     * The values of $columns of record $uid of $table as $beUser sees them in the workspace TYPO3 puts her in
+     * (her draft overlaid on live), for the card's "current" value: what apply compares `old` with. Null when she
+     * does not see the record there (unknown, a version row, deleted in her workspace, or in another workspace).
+     *
+     * @param list<string> $columns
+     * @return array<string,string>|null
+     */
+    public function current(BackendUserAuthentication $beUser, string $table, int $uid, array $columns): ?array
+    {
+        $record = $this->recordInWorkspace($table, $uid, (int)$beUser->workspace);
+        if ($record === null) {
+            return null;
+        }
+        $current = [];
+        foreach ($columns as $column) {
+            $current[$column] = self::str($record[$column] ?? null);
+        }
+        return $current;
+    }
+
     private function applyAsUser(BackendUserAuthentication $beUser, string $table, int $uid, string $key, array $changes): array
     {
         $connection = $this->connectionPool->getConnectionByName(ConnectionPool::DEFAULT_CONNECTION_NAME);

@@ -158,7 +158,25 @@ final class BridgeMiddleware implements MiddlewareInterface
         if ($beUser === null) {
             return [422, ['error' => 'refused', 'reason' => 'backend user ' . $user . ' does not exist, is disabled, deleted, outside its start/end time, or may not log in']];
         }
-        return [200, ['workspace' => BackendUserLoader::workspaceOf($beUser)]];
+        $answer = ['workspace' => BackendUserLoader::workspaceOf($beUser)];
+        // optionally the record's values as she sees them in that workspace: the card shows them as current
+        if (array_key_exists('record', $data)) {
+            $record = $data['record'];
+            $table = is_array($record) ? ($record['table'] ?? null) : null;
+            $uid = is_array($record) ? ($record['uid'] ?? null) : null;
+            $columns = is_array($record) ? ($record['columns'] ?? null) : null;
+            if (!is_string($table) || !is_array($GLOBALS['TCA'][$table]['columns'] ?? null) || !is_int($uid) || $uid <= 0
+                || !is_array($columns) || $columns === [] || !array_is_list($columns)) {
+                return [400, ['error' => 'bad_request', 'reason' => 'record must be {"table":<TCA table>,"uid":<uid>,"columns":[<column>,…]}']];
+            }
+            foreach ($columns as $column) {
+                if (!is_string($column) || !is_array($GLOBALS['TCA'][$table]['columns'][$column] ?? null)) {
+                    return [400, ['error' => 'bad_request', 'reason' => 'unknown column ' . json_encode($column) . ' of table "' . $table . '"']];
+                }
+            }
+            $answer['current'] = $this->applyService->current($beUser, $table, $uid, $columns);
+        }
+        return [200, $answer];
     }
 
     public static function extensionVersion(): string

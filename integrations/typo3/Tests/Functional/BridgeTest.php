@@ -300,6 +300,13 @@ check('live row unchanged', ($rec('pages', 3)['description'] ?? null) === $live[
 [$s, $j2, $raw] = $b->call('apply', ['user' => $EDITOR, 'table' => 'pages', 'uid' => 3, 'key' => "waymark-test-$run-ws2",
     'fields' => ['description' => ['old' => $wsValue, 'new' => "$wsValue (2)"]]]);
 check('second change: old compared with the workspace version, same version updated', $s === 200 && ($j2['record']['versionUid'] ?? 0) === ($j['record']['versionUid'] ?? -1), $raw);
+[$s, $j3, $raw] = $b->call('target', ['user' => $EDITOR, 'record' => ['table' => 'pages', 'uid' => 3, 'columns' => ['description', 'title']]]);
+check('target with a record → its values as she sees them in her workspace (the draft over live)', $s === 200
+    && ($j3['current'] ?? null) === ['description' => "$wsValue (2)", 'title' => (string)$live['title']], $raw);
+[$s, $j3, $raw] = $b->call('target', ['user' => $EDITOR, 'record' => ['table' => 'pages', 'uid' => 3, 'columns' => ['no_such_column']]]);
+check('target with an unknown column → 400 bad_request', $s === 400 && ($j3['error'] ?? '') === 'bad_request', $raw);
+[$s, $j3, $raw] = $b->call('target', ['user' => $EDITOR, 'record' => ['table' => 'pages', 'uid' => 999999, 'columns' => ['title']]]);
+check('target with a record she cannot see → current null', $s === 200 && array_key_exists('current', $j3) && $j3['current'] === null, $raw);
 
 // her only allowed workspace is the draft workspace: TYPO3 puts her there even with workspace_id 0
 $db->update('be_users', ['workspace_id' => 0], ['uid' => $EDITOR]);

@@ -92,10 +92,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	if err := checkShutdown(f.ShutdownTimeout); err != nil {
 		return err
 	}
-	if f.Workers < 1 {
-		return fmt.Errorf("%w: --workers must be 1 or more", errUsage)
-	}
-	chats, err := chatWorkers(f.ChatWorkers, f.Workers)
+	workers, chats, err := queueWorkers(f, 1)
 	if err != nil {
 		return err
 	}
@@ -117,7 +114,7 @@ func cmdWorker(ctx context.Context, e *env, args []string) error {
 	defer in.Close()
 	db := in.DB
 	cfg := f.appConfig(e, in)
-	cfg.Workers, cfg.ChatWorkers, cfg.Lease, cfg.ModelStream, cfg.Tracer = f.Workers, chats, f.Lease, f.ModelStream, traces.Tracer()
+	cfg.Workers, cfg.ChatWorkers, cfg.Lease, cfg.ModelStream, cfg.Tracer = workers, chats, f.Lease, f.ModelStream, traces.Tracer()
 	a, err := app.New(ctx, db, cfg)
 	if err != nil {
 		return err

@@ -24,7 +24,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if f.Token == "" {
 		return fmt.Errorf("%w: WAYMARK_TOKEN must hold the API token of the user to act for (waymark token USERNAME prints one)", errUsage)
 	}
-	chats, err := chatWorkers(f.ChatWorkers, f.Workers)
+	workers, chats, err := queueWorkers(f, 0)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	}
 	defer in.Close()
 	cfg := f.appConfig(e, in)
-	cfg.Workers, cfg.ChatWorkers = f.Workers, chats
+	cfg.Workers, cfg.ChatWorkers = workers, chats
 	a, err := app.New(ctx, in.DB, cfg)
 	if err != nil {
 		return err

@@ -43,10 +43,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if f.Workers < 0 {
-		return fmt.Errorf("%w: --workers must be 0 or more", errUsage)
-	}
-	chats, err := chatWorkers(f.ChatWorkers, f.Workers)
+	workers, chats, err := queueWorkers(f, 0)
 	if err != nil {
 		return err
 	}
@@ -62,7 +59,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	defer in.Close()
 	db := in.DB
 	cfg := f.appConfig(e, in)
-	cfg.Workers, cfg.ChatWorkers, cfg.Lease, cfg.ModelStream, cfg.Tracer = f.Workers, chats, f.Lease, f.ModelStream, traces.Tracer()
+	cfg.Workers, cfg.ChatWorkers, cfg.Lease, cfg.ModelStream, cfg.Tracer = workers, chats, f.Lease, f.ModelStream, traces.Tracer()
 	cfg.MaxOpenRuns, cfg.SecureCookies, cfg.MetricsToken, cfg.TrustedProxies = f.MaxOpenRuns, ho.secure, f.MetricsToken, ho.trusted
 	cfg.MCPOrigins, cfg.PasswordLogin = mcpOrigins(f.PublicURL), f.TYPO3PasswordLogin
 	a, err := app.New(ctx, db, cfg)

@@ -40,15 +40,20 @@ func checkLease(d time.Duration) error {
 // 106 card answers/s, and 187 with 8 (issue 15).
 const chatWorkersPerWorker = 4
 
-// chatWorkers resolves --chat-workers against --workers.
-func chatWorkers(flagValue, workers int) (int, error) {
+// queueWorkers checks --workers against the least the command needs (serve
+// and mcp: 0, leaving runs to worker processes; worker: 1) and resolves
+// --chat-workers against it — the same check on every command, before
+// anything is opened or written.
+func queueWorkers(f *flags, least int) (workers, chats int, err error) {
 	switch {
-	case flagValue < 0:
-		return 0, fmt.Errorf("%w: --chat-workers must be 0 or more", errUsage)
-	case flagValue == 0:
-		return chatWorkersPerWorker * workers, nil
-	case workers == 0:
-		return 0, fmt.Errorf("%w: --chat-workers needs --workers above 0", errUsage)
+	case f.Workers < least:
+		return 0, 0, fmt.Errorf("%w: --workers must be %d or more", errUsage, least)
+	case f.ChatWorkers < 0:
+		return 0, 0, fmt.Errorf("%w: --chat-workers must be 0 or more", errUsage)
+	case f.ChatWorkers == 0:
+		return f.Workers, chatWorkersPerWorker * f.Workers, nil
+	case f.Workers == 0:
+		return 0, 0, fmt.Errorf("%w: --chat-workers needs --workers above 0", errUsage)
 	}
-	return flagValue, nil
+	return f.Workers, f.ChatWorkers, nil
 }

@@ -210,3 +210,32 @@ func TestDemoServesHealthAndMe(t *testing.T) {
 		t.Fatal("demo did not shut down")
 	}
 }
+
+// --workers and --chat-workers are checked alike on every command that
+// takes them, as a usage error, before the database or a secret key is
+// made.
+func TestWorkerCountsAreCheckedAlikeOnEveryCommandBeforeAnythingIsWritten(t *testing.T) {
+	t.Setenv("WAYMARK_TOKEN", "a-token-checked-later")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--workers", "-1"}, "--workers must be 0 or more"},
+		{[]string{"mcp", "--workers", "-1"}, "--workers must be 0 or more"},
+		{[]string{"worker", "--workers", "0"}, "--workers must be 1 or more"},
+		{[]string{"serve", "--chat-workers", "-1"}, "--chat-workers must be 0 or more"},
+		{[]string{"mcp", "--chat-workers", "-1"}, "--chat-workers must be 0 or more"},
+		{[]string{"worker", "--chat-workers", "-1"}, "--chat-workers must be 0 or more"},
+		{[]string{"mcp", "--workers", "0", "--chat-workers", "3"}, "--chat-workers needs --workers above 0"},
+	} {
+		dir := t.TempDir()
+		args := append(c.args, "--db", "sqlite:"+filepath.Join(dir, "w.db"), "--data-dir", dir)
+		code, _, stderr := cli(t, args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("waymark %v = %d %q, want usage error %q", c.args, code, stderr, c.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+			t.Errorf("waymark %v wrote %s before refusing", c.args, entries[0].Name())
+		}
+	}
+}

@@ -104,6 +104,19 @@ test("beside TYPO3 with the extension: an editor signs in through TYPO3's backen
     if (await c.locator('p.landing.draft').count()) throw new Error('the landing line is marked as a draft for an editor working live');
     await expect(c.getByRole('button', { name: 'Apply', exact: true })).toBeVisible();
     await s.shot(page, 'typo3-bridge-card');
+    // The card links to its record in TYPO3's editor: followed in this browser (signed in to TYPO3), FormEngine
+    // shows page 2 with the field the card is about.
+    const edit = c.getByRole('link', { name: "Open the record in TYPO3's editor" });
+    await expect(edit).toHaveAttribute('target', '_blank');
+    const editor = await page.context().newPage();
+    await editor.goto(await edit.getAttribute('href'));
+    // TYPO3 13 opens a deep link inside its backend frame: FormEngine in the content iframe
+    const form = editor.frameLocator('#typo3-contentIframe');
+    await expect(form.getByRole('heading', { name: 'Edit Page "About us"' }), { timeout: 30000 }).toBeVisible();
+    await expect(form.locator('[name="data[pages][2][description]"]')).toHaveCount(1);
+    await s.shot(editor, 'typo3-bridge-formengine');
+    await editor.close();
+    clock.lap("the card's link opens TYPO3's editor");
     const now = server.sql('SELECT description FROM pages WHERE uid = 2')[0].description;
     if (now !== description) throw new Error(`TYPO3's pages:2 description changed before any answer: ${JSON.stringify(now)}, was ${JSON.stringify(description)}`);
     clock.lap('card with its landing line');

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -88,6 +89,7 @@ type callView struct {
 	Argument string
 	Landing  string // where the write will land, in the reader's words ("" not said)
 	Draft    bool   // Landing is a draft workspace
+	EditURL  string // the record in TYPO3's editor (beside TYPO3 with the bridge; "" otherwise)
 }
 
 type itemView struct {
@@ -297,6 +299,9 @@ func (u *UI) chatCard(ctx context.Context, me *user, v chat.View) *cardView {
 		if t, l := call.Target, call.Labels; t != nil && l != nil {
 			k.Target = &site.Target{Table: t.Table, UID: t.UID, TableLabel: l.Table, RecordTitle: l.Record, FieldLabels: l.Fields}
 		}
+		if t := call.Target; t != nil {
+			k.EditURL = u.editURL(t.Table, t.UID)
+		}
 		cv.Calls = append(cv.Calls, k)
 	}
 	cv.Heading = headingOf(me, cv.Calls)
@@ -340,6 +345,9 @@ func (u *UI) callView(ctx context.Context, me *user, c callParts) callView {
 			}
 		}
 	}
+	if target != nil {
+		cv.EditURL = u.editURL(target.Table, target.UID)
+	}
 	for _, p := range preview {
 		iv := itemView{Label: cmp.Or(labels[p.Field], p.Label), Empty: p.Current == ""}
 		iv.Current, iv.Proposed = wordDiff(p.Current, p.Proposed)
@@ -360,4 +368,14 @@ func (u *UI) callView(ctx context.Context, me *user, c callParts) callView {
 		}
 	}
 	return cv
+}
+
+// editURL is record uid of table in TYPO3's editor (FormEngine's route
+// record_edit) beside TYPO3 with the bridge, whose backend Waymark knows;
+// "" otherwise. Beside TYPO3 the records' tables and uids are TYPO3's.
+func (u *UI) editURL(table string, uid int64) string {
+	if u.typo3Backend == "" {
+		return ""
+	}
+	return u.typo3Backend + "record/edit?" + url.QueryEscape(fmt.Sprintf("edit[%s][%d]", table, uid)) + "=edit"
 }

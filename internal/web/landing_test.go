@@ -41,3 +41,17 @@ func TestACardSaysWhereTheChangeWillLand(t *testing.T) {
 		}
 	}
 }
+
+
+// Beside TYPO3 with the bridge a card links to its record in TYPO3's
+// editor (the browser suite follows the link into TYPO3's FormEngine);
+// without the bridge Waymark knows no TYPO3 backend and links nowhere.
+func TestACardLinksToTheRecordInTYPO3sEditorOnlyBesideTheBridge(t *testing.T) {
+	with := (&UI{typo3Backend: "https://cms.example.org/typo3/"}).editURL("tt_content", 7)
+	if want := "https://cms.example.org/typo3/record/edit?edit%5Btt_content%5D%5B7%5D=edit"; with != want {
+		t.Errorf("edit URL = %q, want %q", with, want)
+	}
+	if without := (&UI{}).editURL("tt_content", 7); without != "" {
+		t.Errorf("edit URL without the bridge = %q, want none", without)
+	}
+}

@@ -30,7 +30,8 @@ const (
 	DefaultMaxOpenRuns = 100
 )
 
-// ProviderFunc returns the model a configuration names. It is wired in cmd/waymark.
+// ProviderFunc returns the model a configuration names. app.New wires it
+// (llm/providers with the offline demo model, traced when tracing is on).
 type ProviderFunc func(ctx context.Context, cfg llmconfig.Configuration) (llm.Provider, error)
 
 // Enqueuer inserts a run's job in the transaction that stores the run

@@ -1,7 +1,9 @@
 package httpapi
 
-// routes registers every route of the server; later packages' routes are
-// added here too, so that this function lists the whole API.
+// routes registers the API's routes except the screens' reads and streams
+// (screenRoutes, handle_screens.go) and what other packages mount on the
+// server (the web UI's Register, MCP's /mcp); scenario/authz's matrix lists
+// every route of the assembled application.
 func (s *Server) routes() {
 	// Operations, public.
 	s.HandlePublic("GET /healthz", s.handleHealthz)

@@ -56,11 +56,11 @@ type Config struct {
 	Chat *chat.Service
 	// OpenPoints serves the open points of a page and the site-wide dashboard.
 	OpenPoints *openpoint.Store
-	// Configs serves the administration of configurations (/api/admin/configurations…)
-	// and the configurations a user may use (GET /api/configurations).
 	// Site serves what the editor's screens read (page tree, page preview); nil
 	// leaves those routes out.
-	Site    *site.Site
+	Site *site.Site
+	// Configs serves the administration of configurations (/api/admin/configurations…)
+	// and the configurations a user may use (GET /api/configurations).
 	Configs *llmconfig.Store
 	// Tracer, when set, gives every request a server span (issue 15 item
 	// 4); nil is tracing off and costs nothing.

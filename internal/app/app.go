@@ -316,7 +316,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	ui.Register()
 	// MCP clients reach the same services at /mcp (Streamable HTTP).
 	tools := mcp.New(mcp.Deps{DB: db, Chat: conversations, OpenPoints: points, Site: pages, Catalogue: catalogue, Configs: configs,
-		Skills: skills}, &mcp.Config{Logger: log, Version: build.Version,
+		Skills: skills, Inbox: rt}, &mcp.Config{Logger: log, Version: build.Version,
 		FormWait: cfg.MCPFormWait, FormProgress: cfg.MCPFormProgress})
 	mcpHandler := tools.Handler(srv, cfg.MCPOrigins)
 	for _, m := range []string{"GET", "POST", "DELETE"} {

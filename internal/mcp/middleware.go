@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -20,6 +21,8 @@ const methodDiscover = "server/discover"
 //     as the JSON API refuses such a body (invalid_text), before any tool
 //     sees them; the SDK's own refusal of arguments that do not match the
 //     tool's input schema is answered with the stable code bad_request.
+//   - resources/read: a URI of no resource answers -32002, as one of another
+//     user does.
 //   - resources/list: the user's conversations are listed (a resource
 //     template alone lists nothing).
 //   - server/discover (protocol 2026-07-28's probe): answered as a server of
@@ -45,6 +48,12 @@ func (s *Server) receiving(who whoFunc) sdk.Middleware {
 					// Only the SDK answers an error without structured
 					// content: the arguments did not fit the tool.
 					return s.errorResult(ctx, r, errInvalid.With("arguments: %s", text(tr))), nil
+				}
+				return res, err
+			case *sdk.ReadResourceRequest:
+				res, err := next(ctx, method, req)
+				if je := (*jsonrpc.Error)(nil); errors.As(err, &je) && je.Message == "Resource not found" && r.Params != nil {
+					err = resourceNotFound(r.Params.URI) // an URI no template matches: the SDK's own answer
 				}
 				return res, err
 			case *sdk.ListResourcesRequest:

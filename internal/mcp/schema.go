@@ -13,6 +13,9 @@ import (
 // name the fields a client reads and leave the rest open, as the JSON API's
 // bodies they mirror grow by adding fields.
 var (
+	runSchema = object(map[string]*jsonschema.Schema{
+		"uuid": {Type: "string"}, "status": {Type: "string"}, "pending": {Types: []string{"object", "null"}},
+	}, "uuid", "status")
 	conversationSchema = object(map[string]*jsonschema.Schema{
 		"id": {Type: "integer"}, "status": {Type: "string"}, "page": {Type: "integer"}, "language": {Type: "integer"},
 		"updatedAt": {Type: "string"}, "messages": {Type: "array"}, "outcomes": {Types: []string{"array", "null"}},
@@ -35,7 +38,7 @@ var (
 		"openPoints": {Type: "array"},
 	}, "openPoints")
 	inboxSchema = object(map[string]*jsonschema.Schema{
-		"runs": {Type: "array"}, "next": {Type: "string"},
+		"runs": {Type: "array", Items: runSchema}, "next": {Type: "string"},
 	}, "runs")
 )
 

@@ -28,6 +28,7 @@ type Deps struct {
 	Catalogue  *process.Catalogue
 	Configs    *llmconfig.Store
 	Skills     *skill.Store // resolves a process named by its identifier
+	Inbox      Inbox        // the four-eyes inbox and release (agent.Runtime)
 }
 
 // Config tunes the server; zero values take the defaults.
@@ -64,13 +65,13 @@ type Server struct {
 	subs map[subscription]*watch // the watch of each subscription, by session and URI
 }
 
-// New returns the server. Chat, OpenPoints, Site, Catalogue, Configs, Skills and DB are required.
+// New returns the server. Every field of Deps is required.
 func New(d Deps, cfg *Config) *Server {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	if d.DB == nil || d.Chat == nil || d.OpenPoints == nil || d.Site == nil || d.Catalogue == nil || d.Configs == nil || d.Skills == nil {
-		panic("mcp: Deps.DB, Chat, OpenPoints, Site, Catalogue, Configs and Skills are required")
+	if d.DB == nil || d.Chat == nil || d.OpenPoints == nil || d.Site == nil || d.Catalogue == nil || d.Configs == nil || d.Skills == nil || d.Inbox == nil {
+		panic("mcp: Deps.DB, Chat, OpenPoints, Site, Catalogue, Configs, Skills and Inbox are required")
 	}
 	return &Server{d: d, log: cmp.Or(cfg.Logger, slog.Default()), version: cmp.Or(cfg.Version, "dev"),
 		settle: cmp.Or(cfg.Settle, 2*time.Minute), formWait: cmp.Or(cfg.FormWait, 30*time.Minute),
@@ -103,6 +104,7 @@ func (s *Server) mcpServer(who whoFunc) *sdk.Server {
 	})
 	srv.AddReceivingMiddleware(s.receiving(who))
 	s.addTools(srv, who)
+	s.addInboxTools(srv, who)
 	s.addResources(srv, who)
 	return srv
 }

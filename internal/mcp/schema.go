@@ -18,7 +18,7 @@ var (
 	}, "uuid", "status")
 	conversationSchema = object(map[string]*jsonschema.Schema{
 		"id": {Type: "integer"}, "status": {Type: "string"}, "page": {Type: "integer"}, "language": {Type: "integer"},
-		"updatedAt": {Type: "string"}, "messages": {Type: "array"}, "outcomes": {Types: []string{"array", "null"}},
+		"updatedAt": {Type: "string"}, "messages": {Types: []string{"array", "null"}}, "outcomes": {Types: []string{"array", "null"}},
 		"card": {Types: []string{"object", "null"}}, "question": {Types: []string{"object", "null"}},
 		"summary": {Types: []string{"object", "null"}},
 	}, "id", "status", "updatedAt")

@@ -160,7 +160,11 @@ func needsSession(r *http.Request) error {
 	if err != nil {
 		return errNoSession.With("cannot read request body").Wrap(err)
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	// The SDK reads the body whole, as sent: what was read, then the rest.
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 	var msg struct {
 		Method string `json:"method"`
 	}

@@ -217,8 +217,8 @@ func TestConversationsCanBeFoundAgain(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"waymark://conversations/` + itoa(v.ID) + `"}}`} {
 		m := r.send(body)
 		res, _ := m["result"].(map[string]any)
-		if scope, _ := res["cacheScope"].(string); scope == "public" {
-			t.Errorf("%s: cacheScope public for a user's own data", body)
+		if scope, _ := res["cacheScope"].(string); scope != "private" {
+			t.Errorf("%s: cacheScope %q for a user's own data, want private", body, scope)
 		}
 	}
 }

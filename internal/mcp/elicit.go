@@ -103,6 +103,9 @@ func (s *Server) elicit(ctx context.Context, req *sdk.CallToolRequest, p *progre
 // goes out every FormProgress, so a client that resets its request timeout
 // on progress keeps waiting.
 func (s *Server) ask(ctx context.Context, req *sdk.CallToolRequest, p *progress, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // the client gave up before this form: no new form
+	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.formWait)
 	defer cancel()
 	if p.token != nil {

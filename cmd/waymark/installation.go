@@ -69,5 +69,5 @@ func (in *installation) Close() { in.close() }
 // the command adds its own (workers, lease, HTTP).
 func (f *flags) appConfig(e *env, in *installation) app.Config {
 	return app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot,
-		Logger: e.log, Version: version, TYPO3: in.TYPO3, Bridge: in.Bridge}
+		Logger: e.log, Version: version, TYPO3: in.TYPO3, Bridge: in.Bridge, MCPFormWait: f.MCPFormWait, MCPFormProgress: f.MCPFormProgress}
 }

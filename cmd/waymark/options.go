@@ -53,6 +53,8 @@ var optionTable = []option{
 	{flag: "skills-root", field: "SkillsRoot", cmds: "serve worker import reap skill", usage: "folder every directory skill source must lie in (none: directory sources are refused)"},
 	{flag: "max-open-runs", def: strconv.Itoa(agent.DefaultMaxOpenRuns), field: "MaxOpenRuns", cmds: "serve", usage: "runs one user may have queued or waiting for a decision at once"},
 	{flag: "lease", def: agent.DefaultLease.String(), field: "Lease", cmds: "serve worker", usage: "run lease, renewed while a run waits on the model or a tool; a crashed process's runs are reaped about a lease later (at least 3s)"},
+	{flag: "mcp-form-wait", def: "30m0s", field: "MCPFormWait", cmds: "serve demo mcp", usage: "how long an MCP elicitation form (a card asked of the user) may stay open; an answer given within it is carried out even when the client gave up on the call"},
+	{flag: "mcp-form-progress", def: "15s", field: "MCPFormProgress", cmds: "serve demo mcp", usage: "how often a progress notification goes to an MCP call that asked for progress while its form is open, so clients that reset their request timeout on progress keep waiting"},
 	{flag: "model-stream", def: "false", field: "ModelStream", cmds: "serve worker", usage: "ask the model for streamed replies, for a gateway that closes connections silent while a long reply is generated (a reply is used once complete either way)"},
 	{flag: "demo-pace", def: "0s", field: "DemoPace", cmds: "demo", usage: "the offline model sends its replies word by word with this pause between words (0: at once): to watch streamed text and try Stop"},
 	{flag: "shutdown-timeout", def: "30s", field: "ShutdownTimeout", cmds: "serve worker demo", usage: "on SIGTERM, how long running jobs and requests may take to finish before what is left is cancelled and handed to other workers at once"},
@@ -107,6 +109,7 @@ type config struct {
 	WorkerProcesses, Conversations                       int
 	Lease, ShutdownTimeout, PurgeEvery, DemoPace         time.Duration
 	OlderThan, WaitingOlderThan, Duration                time.Duration
+	MCPFormWait, MCPFormProgress                         time.Duration
 	ModelStream, SecureCookies, StoreNoFastPaths         bool
 	MigrateStatus, TYPO3PasswordLogin                    bool
 	TrustedProxies                                       prefixes

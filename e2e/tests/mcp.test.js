@@ -12,10 +12,11 @@ import { connectMCP, connectStdio, call, errorCode } from '../lib/mcp.js';
 
 const answers = ['apply', 'variant', 'skip', 'keep'];
 
-// withDemo runs fn against a fresh demo (no browser).
-function withDemo(name, fn) {
-  test(name, { timeout: 180000 }, async () => {
-    const server = await startDemo();
+// withDemo runs fn against a fresh demo (no browser); args are more
+// options of `waymark demo`.
+function withDemo(name, fn, { args = [], timeout = 180000 } = {}) {
+  test(name, { timeout }, async () => {
+    const server = await startDemo({ args });
     try {
       await fn(server);
     } catch (err) {
@@ -53,7 +54,8 @@ withDemo('the tools are listed and a whole SEO tour is answered by elicitation',
   });
   const { tools } = await client.listTools();
   assert.deepEqual(tools.map((t) => t.name).sort(), ['answer_card', 'answer_question', 'end_tour', 'get_conversation',
-    'list_open_points', 'list_pages', 'list_processes', 'send_message', 'start_tour']);
+    'list_conversations', 'list_inbox', 'list_open_points', 'list_pages', 'list_processes', 'release_card', 'resume_tour',
+    'send_message', 'start_tour']);
   const procs = await call(client, 'list_processes', {});
   assert.ok(procs.structuredContent.processes.some((p) => p.identifier === 'seo-optimieren'), JSON.stringify(procs.structuredContent));
 
@@ -136,7 +138,7 @@ withDemo('waymark mcp serves the same tools over stdio as the user of WAYMARK_TO
   });
   try {
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 9);
+    assert.equal(tools.length, 13);
     const res = await call(client, 'start_tour', { page: 2, language: 0, process: 'seo-optimieren' });
     assert.equal(res.structuredContent?.status, 'idle', `${res.content[0].text}\n--- waymark mcp log ---\n${client.stderr().slice(-2000)}`);
     // The demo server (another process on the same database) shows erika the tour.
@@ -177,3 +179,83 @@ e2e('a four-eyes card started over MCP is released by the second person in the w
   assert.ok(JSON.stringify(page).includes(description), `page 2 lacks the released text ${description}`);
   await erika.close();
 });
+
+// MCP at human speed. A person may take minutes on a form. The mechanism is
+// the real one with shortened times: the client's request timeout is 3 s
+// (the TypeScript SDK's default is 60 s), the demo sends progress every 1 s
+// (--mcp-form-progress; default 15 s) and the person holds the form
+// formHold ms — 10 s by default, over three timeouts; set
+// WAYMARK_E2E_FORM_HOLD_MS=300000 for the real five minutes.
+const formHold = Number(process.env.WAYMARK_E2E_FORM_HOLD_MS ?? 10000);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+withDemo('a form held open far past the request timeout is carried out: progress resets the timeout', async (server) => {
+  const forms = [];
+  const client = await connectMCP(server.url, logins.erika.token, {
+    elicit: async (params) => {
+      const offered = params.requestedSchema.properties.answer.oneOf.map((o) => o.const);
+      forms.push(offered);
+      if (forms.length > 1) return { action: 'cancel' }; // the second card: later
+      await sleep(formHold); // the person reads the first card for a while
+      return { action: 'accept', content: { answer: offered.includes('apply') ? 'apply' : offered[0] } };
+    },
+  });
+  const progress = [];
+  const started = Date.now();
+  const res = await client.callTool({ name: 'start_tour', arguments: { page: 2, language: 0, process: 'seo-optimieren' } }, undefined,
+    { timeout: 3000, resetTimeoutOnProgress: true, onprogress: (p) => progress.push(p) });
+  const took = Date.now() - started;
+  assert.equal(res.isError, undefined, JSON.stringify(res.content));
+  assert.ok(took >= formHold, `the call returned after ${took} ms, before the form was answered`);
+  assert.ok(progress.filter((p) => /form/.test(p.message ?? '')).length >= Math.floor(formHold / 1000) - 2,
+    `${progress.length} progress notifications over ${took} ms`);
+  const conv = await server.api(logins.erika.token, 'GET', `/api/conversations/${res.structuredContent.id}`);
+  assert.equal(conv.outcomes.length, 1, `outcomes ${JSON.stringify(conv.outcomes)}`);
+  assert.equal(forms.length, 2, 'the tour went on to the second card');
+  await client.close();
+}, { args: ['--mcp-form-progress', '1s'], timeout: formHold + 180000 });
+
+withDemo('an answer given after the client gave up is carried out, and resume_tour asks the next card', async (server) => {
+  let gaveUp;
+  const gone = new Promise((r) => { gaveUp = r; });
+  const client = await connectMCP(server.url, logins.erika.token, {
+    elicit: async (params) => {
+      const offered = params.requestedSchema.properties.answer.oneOf.map((o) => o.const);
+      await gone; // the client's request timeout ended the call first
+      await sleep(1000);
+      return { action: 'accept', content: { answer: offered.includes('apply') ? 'apply' : offered[0] } };
+    },
+  });
+  const failed = await client.callTool({ name: 'start_tour', arguments: { page: 2, language: 0, process: 'seo-optimieren' } }, undefined,
+    { timeout: 3000 }).then(() => null, (err) => err);
+  assert.ok(failed, 'start_tour returned before its form was answered');
+  assert.match(String(failed.message), /timed out|timeout/i);
+  gaveUp();
+  const { conversations } = await server.api(logins.erika.token, 'GET', '/api/conversations');
+  assert.equal(conversations.length, 1);
+  const id = conversations[0].id;
+  let conv;
+  for (let i = 0; i < 200; i++) {
+    conv = await server.api(logins.erika.token, 'GET', `/api/conversations/${id}`);
+    if (conv.outcomes?.length && conv.status !== 'processing') break;
+    await sleep(100);
+  }
+  assert.equal(conv.outcomes?.length, 1, `the late answer was not carried out: ${JSON.stringify(conv)}`);
+  assert.equal(conv.status, 'awaiting_approval', 'the next card waits');
+
+  // The tour goes on card by card: resume_tour asks the next card.
+  const asked = [];
+  const again = await connectMCP(server.url, logins.erika.token, {
+    elicit: async (params) => { asked.push(params.message); return { action: 'decline' }; },
+  });
+  const resumed = await call(again, 'resume_tour', { conversation: id });
+  assert.equal(resumed.isError, undefined, JSON.stringify(resumed.content));
+  assert.equal(asked.length, 1, 'resume_tour asked the waiting card');
+  assert.equal(resumed.structuredContent.card.turnDigest, conv.card.turnDigest);
+  const listed = await call(again, 'list_conversations', {});
+  assert.deepEqual(listed.structuredContent.conversations.map((c) => c.id), [id]);
+  const { resources } = await again.listResources();
+  assert.deepEqual(resources.map((r) => r.uri), [`waymark://conversations/${id}`]);
+  await client.close();
+  await again.close();
+}, { args: ['--mcp-form-progress', '1s'] });

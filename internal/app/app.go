@@ -100,6 +100,9 @@ type Config struct {
 	// MCPOrigins are the origins besides the server's own whose web pages
 	// may call /mcp (the --public-url's, when set).
 	MCPOrigins []string
+	// MCPFormWait and MCPFormProgress are mcp.Config's FormWait and
+	// FormProgress (--mcp-form-wait, --mcp-form-progress; 0: the defaults).
+	MCPFormWait, MCPFormProgress time.Duration
 	// SkillsRoot is the folder directory skill sources must lie in
 	// (--skills-root); "" refuses directory sources.
 	SkillsRoot string
@@ -313,7 +316,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	ui.Register()
 	// MCP clients reach the same services at /mcp (Streamable HTTP).
 	tools := mcp.New(mcp.Deps{DB: db, Chat: conversations, OpenPoints: points, Site: pages, Catalogue: catalogue, Configs: configs,
-		Skills: skills}, &mcp.Config{Logger: log, Version: build.Version})
+		Skills: skills, Inbox: rt}, &mcp.Config{Logger: log, Version: build.Version,
+		FormWait: cfg.MCPFormWait, FormProgress: cfg.MCPFormProgress})
 	mcpHandler := tools.Handler(srv, cfg.MCPOrigins)
 	for _, m := range []string{"GET", "POST", "DELETE"} {
 		srv.Mount(m+" /mcp", mcpHandler)

@@ -90,9 +90,22 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return // too late to answer; the log above has it
 	}
 	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="waymark"`)
+		w.Header().Set("WWW-Authenticate", Challenge)
 	}
 	writeErrorBody(w, status, code, msg)
+}
+
+// Challenge is the WWW-Authenticate of every 401: a bearer token, an API
+// token made in Waymark, is what is asked for. It names no
+// resource_metadata, and says that no OAuth authorization is offered, so
+// an OAuth-capable client (an MCP client) is not sent looking for one.
+const Challenge = `Bearer realm="waymark", error_description="send an API token made in Waymark (Authorization: Bearer); OAuth authorization is not offered"`
+
+// WriteError is the one error writer for handlers of other packages
+// mounted on the server (MCP's /mcp): the same status, body, log line and
+// WWW-Authenticate as the API's own answers.
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	s.writeError(w, r, err)
 }
 
 func writeErrorBody(w http.ResponseWriter, status int, code, msg string) {

@@ -102,3 +102,7 @@ func checkJSONText(body []byte) error {
 		}
 	}
 }
+
+// CheckJSONText is checkJSONText for another face of the API (MCP's tool
+// arguments): the same refusal, invalid_text, for the same text.
+func CheckJSONText(body []byte) error { return checkJSONText(body) }

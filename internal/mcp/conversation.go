@@ -3,7 +3,9 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,22 +27,47 @@ func (s *Server) carryOn(ctx context.Context, req *sdk.CallToolRequest, a *acces
 	if err != nil {
 		return result{}, err
 	}
-	if v, err = s.settleView(ctx, req, a, v); err != nil {
+	p := newProgress(req)
+	if v, err = s.settleView(ctx, p, a, v); err != nil {
 		return result{}, err
 	}
 	if elicits(req) {
-		return s.elicit(ctx, req, a, v)
+		return s.elicit(ctx, req, p, a, v)
 	}
 	return s.viewResult(a, v), nil
+}
+
+// progress sends the progress notifications of one tool call, increasing,
+// when the call asked for them (a progress token).
+type progress struct {
+	req   *sdk.CallToolRequest
+	token any
+	mu    sync.Mutex // guards step
+	step  float64
+}
+
+func newProgress(req *sdk.CallToolRequest) *progress {
+	return &progress{req: req, token: req.Params.GetProgressToken()}
+}
+
+// notify sends the next progress notification; a lost one costs the client
+// only a progress line.
+func (p *progress) notify(ctx context.Context, msg string) {
+	if p.token == nil {
+		return
+	}
+	p.mu.Lock()
+	p.step++
+	step := p.step
+	p.mu.Unlock()
+	_ = p.req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: p.token, Progress: step, Message: msg})
 }
 
 // settleView waits while the conversation is processing, at most
 // Config.Settle, sending a progress notification on each change when the
 // client asked for them (a progress token).
-func (s *Server) settleView(ctx context.Context, req *sdk.CallToolRequest, a *access.Actor, v chat.View) (chat.View, error) {
+func (s *Server) settleView(ctx context.Context, p *progress, a *access.Actor, v chat.View) (chat.View, error) {
 	deadline := time.Now().Add(s.settle)
-	token := req.Params.GetProgressToken()
-	var step float64
 	for v.Status == chat.Processing {
 		left := time.Until(deadline)
 		if left <= 0 {
@@ -50,10 +77,8 @@ func (s *Server) settleView(ctx context.Context, req *sdk.CallToolRequest, a *ac
 		if err != nil {
 			return v, err
 		}
-		if token != nil && !next.UpdatedAt.Equal(v.UpdatedAt) {
-			step++
-			// A lost notification costs the client only a progress line.
-			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: step, Message: progressText(next)})
+		if !next.UpdatedAt.Equal(v.UpdatedAt) {
+			p.notify(ctx, progressText(next))
 		}
 		v = next
 	}
@@ -87,14 +112,25 @@ func (s *Server) errorResult(ctx context.Context, req *sdk.CallToolRequest, err 
 	if f, m, ok := fault.Of(err); ok && f.Kind() != fault.Internal {
 		msg = m
 	}
-	if status >= 500 {
+	switch {
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		// The client cancelled the call (notifications/cancelled, its
+		// request timeout): nobody reads the answer, and nothing failed.
+		s.log.InfoContext(ctx, "mcp tool call cancelled by the client", "tool", req.Params.Name)
+	case status >= 500:
 		s.log.ErrorContext(ctx, "mcp tool failed", "tool", req.Params.Name, "err", err)
-	} else {
+	default:
 		s.log.DebugContext(ctx, "mcp tool refused", "tool", req.Params.Name, "code", code, "err", err)
+	}
+	body := map[string]any{"code": code, "message": msg}
+	text := code + ": " + msg
+	if m := (*madeError)(nil); errors.As(err, &m) {
+		body["conversation"] = m.conversation
+		text = fmt.Sprintf("%s (conversation %d was made: read it with get_conversation, go on with resume_tour)", text, m.conversation)
 	}
 	return &sdk.CallToolResult{
 		IsError:           true,
-		Content:           []sdk.Content{&sdk.TextContent{Text: code + ": " + msg}},
-		StructuredContent: map[string]any{"error": map[string]string{"code": code, "message": msg}},
+		Content:           []sdk.Content{&sdk.TextContent{Text: text}},
+		StructuredContent: map[string]any{"error": body},
 	}
 }

@@ -13,5 +13,13 @@
 // Origin is refused, and a session stays bound to the user that opened it.
 // Over stdio (Serve) the session acts for the user of one token, checked on
 // every call. When the client declared the elicitation capability, each card
-// and question of a tour is asked as an elicitation form (elicit.go).
+// and question of a tour is asked as an elicitation form (elicit.go), in the
+// negotiated version's shape; a form stays open at human speed (minutes,
+// Config.FormWait) with progress sent meanwhile, and its answer is carried
+// out even after the client gave up on the call (resume_tour goes on).
+//
+// A second approver sees and releases four-eyes cards (list_inbox,
+// release_card, inbox.go). Sessions speak the initialize handshake (up to
+// 2025-11-25); 2026-07-28's server/discover probe is answered as such a
+// server answers it, so clients that try it first fall back (middleware.go).
 package mcp

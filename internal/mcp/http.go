@@ -1,8 +1,11 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,6 +26,8 @@ import (
 // (httpapi.Server.Authenticate): the returned request carries the actor.
 type Authenticator interface {
 	Authenticate(r *http.Request) (*http.Request, error)
+	// WriteError answers a refused request as the JSON API answers it.
+	WriteError(w http.ResponseWriter, r *http.Request, err error)
 }
 
 var _ Authenticator = (*httpapi.Server)(nil)
@@ -51,16 +56,20 @@ func (s *Server) Handler(authn Authenticator, origins []string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") {
-			writeError(w, auth.ErrUnauthenticated)
+			authn.WriteError(w, r, auth.ErrUnauthenticated)
 			return
 		}
 		r, err := authn.Authenticate(r)
 		if err != nil {
-			writeError(w, err)
+			authn.WriteError(w, r, err)
 			return
 		}
 		if !originAllowed(r, origins) || !hostAllowed(r, origins) {
-			writeError(w, errOrigin)
+			authn.WriteError(w, r, errOrigin)
+			return
+		}
+		if err := needsSession(r); err != nil {
+			authn.WriteError(w, r, err)
 			return
 		}
 		if drain := httpapi.Draining(r.Context()); drain != nil {
@@ -136,19 +145,36 @@ func loopback(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// writeError answers a refused request as the JSON API answers it.
-func writeError(w http.ResponseWriter, err error) {
-	status, code := httpapi.Classify(err)
-	msg := "internal error"
-	if f, m, ok := fault.Of(err); ok && status < 500 {
-		_, msg = f, m
+// errNoSession refuses a request that belongs to a session but names none.
+var errNoSession = fault.New(fault.Invalid, "bad_request", "bad request")
+
+// needsSession refuses (400) a POST without an Mcp-Session-Id header unless
+// it opens a session (initialize) or asks what the server speaks
+// (server/discover, answered as a server of the initialize handshake);
+// the SDK would otherwise open a session for any request.
+func needsSession(r *http.Request) error {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
+		return nil
 	}
-	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="waymark"`)
+	body, err := io.ReadAll(io.LimitReader(r.Body, httpapi.MaxBodyBytes+1))
+	if err != nil {
+		return errNoSession.With("cannot read request body").Wrap(err)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(`{"error":{"code":` + strconv.Quote(code) + `,"message":` + strconv.Quote(msg) + `}}`))
+	// The SDK reads the body whole, as sent: what was read, then the rest.
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return nil // a batch or malformed JSON: the SDK answers it
+	}
+	if msg.Method == "initialize" || msg.Method == methodDiscover {
+		return nil
+	}
+	return errNoSession.With("Mcp-Session-Id header required: open a session with initialize first")
 }
 
 // httpWho is the user of a tool call over HTTP: the one its request's

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"waymark/internal/chat"
@@ -43,13 +44,24 @@ func (s *Server) readConversation(ctx context.Context, who whoFunc, extra *sdk.R
 	}
 	id, err := strconv.ParseInt(strings.TrimPrefix(uri, conversationURI), 10, 64)
 	if !strings.HasPrefix(uri, conversationURI) || err != nil || id <= 0 {
-		return chat.View{}, sdk.ResourceNotFoundError(uri)
+		return chat.View{}, resourceNotFound(uri)
 	}
 	v, err := s.d.Chat.Get(ctx, a.UID, id)
 	if errors.Is(err, chat.ErrNotFound) {
-		return chat.View{}, sdk.ResourceNotFoundError(uri)
+		return chat.View{}, resourceNotFound(uri)
 	}
 	return v, err
+}
+
+// codeResourceNotFound is the code of a resource that is not there in the
+// protocol versions Waymark speaks (up to 2025-11-25); the SDK answers
+// -32602 (invalid params), as 2026-07-28 does.
+const codeResourceNotFound = -32002
+
+// resourceNotFound answers a resource that is not there, or not the user's.
+func resourceNotFound(uri string) error {
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: codeResourceNotFound, Message: "Resource not found", Data: data}
 }
 
 // subscription is one session's subscription to one conversation.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"waymark/internal/catalog"
 	"waymark/internal/chat"
 	"waymark/internal/openpoint"
+	"waymark/internal/site"
 )
 
 // The tools' inputs. Their field descriptions are what a model reads to
@@ -51,16 +53,33 @@ type (
 	endTourInput struct {
 		Conversation int64 `json:"conversation" jsonschema:"id of the conversation"`
 	}
+	listConversationsInput struct {
+		Limit int `json:"limit,omitempty" jsonschema:"how many conversations at most, most recently changed first (1 to 200, default 20)"`
+	}
 	openPointsInput struct {
 		Page  int64 `json:"page,omitempty" jsonschema:"uid of a page: only its open points; omitted: the whole site's, newest first"`
 		Limit int   `json:"limit,omitempty" jsonschema:"how many open points at most (site-wide list; 1 to 200, default 20)"`
 	}
 )
 
+// Tool annotations: what a client may assume of each tool.
+var (
+	// readOnly tools change nothing.
+	readOnly = &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
+	// answering tools carry out a decision (a card's answer writes to the
+	// page); a second identical call is refused as stale, not repeated.
+	answering = &sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}
+	// talking tools add to a conversation without writing to the site.
+	talking = &sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
+	// ending a tour withdraws its waiting card; ending it again changes nothing.
+	ending = &sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}
+)
+
+func ptr[T any](v T) *T { return &v }
+
 // addTools registers every tool on srv.
 func (s *Server) addTools(srv *sdk.Server, who whoFunc) {
-	ro := &sdk.ToolAnnotations{ReadOnlyHint: true}
-	sdk.AddTool(srv, &sdk.Tool{Name: "list_pages", Title: "List pages", Annotations: ro,
+	sdk.AddTool(srv, &sdk.Tool{Name: "list_pages", Title: "List pages", Annotations: readOnly, OutputSchema: pagesSchema,
 		Description: "Lists the page tree the user may work on and the languages the user may edit (uids for start_tour)."},
 		tool(s, who, func(ctx context.Context, _ *sdk.CallToolRequest, a *access.Actor, _ noInput) (result, error) {
 			tree, err := s.d.Site.Tree(ctx, a)
@@ -71,25 +90,38 @@ func (s *Server) addTools(srv *sdk.Server, who whoFunc) {
 			if err != nil {
 				return result{}, err
 			}
+			if tree == nil {
+				tree = []site.Node{}
+			}
+			if langs == nil {
+				langs = []site.Language{}
+			}
 			return result{data: map[string]any{"pages": tree, "languages": langs}, text: pagesText(tree, langs)}, nil
 		}))
-	sdk.AddTool(srv, &sdk.Tool{Name: "list_processes", Title: "List processes", Annotations: ro,
+	sdk.AddTool(srv, &sdk.Tool{Name: "list_processes", Title: "List processes", Annotations: readOnly, OutputSchema: processesSchema,
 		Description: "Lists the guided processes (such as SEO optimisation) the user may start on a configuration, and the configurations the user may use."},
 		tool(s, who, s.listProcesses))
-	sdk.AddTool(srv, &sdk.Tool{Name: "start_tour", Title: "Start a guided tour",
+	sdk.AddTool(srv, &sdk.Tool{Name: "start_tour", Title: "Start a guided tour", Annotations: talking, OutputSchema: conversationSchema,
 		Description: "Starts a conversation about a page in a language, running a process, and returns it with its first card (a proposed change to answer with answer_card), question (answer_question) or state. " +
-			"When the client supports elicitation, each card and question is asked of the user directly until the tour needs nothing more."},
+			"When the client supports elicitation, each card and question is asked of the user directly until the tour needs nothing more. " +
+			"When it fails after the conversation was made, the error names the conversation (error.conversation)."},
 		tool(s, who, s.startTour))
-	sdk.AddTool(srv, &sdk.Tool{Name: "answer_card", Title: "Answer a card",
+	sdk.AddTool(srv, &sdk.Tool{Name: "resume_tour", Title: "Resume a tour", Annotations: talking, OutputSchema: conversationSchema,
+		Description: "Goes on with a tour where it stands: when the client supports elicitation, asks the card or question the conversation waits for, card by card, as start_tour does " +
+			"(after a form was declined or cancelled, or the call ended while a form was open); otherwise returns the conversation."},
+		tool(s, who, func(ctx context.Context, req *sdk.CallToolRequest, a *access.Actor, in endTourInput) (result, error) {
+			return s.carryOn(ctx, req, a, in.Conversation)
+		}))
+	sdk.AddTool(srv, &sdk.Tool{Name: "answer_card", Title: "Answer a card", Annotations: answering, OutputSchema: conversationSchema,
 		Description: "Answers the card a conversation waits for: apply (write the proposal), variant (ask for another proposal), skip, keep (leave the field as it is), approve or cancel — only an answer the card offers. Returns the conversation once the answer is carried out."},
 		tool(s, who, s.answerCard))
-	sdk.AddTool(srv, &sdk.Tool{Name: "answer_question", Title: "Answer a question",
+	sdk.AddTool(srv, &sdk.Tool{Name: "answer_question", Title: "Answer a question", Annotations: talking, OutputSchema: conversationSchema,
 		Description: "Answers the question a conversation waits for, with one of its options or, when it takes free text, in the user's words."},
 		tool(s, who, s.answerQuestion))
-	sdk.AddTool(srv, &sdk.Tool{Name: "send_message", Title: "Send a message",
+	sdk.AddTool(srv, &sdk.Tool{Name: "send_message", Title: "Send a message", Annotations: talking, OutputSchema: conversationSchema,
 		Description: "Sends a message to the assistant of a conversation and returns the conversation once the assistant has paused or finished."},
 		tool(s, who, s.sendMessage))
-	sdk.AddTool(srv, &sdk.Tool{Name: "get_conversation", Title: "Read a conversation", Annotations: ro,
+	sdk.AddTool(srv, &sdk.Tool{Name: "get_conversation", Title: "Read a conversation", Annotations: readOnly, OutputSchema: conversationSchema,
 		Description: "Reads a conversation: its status, messages, the card or question it waits for, the outcomes and the tour's summary."},
 		tool(s, who, func(ctx context.Context, req *sdk.CallToolRequest, a *access.Actor, in conversationInput) (result, error) {
 			if in.After == "" {
@@ -104,17 +136,20 @@ func (s *Server) addTools(srv *sdk.Server, who whoFunc) {
 			// (a decision taken elsewhere, the next card), then the pause.
 			v, err := s.d.Chat.WaitChange(ctx, a.UID, in.Conversation, after, chat.MaxWait, nil)
 			if err == nil {
-				v, err = s.settleView(ctx, req, a, v)
+				v, err = s.settleView(ctx, newProgress(req), a, v)
 			}
 			return s.viewResult(a, v), err
 		}))
-	sdk.AddTool(srv, &sdk.Tool{Name: "end_tour", Title: "End a tour",
+	sdk.AddTool(srv, &sdk.Tool{Name: "list_conversations", Title: "List conversations", Annotations: readOnly, OutputSchema: conversationsSchema,
+		Description: "Lists the user's conversations, most recently changed first: id, status, page, language and process, to find a tour again (get_conversation, resume_tour)."},
+		tool(s, who, s.listConversations))
+	sdk.AddTool(srv, &sdk.Tool{Name: "end_tour", Title: "End a tour", Annotations: ending, OutputSchema: conversationSchema,
 		Description: "Ends the tour of a conversation: a waiting card is withdrawn, and the conversation stays readable."},
 		tool(s, who, func(ctx context.Context, _ *sdk.CallToolRequest, a *access.Actor, in endTourInput) (result, error) {
 			v, err := s.d.Chat.EndTour(ctx, a.UID, in.Conversation)
 			return s.viewResult(a, v), err
 		}))
-	sdk.AddTool(srv, &sdk.Tool{Name: "list_open_points", Title: "List open points", Annotations: ro,
+	sdk.AddTool(srv, &sdk.Tool{Name: "list_open_points", Title: "List open points", Annotations: readOnly, OutputSchema: openPointsSchema,
 		Description: "Lists the open points (changes proposed but not applied, to check later) the user may see: of one page, or site-wide newest first as the dashboard shows them."},
 		tool(s, who, s.listOpenPoints))
 }
@@ -193,10 +228,50 @@ func (s *Server) startTour(ctx context.Context, req *sdk.CallToolRequest, a *acc
 	}
 	if msg != "" {
 		if err := s.d.Chat.Send(ctx, a.UID, v.ID, msg); err != nil {
-			return s.viewResult(a, v), err
+			return result{}, &madeError{conversation: v.ID, err: err}
 		}
 	}
-	return s.carryOn(ctx, req, a, v.ID)
+	r, err := s.carryOn(ctx, req, a, v.ID)
+	if err != nil {
+		return result{}, &madeError{conversation: v.ID, err: err}
+	}
+	return r, nil
+}
+
+// madeError is a start_tour that failed after it made its conversation:
+// the tool error names the conversation, so the client can find it again.
+type madeError struct {
+	conversation int64
+	err          error
+}
+
+func (e *madeError) Error() string {
+	return "conversation " + strconv.FormatInt(e.conversation, 10) + " was made: " + e.err.Error()
+}
+func (e *madeError) Unwrap() error { return e.err }
+
+// listConversations answers list_conversations as GET /api/conversations
+// lists them, at most limit.
+func (s *Server) listConversations(ctx context.Context, _ *sdk.CallToolRequest, a *access.Actor, in listConversationsInput) (result, error) {
+	limit := cmp.Or(in.Limit, 20)
+	if limit < 1 || limit > 200 {
+		return result{}, errInvalid.With("limit: want 1 to 200")
+	}
+	list, err := s.d.Chat.List(ctx, a.UID)
+	if err != nil {
+		return result{}, err
+	}
+	list = list[:min(limit, len(list))]
+	items := []map[string]any{}
+	var b strings.Builder
+	for _, v := range list {
+		items = append(items, conversationItem(v))
+		b.WriteString(conversationLine(v) + "\n")
+	}
+	if len(list) == 0 {
+		b.WriteString("No conversations.")
+	}
+	return result{data: map[string]any{"conversations": items}, text: b.String()}, nil
 }
 
 // processUID resolves the process start_tour names — an identifier or a uid

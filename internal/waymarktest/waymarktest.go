@@ -67,6 +67,8 @@ type Options struct {
 	// ResumeWait bounds how long a decision's request waits for its worker
 	// (0: the default).
 	ResumeWait time.Duration
+	// MCPFormWait and MCPFormProgress are app.Config's (0: the defaults).
+	MCPFormWait, MCPFormProgress time.Duration
 	// MaxOpenRuns caps each user's queued or waiting runs (0: the default).
 	MaxOpenRuns int
 	// SecureCookies marks the session cookie Secure (as behind a TLS proxy).
@@ -112,13 +114,14 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		chatWorkers = 0
 	}
 	a, err := app.New(ctx, db, app.Config{
-		Key:           bytes.Repeat([]byte{7}, 32),
-		Workers:       opts.Workers,
-		ChatWorkers:   chatWorkers,
-		Provider:      openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }},
-		PollInterval:  cmp.Or(opts.PollInterval, 20*time.Millisecond),
-		MaxOpenRuns:   opts.MaxOpenRuns,
-		ResumeWait:    opts.ResumeWait,
+		Key:          bytes.Repeat([]byte{7}, 32),
+		Workers:      opts.Workers,
+		ChatWorkers:  chatWorkers,
+		Provider:     openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }},
+		PollInterval: cmp.Or(opts.PollInterval, 20*time.Millisecond),
+		MaxOpenRuns:  opts.MaxOpenRuns,
+		ResumeWait:   opts.ResumeWait,
+		MCPFormWait:  opts.MCPFormWait, MCPFormProgress: opts.MCPFormProgress,
 		Clock:         opts.Clock,
 		Lease:         opts.Lease,
 		Heartbeat:     opts.Heartbeat,

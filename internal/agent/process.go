@@ -130,13 +130,22 @@ func (rt *Runtime) refuseUnreadable(ctx context.Context, seg *segment, cfgFound 
 // names ("" when it names none or cannot be read).
 func (rt *Runtime) openingPredecessor(ctx context.Context, id string) string {
 	evs, err := rt.runs.Events(ctx, id, 0, 1)
-	if err != nil || len(evs) == 0 || evs[0].Kind != run.EventRequest {
+	if err != nil || len(evs) == 0 {
+		return ""
+	}
+	return predecessorOf(evs[0])
+}
+
+// predecessorOf is the predecessor a run's first event names when it is the
+// opening request event ("" otherwise).
+func predecessorOf(first run.Event) string {
+	if first.Kind != run.EventRequest {
 		return ""
 	}
 	var p struct {
 		Predecessor string `json:"predecessor"`
 	}
-	if json.Unmarshal(evs[0].Payload, &p) != nil || len(p.Predecessor) > 64 {
+	if json.Unmarshal(first.Payload, &p) != nil || len(p.Predecessor) > 64 {
 		return ""
 	}
 	return p.Predecessor

@@ -259,10 +259,7 @@ func (rt *Runtime) Run(ctx context.Context, actor int64, req Request) (Result, e
 		return Result{}, err
 	}
 	err = rt.db.InTx(ctx, func(tx *store.Tx) error {
-		if err := rt.checkOpenRuns(ctx, tx, actor); err != nil {
-			return err
-		}
-		if err := rt.runs.CreateTx(ctx, tx, r, first); err != nil {
+		if err := rt.createCapped(ctx, tx, r, first); err != nil {
 			return err
 		}
 		if req.StartTx != nil {
@@ -302,6 +299,8 @@ func (e errStartTx) Error() string { return e.err.Error() }
 // made); a process request becomes a run whatever the configuration, and
 // the preparer refuses it (configuration_denied) with a reason.
 func (rt *Runtime) startConfig(ctx context.Context, actor int64, req Request) (llmconfig.Configuration, bool, error) {
+	ctx, end := rt.db.SettingsScope(ctx) // the configuration and the actor: one generation read
+	defer end()
 	cfg, err := rt.usableConfig(ctx, actor, req.Configuration)
 	switch {
 	case err == nil:
@@ -402,10 +401,7 @@ func (rt *Runtime) Enqueue(ctx context.Context, actor int64, req Request) (strin
 		return "", err
 	}
 	err = rt.queue.InTx(ctx, func(tx *store.Tx) error {
-		if err := rt.checkOpenRuns(ctx, tx, actor); err != nil {
-			return err
-		}
-		if err := rt.runs.CreateTx(ctx, tx, r, first); err != nil {
+		if err := rt.createCapped(ctx, tx, r, first); err != nil {
 			return err
 		}
 		return rt.queue.InsertTx(ctx, tx, r.UUID, 0)
@@ -516,20 +512,20 @@ func requestPayload(req Request) map[string]any {
 	return p
 }
 
-// checkOpenRuns refuses a new run of actor, in the transaction that would
-// store it, when the actor has Config.MaxOpenRuns runs queued or waiting for
-// a decision already (ErrTooManyRuns). The count runs under the actor's
-// lock, so that new runs of one user created at once cannot both count the
-// last free place.
-func (rt *Runtime) checkOpenRuns(ctx context.Context, tx *store.Tx, actor int64) error {
-	if err := tx.LockKey(ctx, "open_runs", actor); err != nil {
+// createCapped stores r, a new run of its initiator, with its first
+// events in tx — unless the initiator has Config.MaxOpenRuns runs queued or
+// waiting for a decision already (ErrTooManyRuns, nothing stored). The
+// insert counts them itself, under the initiator's lock, so that new runs
+// of one user created at once cannot both count the last free place.
+func (rt *Runtime) createCapped(ctx context.Context, tx *store.Tx, r run.Run, first run.Flush) error {
+	if err := tx.LockKey(ctx, "open_runs", r.Initiator); err != nil {
 		return err
 	}
-	n, err := rt.runs.CountOpenTx(ctx, tx, actor)
+	won, err := rt.runs.CreateCappedTx(ctx, tx, r, first, rt.cfg.MaxOpenRuns)
 	if err != nil {
 		return err
 	}
-	if n >= rt.cfg.MaxOpenRuns {
+	if !won {
 		return ErrTooManyRuns
 	}
 	return nil

@@ -145,18 +145,30 @@ func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run, v viewe
 
 // processView fills what the event stream says about the run's process:
 // lineage (holdsProcess, processSkill), predecessor, refusal, notices,
-// progress and highlight — the latest of each counts.
+// progress and highlight — the latest of each counts. The events it needs
+// (those kinds, the opening request event and, without a preparer that
+// reads lineages, the lineage events) are one read.
 func (rt *Runtime) processView(ctx context.Context, s *Status, r run.Run) {
 	s.Notices = []Notice{}
 	f := false
 	s.HoldsProcess = &f
-	evs, err := rt.runs.EventsOfKinds(ctx, s.UUID, run.EventProgress, run.EventHighlight, run.EventNotice)
+	lv, viewer := rt.preparer.(LineageViewer)
+	kinds := []run.Kind{run.EventProgress, run.EventHighlight, run.EventNotice}
+	if !viewer {
+		kinds = append(kinds, run.EventLineage)
+	}
+	evs, err := rt.runs.EventsOfKindsAndFirst(ctx, s.UUID, kinds...)
 	if err != nil {
 		s.HoldsProcess = nil
 	}
+	lineage := false // a lineage event was read (without a lineage viewer)
 	for _, e := range evs {
+		if e.Kind == run.EventLineage {
+			lineage = true
+		}
 		var p map[string]any
-		if json.Unmarshal(e.Payload, &p) != nil {
+		if e.Kind != run.EventProgress && e.Kind != run.EventHighlight && e.Kind != run.EventNotice ||
+			json.Unmarshal(e.Payload, &p) != nil {
 			continue
 		}
 		switch e.Kind {
@@ -178,7 +190,15 @@ func (rt *Runtime) processView(ctx context.Context, s *Status, r run.Run) {
 			}
 		}
 	}
-	v, err := rt.lineageView(ctx, s.UUID)
+	var v ProcessView
+	switch {
+	case viewer:
+		v, err = lv.ProcessOf(ctx, s.UUID)
+	case err == nil && lineage:
+		// Without a preparer no runtime wrote a lineage; one found anyway
+		// cannot be read here.
+		err = fmt.Errorf("lineage of %s cannot be read without a preparer", s.UUID)
+	}
 	switch {
 	case err != nil:
 		s.HoldsProcess = nil
@@ -189,33 +209,26 @@ func (rt *Runtime) processView(ctx context.Context, s *Status, r run.Run) {
 		}
 	}
 	if s.PredecessorRunUUID == "" {
-		// No lineage names it (or none can be read): the request does.
-		s.PredecessorRunUUID = rt.requestedPredecessor(ctx, r)
+		// No lineage names it (or none can be read): the request does —
+		// the stored one of a queued run, else the opening request event.
+		s.PredecessorRunUUID = requestedPredecessor(r, evs)
 	}
-}
-
-// lineageView reads the run's lineage through the preparer. Without one no
-// runtime wrote a lineage; one found anyway cannot be read here.
-func (rt *Runtime) lineageView(ctx context.Context, id string) (ProcessView, error) {
-	if lv, ok := rt.preparer.(LineageViewer); ok {
-		return lv.ProcessOf(ctx, id)
-	}
-	if _, found, err := rt.runs.LatestEvent(ctx, id, run.EventLineage); err != nil || found {
-		return ProcessView{}, fmt.Errorf("lineage of %s cannot be read without a preparer: %w", id, err)
-	}
-	return ProcessView{}, nil
 }
 
 // requestedPredecessor is the predecessor the run's request named, lineage
 // or not: from its stored request (a queued run), else from its opening
-// request event ("" when neither names one).
-func (rt *Runtime) requestedPredecessor(ctx context.Context, r run.Run) string {
+// request event, the first of evs when it is the run's first event ("" when
+// neither names one).
+func requestedPredecessor(r run.Run, evs []run.Event) string {
 	if len(r.Request) > 0 {
 		if s, err := decodeRequest(r.Request); err == nil {
 			return s.Request.Predecessor
 		}
 	}
-	return rt.openingPredecessor(ctx, r.UUID)
+	if len(evs) == 0 {
+		return ""
+	}
+	return predecessorOf(evs[0])
 }
 
 func (rt *Runtime) pendingView(ctx context.Context, a *access.Actor, r run.Run, s suspended) *Pending {

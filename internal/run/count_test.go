@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"waymark/internal/run"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
@@ -100,6 +102,53 @@ func TestQueuedBeforeListsStaleQueuedRunsPageByPage(t *testing.T) {
 		slices.Sort(stale)
 		if !slices.Equal(got, stale) {
 			t.Fatalf("QueuedBefore pages = %v, want the five stale queued runs %v", got, stale)
+		}
+	})
+}
+
+func TestCreateCappedStoresNothingOnceTheInitiatorHasTheCapOfOpenRuns(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db)
+		b.queued(t)
+		b.in(t, run.StatusWaitingForApproval)
+		b.in(t, run.StatusCompleted) // not open: does not count
+		create := func(initiator int64, maxOpen int) (string, bool, error) {
+			id := uuid.NewString()
+			var won bool
+			err := db.InTx(b.ctx, func(tx *store.Tx) error {
+				var err error
+				won, err = b.store.CreateCappedTx(b.ctx, tx, run.Run{UUID: id, Configuration: 3, Initiator: initiator,
+					Status: run.StatusQueued, Request: []byte(`{}`)},
+					run.Flush{Events: []run.NewEvent{{Kind: run.EventRequest, Payload: map[string]any{"n": 1}}}, Privacy: run.PrivacyFull}, maxOpen)
+				return err
+			})
+			return id, won, err
+		}
+		id, won, err := create(7, 2)
+		if err != nil || won {
+			t.Fatalf("CreateCappedTx(7, cap 2) with two open = %v, %v; want refused", won, err)
+		}
+		if n := b.count(t, "SELECT COUNT(*) FROM runs WHERE uuid = ?", id); n != 0 {
+			t.Errorf("refused run stored: %d rows", n)
+		}
+		if n := b.count(t, "SELECT COUNT(*) FROM run_events WHERE run_uuid = ?", id); n != 0 {
+			t.Errorf("refused run's events stored: %d rows", n)
+		}
+		id, won, err = create(7, 3)
+		if err != nil || !won {
+			t.Fatalf("CreateCappedTx(7, cap 3) with two open = %v, %v; want stored", won, err)
+		}
+		if r := b.get(t, id); r.Status != run.StatusQueued || r.Initiator != 7 {
+			t.Errorf("stored run = %+v", r)
+		}
+		if evs, err := b.store.Events(b.ctx, id, 0, 0); err != nil || len(evs) != 1 || evs[0].Sequence != 1 {
+			t.Errorf("events of the stored run = %+v, %v; want the request at 1", evs, err)
+		}
+		if _, won, err := create(8, 1); err != nil || !won {
+			t.Errorf("CreateCappedTx(8, cap 1) with none open = %v, %v; want stored", won, err)
+		}
+		if _, won, err := create(8, 0); err == nil || won {
+			t.Errorf("CreateCappedTx(cap 0) = %v, %v; want an error", won, err)
 		}
 	})
 }

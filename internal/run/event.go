@@ -354,6 +354,27 @@ func (s *Store) EventsOfKinds(ctx context.Context, id string, kinds ...Kind) ([]
 	return out, nil
 }
 
+// EventsOfKindsAndFirst returns, in order, the run's events of the given
+// kinds and its first event whatever its kind — what a status view reads
+// (its progress, highlight and notices, and the opening request) — in one
+// statement. The first of them is the run's first event when it has any.
+func (s *Store) EventsOfKindsAndFirst(ctx context.Context, id string, kinds ...Kind) ([]Event, error) {
+	q := `SELECT sequence, kind, payload, created_at FROM run_events WHERE run_uuid = ? AND (sequence =
+		(SELECT MIN(sequence) FROM run_events WHERE run_uuid = ?)`
+	args := []any{id, id}
+	if len(kinds) > 0 {
+		q += ` OR kind IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(kinds)), ", ") + `)`
+		for _, k := range kinds {
+			args = append(args, string(k))
+		}
+	}
+	out, err := store.Collect(ctx, s.db, scanEvent, q+`) ORDER BY sequence`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("events of run %s: %w", id, err)
+	}
+	return out, nil
+}
+
 // LatestEvent returns the run's newest event of kind; ok is false when it
 // has none.
 func (s *Store) LatestEvent(ctx context.Context, id string, kind Kind) (ev Event, ok bool, err error) {

@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -86,6 +87,32 @@ func TestEventsPageBySequenceAndLatestFindsTheNewestOfAKind(t *testing.T) {
 		}
 		if evs, err := b.store.Events(b.ctx, uuid.NewString(), 0, 0); err != nil || len(evs) != 0 {
 			t.Errorf("Events(unknown) = %v, %v; want none", evs, err)
+		}
+	})
+}
+
+func TestEventsOfKindsAndFirstReadsTheKindsAndTheOpeningEventInOrder(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db)
+		id := b.in(t, run.StatusRunning)
+		for i, k := range []run.Kind{run.EventRequest, run.EventLLM, run.EventProgress, run.EventTool, run.EventNotice, run.EventProgress} {
+			if _, err := b.store.AppendEvent(b.ctx, id, k, map[string]any{"uid": i}, run.PrivacyMetadata); err != nil {
+				t.Fatalf("AppendEvent %d: %v", i, err)
+			}
+		}
+		evs, err := b.store.EventsOfKindsAndFirst(b.ctx, id, run.EventProgress, run.EventNotice)
+		var got []int64
+		for _, e := range evs {
+			got = append(got, e.Sequence)
+		}
+		if err != nil || fmt.Sprint(got) != "[1 3 5 6]" || evs[0].Kind != run.EventRequest {
+			t.Fatalf("EventsOfKindsAndFirst(progress, notice) = %v (%+v), %v; want sequences [1 3 5 6], the request first", got, evs, err)
+		}
+		if evs, err := b.store.EventsOfKindsAndFirst(b.ctx, id); err != nil || len(evs) != 1 || evs[0].Sequence != 1 {
+			t.Errorf("EventsOfKindsAndFirst() = %+v, %v; want the first event alone", evs, err)
+		}
+		if evs, err := b.store.EventsOfKindsAndFirst(b.ctx, uuid.NewString(), run.EventProgress); err != nil || len(evs) != 0 {
+			t.Errorf("EventsOfKindsAndFirst(unknown) = %v, %v; want none", evs, err)
 		}
 	})
 }

@@ -81,40 +81,80 @@ func (s *Store) Create(ctx context.Context, r Run) error { return s.create(ctx, 
 // CreateTx is Create inside tx, so the row commits with its queue job, and
 // with its first events (f.Events; f.Usage must be empty: r carries usage).
 func (s *Store) CreateTx(ctx context.Context, tx *store.Tx, r Run, f Flush) error {
-	return s.create(ctx, tx, r, f)
+	_, err := s.insert(ctx, tx, r, f, 0)
+	return err
+}
+
+// CreateCappedTx is CreateTx for a run whose initiator may have at most
+// maxOpen open runs (OpenStatuses; maxOpen > 0): the insert counts them in
+// its own statement and stores nothing — no row, no event — when there are
+// maxOpen or more, answering false. The caller serialises the initiator's
+// new runs (a lock held by tx), so two cannot both count the last place.
+func (s *Store) CreateCappedTx(ctx context.Context, tx *store.Tx, r Run, f Flush, maxOpen int) (bool, error) {
+	if maxOpen <= 0 {
+		return false, invalid("create", r.UUID, "the cap of open runs must be positive")
+	}
+	return s.insert(ctx, tx, r, f, maxOpen)
 }
 
 func (s *Store) create(ctx context.Context, q store.Querier, r Run, f Flush) error {
+	_, err := s.insert(ctx, q, r, f, 0)
+	return err
+}
+
+// insert stores r and f's events; with maxOpen > 0, only while r's
+// initiator has fewer open runs (reported by the bool).
+func (s *Store) insert(ctx context.Context, q store.Querier, r Run, f Flush, maxOpen int) (bool, error) {
 	now := s.clk.Now()
 	if err := validateNew(r, now); err != nil {
-		return err
+		return false, err
 	}
 	if f.Usage != (Usage{}) {
-		return invalid("create", r.UUID, "usage belongs on the run, not the flush")
+		return false, invalid("create", r.UUID, "usage belongs on the run, not the flush")
 	}
 	bodies, err := encodeAll(r.UUID, f.Events, f.Privacy)
 	if err != nil {
-		return err
+		return false, err
 	}
 	allowed, err := json.Marshal(r.AllowedTools)
 	if err != nil {
-		return fmt.Errorf("create run %s: allowed tools: %w", r.UUID, err)
+		return false, fmt.Errorf("create run %s: allowed tools: %w", r.UUID, err)
 	}
-	_, err = q.Exec(ctx, `INSERT INTO runs (uuid, configuration, initiator, status, prompt_tokens,
+	const columns = `INSERT INTO runs (uuid, configuration, initiator, status, prompt_tokens,
 		completion_tokens, iterations, lease_owner, lease_expires_at, pending_effect, request,
-		suspended, allowed_tools, answer, event_sequence, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.UUID, r.Configuration, r.Initiator, string(r.Status), r.Usage.PromptTokens,
+		suspended, allowed_tools, answer, event_sequence, created_at, updated_at)`
+	args := []any{r.UUID, r.Configuration, r.Initiator, string(r.Status), r.Usage.PromptTokens,
 		r.Usage.CompletionTokens, r.Usage.Iterations, r.LeaseOwner, store.Micros(r.LeaseExpiresAt),
 		string(r.PendingEffect), string(r.Request), string(r.Suspended), string(allowed), r.Answer,
-		len(bodies), store.Micros(now), store.Micros(now))
+		int64(len(bodies)), store.Micros(now), store.Micros(now)}
+	stmt := columns + ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	if maxOpen > 0 {
+		// The cap is counted by the insert itself: one statement, not a
+		// count and an insert.
+		open := OpenStatuses()
+		stmt = columns + ` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+		WHERE (SELECT COUNT(*) FROM runs WHERE initiator = ? AND status IN (?, ?, ?)) < ?`
+		args = append(args, r.Initiator, string(open[0]), string(open[1]), string(open[2]), maxOpen)
+	}
+	res, err := q.Exec(ctx, stmt, args...)
 	if err != nil {
-		return fmt.Errorf("create run %s: %w", r.UUID, err)
+		return false, fmt.Errorf("create run %s: %w", r.UUID, err)
+	}
+	if maxOpen > 0 {
+		n, err := res.RowsAffected()
+		if err != nil {
+			return false, fmt.Errorf("create run %s: %w", r.UUID, err)
+		}
+		if n == 0 {
+			return false, nil
+		}
 	}
 	if len(bodies) > 0 {
-		return s.insertEvents(ctx, q, r.UUID, int64(len(bodies)), f.Events, bodies)
+		if err := s.insertEvents(ctx, q, r.UUID, int64(len(bodies)), f.Events, bodies); err != nil {
+			return false, err
+		}
 	}
-	return nil
+	return true, nil
 }
 
 func validateNew(r Run, now time.Time) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"waymark/internal/agent"
@@ -53,6 +54,12 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 		return ErrStaleCard
 	}
 	approve := answer == AnswerApply || answer == AnswerApprove
+	if approve && !r.Card.ofKind(answer) {
+		// Apply on a plain approve/cancel card, approve on a process card:
+		// an option this card never offers (400), not a proposal that
+		// cannot be applied.
+		return fmt.Errorf("%w: answer: %s is not an answer of this card; it offers %s", ErrInvalid, answer, strings.Join(r.Card.Answers, ", "))
+	}
 	if approve && r.Card.ApproveBlocked != "" {
 		return ErrNotOffered
 	}

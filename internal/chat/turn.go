@@ -410,10 +410,11 @@ func (s *Service) settleRunWith(ctx context.Context, r row, from Status, st agen
 		}
 		msgs := msgs[:len(msgs):len(msgs)] // a transaction run again starts from the same messages
 		if completed {
-			if answer == "" {
+			if answer == "" && notice == nil && !r.Follows {
 				// The reply kept with the run's end (KeepReplyTx): the
 				// worker that finished the run may not be the one settling
-				// it, and the run keeps no answer below privacy full.
+				// it, and the run keeps no answer below privacy full. (A
+				// run decided elsewhere shows its notice instead, as before.)
 				var err error
 				if answer, err = keptReply(ctx, tx, r.ID, runUUID); err != nil {
 					return err

@@ -93,9 +93,8 @@ func (s *Service) claimDecision(ctx context.Context, r row, said string, j job) 
 		if err := addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: said}, now); err != nil {
 			return false, err
 		}
-		var err2 error
-		j.After, err2 = messageCount(ctx, tx, r.ID)
-		return true, err2
+		j.After, err = messageCount(ctx, tx, r.ID) // the count the card's outcome is keyed by
+		return err == nil, err
 	})
 	if err != nil {
 		return err

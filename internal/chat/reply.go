@@ -21,10 +21,7 @@ func KeepReplyTx(ctx context.Context, tx *store.Tx, run, answer string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO conversation_replies (conversation_id, run_uuid, content)
 		SELECT id, ?, ? FROM conversations WHERE pending_run_uuid = ? AND status = ?
 		ON CONFLICT (conversation_id, run_uuid) DO NOTHING`, run, answer, run, string(Processing))
-	if err != nil {
-		return err
-	}
-	return nil
+	return err
 }
 
 // keptReply is the reply KeepReplyTx kept for conversation id and run ("": none).

@@ -352,6 +352,11 @@ func TestKill9OfWorkersAtRandomPointsLeavesEveryRunDefinedWithinTwoLeases(t *tes
 	}
 	quiesce(t, c, 4*lease+time.Minute)
 	wantInvariants(t, c.DB)
+	empty, missing := lostReplies(t, c.DB)
+	t.Logf("replies after %d kills: %d empty assistant messages, %d turns ended without the model's reply", kills, empty, missing)
+	if empty+missing > 0 {
+		t.Errorf("%d empty assistant messages and %d completed turns without a reply, want 0 of each", empty, missing)
+	}
 
 	var worstSettle, worstAgain time.Duration
 	requeued, dead, writes := 0, 0, 0
@@ -411,6 +416,24 @@ func TestKill9OfWorkersAtRandomPointsLeavesEveryRunDefinedWithinTwoLeases(t *tes
 	}
 	t.Logf("%d kills (%d inside a write's transaction, %d while a write was fenced) of 3 workers under %d conversations: %d runs held by them, %d requeued and ran again (worst %v after the kill), %d dead-lettered (%d fenced at the kill); worst settle %v (lease %v); %d tours, %d failed conversations %v, %d runs not_retryable, %d answers; %v in all",
 		kills, inTx, inWrite, n, len(followed), requeued, worstAgain.Round(time.Millisecond), dead, writes, worstSettle.Round(time.Millisecond), lease, res.Tours, res.FailedConversations, why, notRetryable, res.Answers, time.Since(start).Round(time.Second))
+}
+
+// lostReplies counts, once all is settled, the assistant messages with
+// neither content nor notice (a reply lost with a killed worker was settled
+// as one) and the idle conversations whose last run completed but whose
+// transcript ends with the editor's message or answer: no reply at all.
+func lostReplies(t *testing.T, db *store.DB) (empty, missing int) {
+	t.Helper()
+	ctx := t.Context()
+	if err := db.QueryRow(ctx, "SELECT COUNT(*) FROM conversation_messages WHERE role = 'assistant' AND content = '' AND notice = ''").Scan(&empty); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(ctx, `SELECT COUNT(*) FROM conversations c JOIN runs r ON r.uuid = c.last_run_uuid
+		WHERE c.status = 'idle' AND r.status = 'completed' AND (SELECT m.role FROM conversation_messages m
+		WHERE m.conversation_id = c.id ORDER BY m.id DESC LIMIT 1) = 'user'`).Scan(&missing); err != nil {
+		t.Fatal(err)
+	}
+	return empty, missing
 }
 
 // victimKind is where pickVictim found its victim.

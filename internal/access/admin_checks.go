@@ -155,11 +155,18 @@ func (c refChecker) mounts(ids []int64) error {
 	return nil
 }
 
+// grants checks a list of grants: known ones, each at most once — grants
+// are a set, and a list naming one twice is refused rather than stored twice.
 func grants(gs []string) error {
+	seen := map[string]bool{}
 	for _, g := range gs {
 		if !knownGrants[g] {
 			return invalid("grants", "unknown grant %q (want approve or skill_approve)", g)
 		}
+		if seen[g] {
+			return invalid("grants", "grant %q named twice (grants are a set)", g)
+		}
+		seen[g] = true
 	}
 	return nil
 }

@@ -90,7 +90,8 @@ type Config struct {
 	// renewal.
 	AfterBeat func(run string)
 	// QueuedResult, when set, is called on the worker with the result of
-	// each segment of a queued run that did not resume a decision, once it
+	// each segment of a queued run — a turn, or a decided turn continued
+	// after its worker died — but not of a resume job, once it
 	// suspended or ended — its answer included, which the run stores only at
 	// privacy full. The chat's QueuedResult goes here: a turn the reaper
 	// requeued (Request.Requeueable) ends on a worker that did not start it,
@@ -98,6 +99,14 @@ type Config struct {
 	// the runtime, so the wiring passes a function that calls the service it
 	// builds next (issue 16 item 5: no setter after New).
 	QueuedResult func(ctx context.Context, res Result)
+	// CompletedTx, when set, runs inside the transaction that completes a
+	// run with an answer, with the answer as the model gave it — at every
+	// privacy level, where the run itself keeps it only at privacy full. The
+	// chat keeps the reply of a conversation's turn there
+	// (chat.KeepReplyTx), so that a worker that dies between the run's end
+	// and the hand-over of its result (QueuedResult, a decision's job) does
+	// not take the reply with it. An error rolls the completion back.
+	CompletedTx func(ctx context.Context, tx *store.Tx, run, answer string) error
 }
 
 // Runtime runs requests as runs. It is safe for concurrent use.
@@ -436,8 +445,13 @@ func (rt *Runtime) RunQueued(ctx context.Context, id string) error {
 	}
 	if len(r.Suspended) > 0 {
 		// A decided turn whose worker died (requeued by the reaper): it goes
-		// on from its decision, not from its request (continue.go).
-		_, err := rt.continueDecided(ctx, seg)
+		// on from its decision, not from its request (continue.go). Nobody
+		// waits for this segment's result: it is handed over like a
+		// requeued turn's.
+		res, err := rt.continueDecided(ctx, seg)
+		if err == nil && rt.cfg.QueuedResult != nil {
+			rt.cfg.QueuedResult(ctx, res)
+		}
 		return err
 	}
 	// The actor is checked as stored now, at pickup, not as it was at enqueue.

@@ -148,7 +148,14 @@ func (s *segment) boundary(ctx context.Context) error { return s.renew(ctx, nil)
 func (s *segment) settle(ctx context.Context, status run.Status, reason run.Reason, errClass, msg, answer string) error {
 	s.emit(run.EventStatus, map[string]any{"status": status, "reason": reason, "errorClass": errClass})
 	err := s.commitEnd(ctx, errLost, func(tx *store.Tx) (bool, error) {
-		return s.rt.runs.SettleTx(ctx, tx, s.run.UUID, run.Settlement{Owner: s.owner, Status: status, Reason: reason, ErrClass: errClass, ErrMsg: msg, Answer: run.StoredAnswer(s.privacy, answer)}, s.flush())
+		won, err := s.rt.runs.SettleTx(ctx, tx, s.run.UUID, run.Settlement{Owner: s.owner, Status: status, Reason: reason, ErrClass: errClass, ErrMsg: msg, Answer: run.StoredAnswer(s.privacy, answer)}, s.flush())
+		if err != nil || !won || status != run.StatusCompleted || answer == "" || s.rt.cfg.CompletedTx == nil {
+			return won, err
+		}
+		// The answer goes to whoever waits for it in the transaction that
+		// completes the run, at every privacy level: a worker that dies
+		// after this commit cannot take it along (Config.CompletedTx).
+		return true, s.rt.cfg.CompletedTx(ctx, tx, s.run.UUID, answer)
 	})
 	if err != nil && !errors.Is(err, errLost) {
 		s.rt.log.Error("settle failed", "run", s.run.UUID, "err", err)

@@ -267,7 +267,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 				providerSeconds.WithLabelValues(strconv.FormatInt(cfg, 10), outcome).Observe(d.Seconds())
 			},
 			ObserveRefusal: func(c string) { refusals.WithLabelValues(c).Inc() },
-			QueuedResult:   func(ctx context.Context, res agent.Result) { conversations.QueuedResult(ctx, res) }})
+			QueuedResult:   func(ctx context.Context, res agent.Result) { conversations.QueuedResult(ctx, res) },
+			CompletedTx:    chat.KeepReplyTx})
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,13 @@ func (c *Card) offers(a string) bool {
 	return false
 }
 
+// ofKind reports whether approving answer a (apply or approve) is of the
+// card's kind: apply on a process card (it offers skip), approve on every
+// other card — whether or not a preview error took it off the card.
+func (c *Card) ofKind(a string) bool {
+	return (a == AnswerApply) == c.offers(AnswerSkip)
+}
+
 // Question is the question a conversation waits for (awaiting_input): the
 // paused turn's digest, the question, its options and whether it takes an
 // answer in the editor's own words.

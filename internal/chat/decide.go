@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"waymark/internal/agent"
@@ -53,6 +54,12 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 		return ErrStaleCard
 	}
 	approve := answer == AnswerApply || answer == AnswerApprove
+	if approve && !r.Card.ofKind(answer) {
+		// Apply on a plain approve/cancel card, approve on a process card:
+		// an option this card never offers (400), not a proposal that
+		// cannot be applied.
+		return fmt.Errorf("%w: answer: %s is not an answer of this card; it offers %s", ErrInvalid, answer, strings.Join(r.Card.Answers, ", "))
+	}
 	if approve && r.Card.ApproveBlocked != "" {
 		return ErrNotOffered
 	}
@@ -74,7 +81,7 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 func (s *Service) claimDecision(ctx context.Context, r row, said string, j job) error {
 	now := s.now()
 	j.Conversation, j.At, j.From, j.Decision, j.Run = r.ID, now, r.Status, r.card, r.PendingRun
-	won, err := s.commit(ctx, j, func(tx *store.Tx) (bool, error) {
+	won, err := s.commit(ctx, &j, func(tx *store.Tx) (bool, error) {
 		// A card's claim keeps the card (row.Decided): a decision the runtime
 		// accepted is settled even when the job that took it is lost. A
 		// question's claim keeps the question (row.Answered): an answer whose
@@ -83,7 +90,11 @@ func (s *Service) claimDecision(ctx context.Context, r row, said string, j job) 
 		if err != nil || !won {
 			return won, err
 		}
-		return true, addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: said}, now)
+		if err := addMessageTx(ctx, tx, r.ID, Message{Role: "user", Content: said}, now); err != nil {
+			return false, err
+		}
+		j.After, err = messageCount(ctx, tx, r.ID) // the count the card's outcome is keyed by
+		return err == nil, err
 	})
 	if err != nil {
 		return err
@@ -96,7 +107,7 @@ func (s *Service) claimDecision(ctx context.Context, r row, said string, j job) 
 
 // decide executes a recorded decision through the runtime, then records or
 // closes open points and the card's outcome, then applies the run's state.
-func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
+func (s *Service) decide(ctx context.Context, r row, card Card, answer string, after int64) {
 	d := agent.Decision{TurnDigest: card.TurnDigest}
 	switch answer {
 	case AnswerApply, AnswerApprove:
@@ -134,7 +145,7 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 	// gives the conversation the run's state (issue 15: one commit fewer per
 	// answer). They are recorded whether or not that compare-and-set wins,
 	// as when they were a transaction of their own before it.
-	s.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, res.Answer, res.Status, s.settleCard(r, card, answer, res.Calls, mayRecord, false))
+	s.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, res.Answer, res.Status, s.settleCard(r, card, answer, res.Calls, mayRecord, false, after))
 }
 
 // carryOut hands decision d on card to the runtime. An error that is not
@@ -173,7 +184,10 @@ func (s *Service) carryOut(ctx context.Context, r row, card Card, d agent.Decisi
 // process conversation with a skill and a page. A key the open points refuse
 // (openpoint.ErrInvalidKey, checked before any statement) records nothing
 // and is logged; the conversation still takes the run's state.
-func (s *Service) settleCard(r row, card Card, answer string, calls []agent.CallResult, mayRecord, recovery bool) func(ctx context.Context, tx *store.Tx) error {
+//
+// after, when not zero, is the message count the outcome is keyed by (the
+// count at the decision's claim, job.After); zero counts the messages now.
+func (s *Service) settleCard(r row, card Card, answer string, calls []agent.CallResult, mayRecord, recovery bool, after int64) func(ctx context.Context, tx *store.Tx) error {
 	var target *tool.Target
 	if len(card.Calls) == 1 {
 		target = card.Calls[0].Target
@@ -186,7 +200,7 @@ func (s *Service) settleCard(r row, card Card, answer string, calls []agent.Call
 	eligible := touches && r.Process && r.Skill != 0 && r.Page != 0
 	return func(ctx context.Context, tx *store.Tx) error {
 		err := s.settleCardTx(ctx, tx, settlement{row: r, target: target, outcome: o, answer: answer, card: card,
-			calls: calls, touches: touches, eligible: eligible, mayRecord: mayRecord, recovery: recovery})
+			calls: calls, touches: touches, eligible: eligible, mayRecord: mayRecord, recovery: recovery, after: after})
 		if errors.Is(err, errSettled) {
 			return nil // recorded before: the job and a recovery both settled it
 		}
@@ -264,7 +278,7 @@ func (s *Service) settleDecidedCard(ctx context.Context, r row, card *Card, st a
 	if len(calls) == 0 && len(card.Calls) > 0 {
 		calls = []agent.CallResult{{ID: card.Calls[0].ID, Tool: card.Calls[0].Tool, IsError: true}}
 	}
-	return s.settleCard(r, *card, answer, calls, mayRecord, true), nil
+	return s.settleCard(r, *card, answer, calls, mayRecord, true, 0), nil
 }
 
 // answerOf is the card answer an approval event records.
@@ -298,6 +312,9 @@ type settlement struct {
 	// recovery: a settlement of a card whose decision's job was found lost;
 	// it records the card only while the conversation is as it read it.
 	recovery bool
+	// after is the message count that keys the outcome (zero: counted in
+	// the transaction).
+	after int64
 }
 
 // settleCardTx records the outcome of a decided card in tx and, when this
@@ -325,11 +342,14 @@ func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, st settlement)
 			return errSettled
 		}
 	}
-	after, err := messageCount(ctx, tx, r.ID)
-	if err != nil {
-		return err
+	o.After = st.after
+	if o.After == 0 {
+		after, err := messageCount(ctx, tx, r.ID)
+		if err != nil {
+			return err
+		}
+		o.After = after
 	}
-	o.After = after
 	var step *tool.WriteStep
 	firstOK := false
 	switch answer {

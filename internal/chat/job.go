@@ -45,11 +45,19 @@ type job struct {
 	Run      string          `json:"run,omitempty"`
 	Answer   string          `json:"answer,omitempty"`
 	Values   json.RawMessage `json:"values,omitempty"`
+	// After is how many messages the conversation had once the claim
+	// added the editor's answer (decide): the decided card's outcome is
+	// keyed by it, as a recovery that settles the card counts them, so a
+	// job that comes back after a recovery settled the turn — messages
+	// added since — records the card no second time. Zero (a job of an
+	// older version): counted when the card is settled.
+	After int64 `json:"after,omitempty"`
 }
 
-// commit runs fn and, when it won, records j with it in one transaction.
-// Without a queue, j runs on a service goroutine once committed.
-func (s *Service) commit(ctx context.Context, j job, fn func(tx *store.Tx) (bool, error)) (bool, error) {
+// commit runs fn and, when it won, records j with it in one transaction
+// (as fn left it: fn may fill in what only its transaction knows). Without a
+// queue, j runs on a service goroutine once committed.
+func (s *Service) commit(ctx context.Context, j *job, fn func(tx *store.Tx) (bool, error)) (bool, error) {
 	in := s.db.InTx
 	if s.queue != nil {
 		in = s.queue.InTx
@@ -61,12 +69,12 @@ func (s *Service) commit(ctx context.Context, j job, fn func(tx *store.Tx) (bool
 			return err
 		}
 		if s.queue != nil {
-			return s.queue.InsertChatTx(ctx, tx, j)
+			return s.queue.InsertChatTx(ctx, tx, *j)
 		}
 		return nil
 	})
 	if err == nil && won && s.queue == nil {
-		s.goRun(func(ctx context.Context) { _ = s.work(ctx, j) })
+		s.goRun(func(ctx context.Context) { _ = s.work(ctx, *j) })
 	}
 	return won, err
 }
@@ -112,7 +120,7 @@ func (s *Service) work(ctx context.Context, j job) error {
 	}
 	switch {
 	case j.Op == opDecide && before.Card != nil:
-		s.decide(ctx, before, *before.Card, j.Answer)
+		s.decide(ctx, before, *before.Card, j.Answer, j.After)
 	case j.Op == opSubmit && before.Question != nil:
 		s.submit(ctx, before, j.Values)
 	default:

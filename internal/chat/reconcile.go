@@ -223,9 +223,12 @@ func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		// A requeued turn that completed on another worker hands its answer
 		// over from there (QueuedResult), just after its run settled; the
 		// run keeps no answer below privacy full, so a read waits for that
-		// hand-over for a lease before it settles the turn without it.
+		// hand-over for a lease before it settles the turn without it —
+		// unless the reply was kept with the run's end (KeepReplyTx).
 		if st.Status == run.StatusCompleted && st.RequeueCount > 0 && st.Answer == "" && st.FinishedAt != nil && s.clk.Now().Sub(*st.FinishedAt) < s.lease {
-			return r, nil
+			if reply, err := keptReply(ctx, s.db, r.ID, r.PendingRun); err != nil || reply == "" {
+				return r, nil
+			}
 		}
 	}
 	if s.queue != nil {
@@ -324,7 +327,7 @@ func (s *Service) restartTurn(ctx context.Context, r row) bool {
 		return false
 	}
 	now, noRun := s.now(), ""
-	won, err := s.commit(ctx, job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
+	won, err := s.commit(ctx, &job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
 		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Processing, seenRun: &noRun}.guarded(r, Processing), now)
 		if err != nil || !won {
 			return won, err

@@ -57,7 +57,7 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 	}
 	from, now := r.Status, s.now()
 	empty := ""
-	won, err := s.commit(ctx, job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
+	won, err := s.commit(ctx, &job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
 		won, err := casTx(ctx, tx, r.ID, []Status{from}, change{status: Processing, lastRun: &r.LastRun, pendingRun: &empty}, now)
 		if err != nil || !won {
 			return won, err
@@ -230,8 +230,17 @@ func transcript(msgs []Message) []llm.Message {
 // Config.QueuedResult, on the worker that ran it): when it is the turn of
 // a conversation still processing it — a turn the reaper requeued after its
 // worker stopped (issue 15 item 7) — the conversation takes its state and
-// answer at once. Any other run changes nothing.
+// answer at once. A conversation carrying out a decided card on the run
+// (its claim keeps the card) takes it too once the runtime accepted the
+// decision and the run went past it — a continuation its decision's worker
+// died in and another worker finished: the card is settled from the run's
+// events with the run's state and answer, in one transaction (the job that
+// would have settled it died with its worker, and the recovery a lease
+// later lost the reply). A decision the run still waits for is its job's
+// to carry out: the result changes nothing then. Any other run changes
+// nothing.
 func (s *Service) QueuedResult(ctx context.Context, res agent.Result) {
+	s.beforeClaim("result")
 	type turn struct {
 		id, at int64
 		card   string
@@ -246,10 +255,31 @@ func (s *Service) QueuedResult(ctx context.Context, res agent.Result) {
 	}
 	for _, t := range turns {
 		if t.card != "" {
-			continue // a decision on the run was claimed since: its job settles it
+			s.decidedResult(ctx, t.id, res)
+			continue
 		}
 		s.apply(ctx, t.id, time.UnixMicro(t.at), res.UUID, res.Answer)
 	}
+}
+
+// decidedResult settles conversation id, processing a decided card on run
+// res.UUID, from res once the runtime accepted the decision and the run
+// paused on another card or ended (QueuedResult).
+func (s *Service) decidedResult(ctx context.Context, id int64, res agent.Result) {
+	r, err := getRow(ctx, s.db, id)
+	if err != nil || r.Status != Processing || r.Decided == nil || r.Follows || r.PendingRun != res.UUID {
+		return // moved on, or no decided card of its own: its job or a read settles it
+	}
+	st, err := s.rt.Status(ctx, r.Owner, res.UUID)
+	if err != nil || !(st.Status.Terminal() || st.Status.Waiting()) ||
+		(st.Status.Waiting() && st.Pending != nil && st.Pending.TurnDigest == r.Decided.TurnDigest) {
+		return
+	}
+	record, err := s.settleDecided(ctx, r, st)
+	if err != nil || record == nil {
+		return // the decision did not reach the run (or cannot be read): the job, or the recovery, settles it
+	}
+	s.applyWith(ctx, r.ID, r.UpdatedAt, res.UUID, res.Answer, &st, record)
 }
 
 // apply maps the state of the conversation's own run onto it while it is
@@ -340,6 +370,7 @@ func (s *Service) settleRunWith(ctx context.Context, r row, from Status, st agen
 	if notice != nil {
 		msgs = append(msgs, *notice)
 	}
+	completed := false
 	switch st.Status {
 	case run.StatusWaitingForApproval:
 		card := s.cardOf(r, st)
@@ -352,9 +383,7 @@ func (s *Service) settleRunWith(ctx context.Context, r row, from Status, st agen
 		}
 	case run.StatusCompleted:
 		c.status, c.lastRun, c.pendingRun = Idle, &runUUID, &empty
-		if answer != "" || (notice == nil && !r.Follows) { // a followed run's answer the privacy level dropped is no message
-			msgs = append(msgs, Message{Role: "assistant", Content: answer})
-		}
+		completed = true
 	case run.StatusCancelled:
 		c.status, c.lastRun, c.pendingRun = Idle, &runUUID, &empty
 		if notice == nil {
@@ -379,8 +408,27 @@ func (s *Service) settleRunWith(ctx context.Context, r row, from Status, st agen
 				return err
 			}
 		}
+		msgs := msgs[:len(msgs):len(msgs)] // a transaction run again starts from the same messages
+		if completed {
+			if answer == "" && notice == nil && !r.Follows {
+				// The reply kept with the run's end (KeepReplyTx): the
+				// worker that finished the run may not be the one settling
+				// it, and the run keeps no answer below privacy full. (A
+				// run decided elsewhere shows its notice instead, as before.)
+				var err error
+				if answer, err = keptReply(ctx, tx, r.ID, runUUID); err != nil {
+					return err
+				}
+			}
+			if answer != "" || (notice == nil && !r.Follows) { // a followed run's answer the privacy level dropped is no message
+				msgs = append(msgs, Message{Role: "assistant", Content: answer})
+			}
+		}
 		won, err := casTx(ctx, tx, r.ID, []Status{from}, c.guarded(r, from), now)
 		if err != nil || !won {
+			return err
+		}
+		if err := dropRepliesTx(ctx, tx, r.ID); err != nil {
 			return err
 		}
 		for _, m := range msgs {

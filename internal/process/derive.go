@@ -29,7 +29,8 @@ const (
 // as recorded by a.refuse; a failed store read as a plain error.
 //
 // A refused run is one settled with RefusedClass (or one whose lineage was
-// carried from another run). Its lineage names where to go on: carriedFrom,
+// carried from another run); one refused at resume holds the lineage it
+// started with and counts as a run that ran. Its lineage names where to go on: carriedFrom,
 // or for a lineage without a pin that could not read the process, its
 // predecessor; a run refused because it could not store its lineage has
 // none and goes on from the predecessor its request names. Any other
@@ -63,7 +64,13 @@ func (a *attempt) derive(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if r.ErrorClass == RefusedClass || (ok && l.CarriedFrom != "") {
+		// A refused run whose lineage is its own — it holds its pin and was
+		// carried from nowhere — ran: it was refused at resume (a process
+		// turn whose configuration turned four-eyes on since, settled
+		// approval_denied), after its start. A refusal does not end the
+		// process: it is the last run that ran, like any other.
+		ranThenRefused := ok && l.Holds() && l.CarriedFrom == ""
+		if (r.ErrorClass == RefusedClass && !ranThenRefused) || (ok && l.CarriedFrom != "") {
 			if !r.Status.Terminal() {
 				return a.refuse(PredecessorNotFinished, false, "run "+cur+" is "+string(r.Status))
 			}

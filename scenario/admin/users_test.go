@@ -320,3 +320,32 @@ func TestAdministratorListsAndRevokesAUsersTokens(t *testing.T) {
 		admin.Must("GET", "/api/admin/users/999/tokens", nil, http.StatusNotFound)
 	})
 }
+
+// Grants are a set: a user's or a group's grants naming one twice — through
+// the grants routes, or the user and group bodies — are refused 400 naming
+// grants, and nothing changes (they were stored twice and listed twice).
+func TestGrantsNamedTwiceAreRefusedAndChangeNothing(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		admin := e.As(wt.Admin)
+		user := admin.Must("GET", "/api/admin/users/4", nil, 200).Map(t)
+		group := admin.Must("GET", "/api/admin/groups/1", nil, 200).Map(t)
+		twice := []string{"approve", "skill_approve", "approve"}
+		refused(t, admin.Do("PUT", "/api/admin/users/4/grants", map[string]any{"grants": twice}), 400, "grants", "PUT user grants twice")
+		refused(t, admin.Do("PUT", "/api/admin/groups/1/grants", map[string]any{"grants": twice}), 400, "grants", "PUT group grants twice")
+		refused(t, admin.Do("PUT", "/api/admin/users/4", map[string]any{"username": "otto", "grants": twice}), 400, "grants", "PUT user with grants twice")
+		refused(t, admin.Do("PUT", "/api/admin/groups/1", map[string]any{"title": "Editors", "grants": twice}), 400, "grants", "PUT group with grants twice")
+		body := newUser()
+		body["grants"] = twice
+		refused(t, admin.Do("POST", "/api/admin/users", body), 400, "grants", "POST user with grants twice")
+		refused(t, admin.Do("POST", "/api/admin/groups", map[string]any{"title": "Twice", "grants": twice}), 400, "grants", "POST group with grants twice")
+		unchanged(t, admin, "/api/admin/users/4", user, "grants named twice")
+		unchanged(t, admin, "/api/admin/groups/1", group, "grants named twice")
+		// Each grant once is taken as it is.
+		got := admin.Must("PUT", "/api/admin/users/4/grants", map[string]any{"grants": []string{"skill_approve", "approve"}}, 200).Map(t)
+		if gs, _ := got["grants"].([]any); len(gs) != 2 {
+			t.Errorf("grants after a PUT of each once = %v, want both", got["grants"])
+		}
+	})
+}

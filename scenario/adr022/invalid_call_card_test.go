@@ -74,3 +74,46 @@ func TestInvalidWriteCallCardCarriesItsPreviewErrorAndOffersNoApply(t *testing.T
 		}
 	})
 }
+
+// An answer of the other card kind — apply on a plain approve/cancel card,
+// approve on a process card — is an option the card does not offer: 400
+// bad_request, as documented, and nothing changes (it was 409 cannot_apply,
+// whose message said the proposal could not be applied — false: the card's
+// own approve applies it). The card's own answer still works afterwards.
+func TestAnApplyOnAnApproveCancelCardIsABadRequestAndChangesNothing(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		skill          int64
+		wrong, right   string
+		wantAnswers    string
+		wantOutcome    string
+		wantTranscript string
+	}{
+		{"apply on a plain card", tone, "apply", "approve", "[approve cancel]", "applied", "Freigeben"},
+		{"approve on a process card", seo, "approve", "apply", "[apply variant skip keep]", "applied", "Übernehmen"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				e := newEnv(t, db)
+				e.LLM.Add(write("c1", `{"description": "first"}`), answer("Erledigt."))
+				erika := e.As(wt.Erika)
+				conv := said(t, e, erika, opened(t, erika, c.skill).ID, "Los")
+				if conv.Card == nil || fmt.Sprint(conv.Card.Answers) != c.wantAnswers {
+					t.Fatalf("card = %+v, want the answers %s", conv.Card, c.wantAnswers)
+				}
+				r := erika.AnswerConversation(conv.ID, wt.Answer{TurnDigest: conv.Card.TurnDigest, Answer: c.wrong})
+				if r.Status != http.StatusBadRequest || r.ErrorCode() != "bad_request" || !strings.Contains(string(r.Body), c.wrong) {
+					t.Fatalf("%s = %d %s, want 400 bad_request naming the answer", c.wrong, r.Status, r.Body)
+				}
+				same := current(t, e, erika, conv.ID)
+				if same.Status != "awaiting_approval" || same.Card == nil || same.Card.TurnDigest != conv.Card.TurnDigest || len(same.Messages) != len(conv.Messages) {
+					t.Fatalf("after the refused answer: %+v, want the card waiting as before", same)
+				}
+				done := decided(t, e, erika, same, c.right)
+				if done.Status != "idle" || len(done.Outcomes) != 1 || done.Outcomes[0].Outcome != c.wantOutcome {
+					t.Fatalf("after %s: %+v", c.right, done)
+				}
+			})
+		})
+	}
+}

@@ -175,3 +175,48 @@ func TestL4_2_RefusalsNoticesAndLineageSurviveEveryPrivacyLevel(t *testing.T) {
 		})
 	}
 }
+
+// ADR-228 items 2 and 4 (regression): a process turn waiting for a card
+// whose configuration turned four-eyes on since is refused at resume
+// (approval_denied) — and a refusal does not end the process. The refused
+// run still holds it (holdsProcess: true), so the next turn continuing from
+// it agrees: on the four-eyes configuration it is refused approval_denied as
+// a continued process, and once four-eyes is off again it carries the
+// process on. (It completed without the process, holdsProcess false and no
+// notice, on the four-eyes configuration and after it was turned off.)
+func TestARefusedResumeKeepsItsProcessForTheNextTurn(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db, nil)
+		e.LLM.Add(call("c1", "update_page_metadata", `{"page": 1, "fields": {"description": "four-eyes"}}`))
+		erika := e.As(wt.Erika)
+		first := startSEO(t, erika, 1)
+		if first.Status != "waiting_for_approval" || !first.HoldsProcessIs(true) {
+			t.Fatalf("first = %+v", first)
+		}
+		exec(t, db, `UPDATE configurations SET require_second_approver = TRUE WHERE uid = 1`)
+		r := erika.Do("POST", "/api/runs/"+first.UUID+"/approval", map[string]any{"turnDigest": digest(t, first), "approve": false, "reason": "skip"})
+		if r.Status != 409 || r.ErrorCode() != "approval_denied" {
+			t.Fatalf("decision = %d %s, want 409 approval_denied", r.Status, r.Body)
+		}
+		refused := erika.MustRun(first.UUID)
+		if refused.TerminationReason != "approval_denied" || !refused.HoldsProcessIs(true) {
+			t.Fatalf("refused run = %+v, want approval_denied still holding its process", refused)
+		}
+		// On the four-eyes configuration the continuation is a continued
+		// process: refused approval_denied, not run without it.
+		next := continued(t, erika, 1, first.UUID, false)
+		if next.Status != "failed" || next.TerminationReason != "approval_denied" || next.Refusal != "second_approver_required" {
+			t.Fatalf("continuation on the four-eyes configuration = %+v, want failed approval_denied", next)
+		}
+		// Four-eyes off again: the process goes on from the refused runs.
+		exec(t, db, `UPDATE configurations SET require_second_approver = FALSE WHERE uid = 1`)
+		e.LLM.Add(answer("weiter"))
+		after := continued(t, erika, 1, next.UUID, false)
+		if after.Status != "completed" || !after.HoldsProcessIs(true) || after.ProcessSkill == "" || len(after.Notices) != 0 {
+			t.Fatalf("continuation after four-eyes was turned off = %+v, want completed holding the process", after)
+		}
+		if l := lineage(t, erika, after.UUID); l == nil || l.Origin != first.UUID {
+			t.Errorf("lineage of the continuation = %+v, want the process that started at %s", l, first.UUID)
+		}
+	})
+}

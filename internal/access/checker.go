@@ -42,12 +42,6 @@ func NewChecker(db store.Querier, src content.Source, dir Directory) *Checker {
 	return &Checker{db: db, src: content.OrBuiltin(src), dir: OrBuiltin(dir)}
 }
 
-// Source is the content source the checker reads pages from.
-func (c *Checker) Source() content.Source { return c.src }
-
-// Directory is the user directory the checker reads users from.
-func (c *Checker) Directory() Directory { return c.dir }
-
 var _ content.Authorizer = (*Checker)(nil)
 
 // Actor loads the user as stored now. A missing user yields a nil actor and no

@@ -122,7 +122,8 @@ type Config struct {
 	// TYPO3, when set, is the TYPO3 installation Waymark runs beside
 	// (--typo3, --typo3-sites): its pages, content, languages, users, groups,
 	// rights and passwords are read live from it instead of Waymark's own
-	// tables; nil runs on the built-in source and directory.
+	// tables; nil runs on Source and Directory (by default the built-in
+	// ones).
 	TYPO3 *live.TYPO3
 	// Source and Directory are the content source and user directory
 	// handed to every service that reads records or users (content.Source,

@@ -1,9 +1,14 @@
 package live_test
 
 import (
+	"bytes"
 	"context"
+	"strings"
 	"testing"
 
+	"waymark/internal/access"
+	"waymark/internal/app"
+	"waymark/internal/content"
 	"waymark/internal/demo"
 	"waymark/internal/store/storetest"
 	"waymark/internal/typo3"
@@ -57,6 +62,35 @@ func TestTwoApplicationsOnOneDatabaseEachReadTheirOwnSource(t *testing.T) {
 		}
 		if builtin.App.Source == beside.App.Source || builtin.App.Directory == beside.App.Directory {
 			t.Errorf("%s: both applications were handed the same source or directory", s.name)
+		}
+	})
+}
+
+// Beside TYPO3 the source and the directory are TYPO3's: an application
+// configured with TYPO3 and with a source or directory of its own is
+// refused with a message naming both, before anything is wired.
+func TestAnApplicationBesideTYPO3WithASourceOfItsOwnIsRefused(t *testing.T) {
+	typo3test.Each(t, func(t *testing.T, t3 typo3test.DB) {
+		sites := t.TempDir()
+		if err := typo3.WriteDemoSites(sites); err != nil {
+			t.Fatal(err)
+		}
+		inst, err := live.New(context.Background(), t3.DB, t3.Dialect, sites, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := storetest.SQLite(t)
+		for name, cfg := range map[string]app.Config{
+			"source":    {Key: bytes.Repeat([]byte{7}, 32), TYPO3: inst, Source: content.Builtin{}},
+			"directory": {Key: bytes.Repeat([]byte{7}, 32), TYPO3: inst, Directory: access.BuiltinDirectory{}},
+		} {
+			a, err := app.New(context.Background(), db, cfg)
+			if err == nil {
+				a.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), "set TYPO3 or them, not both") {
+				t.Errorf("%s: app.New with TYPO3 and a %s of its own = %v, want refused", t3.Dialect, name, err)
+			}
 		}
 	})
 }

@@ -37,13 +37,15 @@ func writeBackRequest(shown string) content.WriteRequest {
 		Run: "run-crash", Key: "run-crash/call-7", Shown: map[string]string{"description": shown}}
 }
 
-func recordWriter(t testing.TB, db *store.DB, t3w *typo3.Writer) *typo3.RecordWriter {
-	return &typo3.RecordWriter{TYPO3: t3w, Local: content.NewWriter(db, access.NewChecker(db), nil), DB: db}
+// recordWriter is the writer into TYPO3 as the application wires it,
+// checking against the records of src and the users of dir.
+func recordWriter(t testing.TB, db *store.DB, src content.Source, dir access.Directory, t3w *typo3.Writer) *typo3.RecordWriter {
+	return &typo3.RecordWriter{TYPO3: t3w, Local: content.NewWriter(db, src, access.NewChecker(db, src, dir), nil), DB: db}
 }
 
-func shownDescription(t testing.TB, db *store.DB) string {
+func shownDescription(t testing.TB, src content.Source, db *store.DB) string {
 	t.Helper()
-	rec, err := content.Get(context.Background(), db, "pages", 2)
+	rec, err := src.Get(context.Background(), db, "pages", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +72,8 @@ func TestTYPO3WriteRetriedAfterItsTYPO3CommitIsAppliedOnce(t *testing.T) {
 	typo3test.Each(t, func(t *testing.T, t3 typo3test.DB) {
 		ctx := context.Background()
 		e := besideTYPO3(t, nil, t3, string(demo.Fixture), &wt.Options{APIOnly: true})
-		rw := recordWriter(t, e.DB, typo3Writer(t, t3.DB, t3.Dialect))
-		req := writeBackRequest(shownDescription(t, e.DB))
+		rw := recordWriter(t, e.DB, e.App.Source, e.App.Directory, typo3Writer(t, t3.DB, t3.Dialect))
+		req := writeBackRequest(shownDescription(t, e.App.Source, e.DB))
 		crash := errors.New("the worker died after the TYPO3 commit")
 		err := e.DB.InTx(ctx, func(tx *store.Tx) error {
 			if _, err := rw.WriteTx(ctx, tx, req); err != nil {
@@ -120,7 +122,7 @@ func kill9InsideTheWrite(t *testing.T, t3 typo3test.DB, at string) {
 		t.Fatal(err)
 	}
 	e := besideTYPO3(t, db, t3, string(demo.Fixture), &wt.Options{APIOnly: true})
-	shown := shownDescription(t, db)
+	shown := shownDescription(t, e.App.Source, db)
 	before := t3Value(t, t3.DB, t3.Dialect, "SELECT description FROM pages WHERE uid = 2")
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTYPO3WriteChildProcess$", "-test.count=1")
@@ -161,7 +163,7 @@ func kill9InsideTheWrite(t *testing.T, t3 typo3test.DB, at string) {
 	if got := t3Value(t, t3.DB, t3.Dialect, "SELECT description FROM pages WHERE uid = 2"); got != wantDesc {
 		t.Fatalf("TYPO3 description after the kill = %q, want %q", got, wantDesc)
 	}
-	rw := recordWriter(t, db, typo3Writer(t, t3.DB, t3.Dialect))
+	rw := recordWriter(t, db, e.App.Source, e.App.Directory, typo3Writer(t, t3.DB, t3.Dialect))
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a row lock left behind would hold the retry
 	defer cancel()
 	if _, err := rw.Write(rctx, writeBackRequest(shown)); err != nil {
@@ -186,7 +188,7 @@ func TestTYPO3WriteChildProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Beside TYPO3, as the worker runs: the live source attached.
+	// Beside TYPO3, as the worker runs: the records read from TYPO3.
 	sites := t.TempDir()
 	if err := typo3.WriteDemoSites(sites); err != nil {
 		t.Fatal(err)
@@ -195,7 +197,6 @@ func TestTYPO3WriteChildProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst.Attach(db)
 	at := os.Getenv("WAYMARK_T3_CHILD")
 	t3w := typo3Writer(t, t3db, d)
 	if at == "before-typo3-commit" {
@@ -204,7 +205,7 @@ func TestTYPO3WriteChildProcess(t *testing.T) {
 			time.Sleep(time.Minute) // killed here, inside the TYPO3 transaction
 		}
 	}
-	rw := recordWriter(t, db, t3w)
+	rw := recordWriter(t, db, inst, inst, t3w)
 	_ = db.InTx(ctx, func(tx *store.Tx) error {
 		if _, err := rw.WriteTx(ctx, tx, writeBackRequest(os.Getenv("WAYMARK_T3_SHOWN"))); err != nil {
 			t.Fatal(err)
@@ -218,13 +219,13 @@ func TestTYPO3WriteChildProcess(t *testing.T) {
 // The TYPO3 writer itself refuses a field whose TYPO3 value is not the one
 // the card showed (the approval's check passed before TYPO3 changed): a
 // *content.ConflictError naming TYPO3 with the current value, nothing
-// written. Without the TYPO3 source attached it writes nothing at all.
+// written. On the built-in source it writes nothing at all.
 func TestTYPO3WriterRefusesAFieldChangedSinceTheCardAndRecordsReadElsewhere(t *testing.T) {
 	typo3test.Each(t, func(t *testing.T, t3 typo3test.DB) {
 		ctx := context.Background()
 		e := besideTYPO3(t, nil, t3, string(demo.Fixture), &wt.Options{APIOnly: true})
-		rw := recordWriter(t, e.DB, typo3Writer(t, t3.DB, t3.Dialect))
-		current := shownDescription(t, e.DB)
+		rw := recordWriter(t, e.DB, e.App.Source, e.App.Directory, typo3Writer(t, t3.DB, t3.Dialect))
+		current := shownDescription(t, e.App.Source, e.DB)
 		_, err := rw.Write(ctx, writeBackRequest("what the card showed before TYPO3 changed it"))
 		var conflict *content.ConflictError
 		if !errors.As(err, &conflict) || conflict.Source != "TYPO3" || conflict.Field != "description" || conflict.Current != current {
@@ -236,7 +237,7 @@ func TestTYPO3WriterRefusesAFieldChangedSinceTheCardAndRecordsReadElsewhere(t *t
 		noWaymarkCopy(t, e.DB)
 
 		builtin := wt.New(t, storetest.SQLite(t), string(demo.Fixture), &wt.Options{APIOnly: true})
-		if _, err := recordWriter(t, builtin.DB, typo3Writer(t, t3.DB, t3.Dialect)).Write(ctx, writeBackRequest(current)); !errors.Is(err, typo3.ErrNotBesideTYPO3) {
+		if _, err := recordWriter(t, builtin.DB, builtin.App.Source, builtin.App.Directory, typo3Writer(t, t3.DB, t3.Dialect)).Write(ctx, writeBackRequest(current)); !errors.Is(err, typo3.ErrNotBesideTYPO3) {
 			t.Errorf("Write on the built-in source = %v, want ErrNotBesideTYPO3", err)
 		}
 		if got := t3Value(t, t3.DB, t3.Dialect, "SELECT description FROM pages WHERE uid = 2"); got != current {

@@ -113,7 +113,7 @@ func noWaymarkCopy(t testing.TB, db *store.DB) {
 // besideTYPO3 is a Waymark on db (nil: a new SQLite database) beside the
 // TYPO3 database of t3 as `serve --typo3` runs: the live source, directory
 // and writer (opts.TYPO3Writer, when set, in place of the one of the same
-// connection) attached, and the Waymark part of fixtureText imported
+// connection) wired, and the Waymark part of fixtureText imported
 // ({{LLM}}: the scripted model's URL).
 func besideTYPO3(t testing.TB, db *store.DB, t3 typo3test.DB, fixtureText string, opts *wt.Options) *wt.Env {
 	t.Helper()

@@ -54,7 +54,7 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 	}
 	defer in.Close()
 	db := in.DB
-	u, err := access.LoadUserByName(ctx, db, f.Args()[0])
+	u, err := in.Directory.LoadUserByName(ctx, db, f.Args()[0])
 	if errors.Is(err, access.ErrNoUser) {
 		return fmt.Errorf("no user %q", f.Args()[0])
 	}

@@ -73,7 +73,7 @@ func cmdSkill(ctx context.Context, e *env, args []string) error {
 	}
 	// Beside TYPO3, --as names a TYPO3 user (an administrator, or one
 	// holding the grant), read from TYPO3 as a login would.
-	actor, err := access.LoadUserByName(ctx, db, f.As)
+	actor, err := a.Directory.LoadUserByName(ctx, db, f.As)
 	if errors.Is(err, access.ErrNoUser) {
 		return fmt.Errorf("no user %q", f.As)
 	}

@@ -31,10 +31,10 @@ func cmdUser(ctx context.Context, e *env, args []string) error {
 	}
 	defer in.Close()
 	db := in.DB
-	if access.External(db) {
+	if access.External(in.Directory) {
 		return errManagedElsewhere(action)
 	}
-	u, err := access.LoadUserByName(ctx, db, f.Args()[0])
+	u, err := in.Directory.LoadUserByName(ctx, db, f.Args()[0])
 	if errors.Is(err, access.ErrNoUser) {
 		return fmt.Errorf("no user %q", f.Args()[0])
 	}
@@ -42,7 +42,7 @@ func cmdUser(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	active := action == "enable"
-	_, err = access.SetActive(ctx, db, u.UID, active)
+	_, err = access.SetActive(ctx, in.Source, in.Directory, db, u.UID, active)
 	if errors.Is(err, access.ErrManagedElsewhere) {
 		return errManagedElsewhere(action)
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 
+	"waymark/internal/access"
 	"waymark/internal/app"
+	"waymark/internal/content"
 	"waymark/internal/store"
 	"waymark/internal/typo3/bridge"
 	"waymark/internal/typo3/live"
@@ -20,18 +22,25 @@ const installationCmds = "serve worker import token reap skill user mcp"
 // rights, pages, content and languages are read from, and the TYPO3
 // extension approved changes are written through.
 type installation struct {
-	DB     *store.DB
-	TYPO3  *live.TYPO3    // nil: Waymark's built-in source and directory
-	Bridge *bridge.Client // nil: no --typo3-bridge
-	close  func()
+	DB *store.DB
+	// Source and Directory are where the installation's records and users
+	// are read from: TYPO3 beside it, else the built-in ones. A command
+	// that reads them without an application reads these; one that builds
+	// an application hands them to it (appConfig's TYPO3), so both read
+	// the same.
+	Source    content.Source
+	Directory access.Directory
+	TYPO3     *live.TYPO3    // nil: Waymark's built-in source and directory
+	Bridge    *bridge.Client // nil: no --typo3-bridge
+	close     func()
 }
 
 // openInstallation opens the installation of --db and the TYPO3 options
 // (--typo3, --typo3-sites, --typo3-bridge, --typo3-bridge-secret; a
 // command that does not take them runs on the built-in source). It is the
-// one way a command reaches users and content: beside TYPO3, every read
-// through DB goes to TYPO3 from here on, whether the command builds an
-// application or not. Bad TYPO3 options, an installation that cannot be
+// one way a command reaches users and content: beside TYPO3, the
+// installation's Source and Directory are TYPO3, and every read of the
+// command goes to them, whether it builds an application or not. Bad TYPO3 options, an installation that cannot be
 // read and an extension that does not answer are one-line errors before
 // Waymark's database is opened (or created). Close undoes it all.
 func (f *flags) openInstallation(ctx context.Context) (*installation, error) {
@@ -49,16 +58,15 @@ func (f *flags) openInstallation(ctx context.Context) (*installation, error) {
 		closeT3()
 		return nil, err
 	}
+	in := &installation{DB: db, Source: content.Builtin{}, Directory: access.BuiltinDirectory{}, TYPO3: t3, Bridge: b,
+		close: func() {
+			db.Close()
+			closeT3()
+		}}
 	if t3 != nil {
-		t3.Attach(db)
+		in.Source, in.Directory = t3, t3
 	}
-	return &installation{DB: db, TYPO3: t3, Bridge: b, close: func() {
-		if t3 != nil {
-			live.Detach(db)
-		}
-		db.Close()
-		closeT3()
-	}}, nil
+	return in, nil
 }
 
 // Close closes Waymark's database and the TYPO3 one.

@@ -81,12 +81,14 @@ var knownGrants = map[string]bool{GrantApprove: true, GrantSkillApprove: true}
 // checker validates the references of users and groups against the store.
 type refChecker struct {
 	ctx context.Context
+	src content.Source
+	dir Directory
 	q   store.Querier
 }
 
 func (c refChecker) groups(field string, ids []int64) error {
 	for _, id := range ids {
-		ok, err := GroupExists(c.ctx, c.q, id)
+		ok, err := GroupExists(c.ctx, c.dir, c.q, id)
 		if err != nil {
 			return err
 		}
@@ -99,7 +101,7 @@ func (c refChecker) groups(field string, ids []int64) error {
 
 func (c refChecker) languages(ids []int64) error {
 	for _, id := range ids {
-		_, ok, err := content.LanguageTitle(c.ctx, c.q, id)
+		_, ok, err := content.LanguageTitle(c.ctx, c.src, c.q, id)
 		if err != nil {
 			return fmt.Errorf("check language %d: %w", id, err)
 		}
@@ -110,10 +112,11 @@ func (c refChecker) languages(ids []int64) error {
 	return nil
 }
 
-// UserExists reports whether a backend user has the uid (issue 16 item 3).
-func UserExists(ctx context.Context, q store.Querier, uid int64) (bool, error) {
-	if External(q) {
-		_, err := LoadUser(ctx, q, uid)
+// UserExists reports whether a backend user of dir (nil: the built-in
+// directory) has the uid (issue 16 item 3).
+func UserExists(ctx context.Context, dir Directory, q store.Querier, uid int64) (bool, error) {
+	if External(dir) {
+		_, err := dir.LoadUser(ctx, q, uid)
 		if errors.Is(err, ErrNoUser) {
 			return false, nil
 		}
@@ -128,9 +131,9 @@ func UserExists(ctx context.Context, q store.Querier, uid int64) (bool, error) {
 
 // GroupExists reports whether a backend group has the uid — for packages
 // that refer to groups (a configuration's allowed groups) without reading
-// their table (issue 16 item 3).
-func GroupExists(ctx context.Context, q store.Querier, uid int64) (bool, error) {
-	if g, ok := DirectoryOf(q).(interface {
+// their table (issue 16 item 3). dir is the directory (nil: the built-in one).
+func GroupExists(ctx context.Context, dir Directory, q store.Querier, uid int64) (bool, error) {
+	if g, ok := dir.(interface {
 		GroupExists(ctx context.Context, uid int64) (bool, error)
 	}); ok {
 		return g.GroupExists(ctx, uid)
@@ -144,7 +147,7 @@ func GroupExists(ctx context.Context, q store.Querier, uid int64) (bool, error) 
 
 func (c refChecker) mounts(ids []int64) error {
 	for _, id := range ids {
-		p, err := content.Get(c.ctx, c.q, "pages", id)
+		p, err := c.src.Get(c.ctx, c.q, "pages", id)
 		if errors.Is(err, content.ErrNotFound) || (err == nil && p.Deleted) {
 			return invalid("mounts", "no page %d", id)
 		}

@@ -8,14 +8,15 @@ import (
 	"slices"
 	"strings"
 
+	"waymark/internal/content"
 	"waymark/internal/store"
 )
 
 // ListGroups reads every group, ordered by uid, with lists never null.
 // Beside TYPO3 these are TYPO3's groups (uid, title, subgroups) with the
 // grants Waymark keeps for them; their rights are TYPO3's.
-func ListGroups(ctx context.Context, q store.Querier) ([]Group, error) {
-	if r := rosterOf(q); r != nil {
+func ListGroups(ctx context.Context, dir Directory, q store.Querier) ([]Group, error) {
+	if r := rosterOf(dir); r != nil {
 		return rosterGroups(ctx, q, r)
 	}
 	all, err := LoadGroups(ctx, q)
@@ -32,8 +33,8 @@ func ListGroups(ctx context.Context, q store.Querier) ([]Group, error) {
 
 // GetGroup reads one group (beside TYPO3 as ListGroups does); ErrNoGroup
 // when none has the uid.
-func GetGroup(ctx context.Context, q store.Querier, uid int64) (Group, error) {
-	if r := rosterOf(q); r != nil {
+func GetGroup(ctx context.Context, dir Directory, q store.Querier, uid int64) (Group, error) {
+	if r := rosterOf(dir); r != nil {
 		all, err := rosterGroups(ctx, q, r)
 		if err != nil {
 			return Group{}, err
@@ -56,8 +57,8 @@ func GetGroup(ctx context.Context, q store.Querier, uid int64) (Group, error) {
 
 // CreateGroup stores a new group (a zero UID takes the next free one),
 // refusing bad input with a *FieldError and writing nothing.
-func CreateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
-	if External(db) {
+func CreateGroup(ctx context.Context, src content.Source, dir Directory, db *store.DB, g Group) (Group, error) {
+	if External(dir) {
 		return Group{}, ErrManagedElsewhere
 	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {
@@ -68,42 +69,42 @@ func CreateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
 			if err := tx.QueryRow(ctx, "SELECT COALESCE(MAX(uid), 0) + 1 FROM be_groups").Scan(&g.UID); err != nil {
 				return fmt.Errorf("next group uid: %w", err)
 			}
-		} else if _, err := GetGroup(ctx, tx, g.UID); err == nil {
+		} else if _, err := GetGroup(ctx, dir, tx, g.UID); err == nil {
 			return fmt.Errorf("uid: group %d: %w", g.UID, ErrExists)
 		} else if !errors.Is(err, ErrNoGroup) {
 			return err
 		}
-		return writeGroup(ctx, tx, g)
+		return writeGroup(ctx, src, dir, tx, g)
 	})
 	if err != nil {
 		return Group{}, err
 	}
-	return GetGroup(ctx, db, g.UID)
+	return GetGroup(ctx, dir, db, g.UID)
 }
 
 // UpdateGroup replaces every field of group g.UID. Its members' rights
 // change at once (the settings generation moves). It returns ErrNoGroup for
 // an unknown uid and refuses what CreateGroup refuses, writing nothing.
-func UpdateGroup(ctx context.Context, db *store.DB, g Group) (Group, error) {
-	if External(db) {
+func UpdateGroup(ctx context.Context, src content.Source, dir Directory, db *store.DB, g Group) (Group, error) {
+	if External(dir) {
 		return Group{}, ErrManagedElsewhere
 	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
 		}
-		if _, err := GetGroup(ctx, tx, g.UID); err != nil {
+		if _, err := GetGroup(ctx, dir, tx, g.UID); err != nil {
 			return err
 		}
-		return writeGroup(ctx, tx, g)
+		return writeGroup(ctx, src, dir, tx, g)
 	})
 	if err != nil {
 		return Group{}, err
 	}
-	return GetGroup(ctx, db, g.UID)
+	return GetGroup(ctx, dir, db, g.UID)
 }
 
-func writeGroup(ctx context.Context, tx *store.Tx, g Group) error {
+func writeGroup(ctx context.Context, src content.Source, dir Directory, tx *store.Tx, g Group) error {
 	// Every wrong field is reported at once (FieldErrors), in form order.
 	var bad []error
 	switch {
@@ -115,7 +116,7 @@ func writeGroup(ctx context.Context, tx *store.Tx, g Group) error {
 	if slices.Contains(g.Subgroups, g.UID) {
 		bad = append(bad, invalid("subgroups", "a group cannot be its own subgroup (%d)", g.UID))
 	}
-	c := refChecker{ctx, tx}
+	c := refChecker{ctx, content.OrBuiltin(src), OrBuiltin(dir), tx}
 	for _, check := range []func() error{
 		func() error { return c.tables("tablesSelect", g.TablesSelect) },
 		func() error { return c.tables("tablesModify", g.TablesModify) },

@@ -17,15 +17,15 @@ const MaxTokenLabel = 200
 // screen alike. A label over MaxTokenLabel is a *FieldError, an unknown
 // user ErrNoUser; both write nothing. The token is hashed at bcrypt work
 // factor hashCost (0: auth.DefaultCost).
-func IssueToken(ctx context.Context, db *store.DB, uid int64, label string, now time.Time, hashCost int) (string, error) {
+func IssueToken(ctx context.Context, dir Directory, db *store.DB, uid int64, label string, now time.Time, hashCost int) (string, error) {
 	if len(label) > MaxTokenLabel {
 		return "", invalid("label", "at most %d bytes, got %d", MaxTokenLabel, len(label))
 	}
-	u, err := LoadUser(ctx, db, uid)
+	u, err := OrBuiltin(dir).LoadUser(ctx, db, uid)
 	if err != nil {
 		return "", err
 	}
-	if External(db) { // a TYPO3 user who never logged in has no row for the token to name yet
+	if External(dir) { // a TYPO3 user who never logged in has no row for the token to name yet
 		if err := db.InTx(ctx, func(tx *store.Tx) error { return KeepUserTx(ctx, tx, uid, u.Username) }); err != nil {
 			return "", err
 		}

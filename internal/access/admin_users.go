@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"waymark/internal/auth"
+	"waymark/internal/content"
 	"waymark/internal/store"
 )
 
@@ -53,14 +54,14 @@ type AccountChange struct {
 
 // ListAccounts reads every user, ordered by uid; beside TYPO3 every TYPO3
 // user, whether or not Waymark has a row of it yet.
-func ListAccounts(ctx context.Context, q store.Querier) ([]Account, error) {
-	uids, err := accountUIDs(ctx, q)
+func ListAccounts(ctx context.Context, dir Directory, q store.Querier) ([]Account, error) {
+	uids, err := accountUIDs(ctx, dir, q)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Account, 0, len(uids))
 	for _, uid := range uids {
-		a, err := GetAccount(ctx, q, uid)
+		a, err := GetAccount(ctx, dir, q, uid)
 		if errors.Is(err, ErrNoUser) {
 			continue // deleted meanwhile
 		}
@@ -73,8 +74,8 @@ func ListAccounts(ctx context.Context, q store.Querier) ([]Account, error) {
 }
 
 // accountUIDs are the uids ListAccounts lists.
-func accountUIDs(ctx context.Context, q store.Querier) ([]int64, error) {
-	if r := rosterOf(q); r != nil {
+func accountUIDs(ctx context.Context, dir Directory, q store.Querier) ([]int64, error) {
+	if r := rosterOf(dir); r != nil {
 		return r.UserUIDs(ctx)
 	}
 	rows, err := q.Query(ctx, "SELECT uid FROM be_users ORDER BY uid")
@@ -100,15 +101,15 @@ func accountUIDs(ctx context.Context, q store.Querier) ([]int64, error) {
 // GetAccount reads one user; ErrNoUser when none has the uid. Beside TYPO3
 // the account is TYPO3's, with the grants Waymark keeps on the user's own
 // row (not its groups') and no password (TYPO3 checks it).
-func GetAccount(ctx context.Context, q store.Querier, uid int64) (Account, error) {
-	u, err := LoadUser(ctx, q, uid)
+func GetAccount(ctx context.Context, dir Directory, q store.Querier, uid int64) (Account, error) {
+	u, err := OrBuiltin(dir).LoadUser(ctx, q, uid)
 	if err != nil {
 		return Account{}, err
 	}
 	a := Account{UID: u.UID, Username: u.Username, Active: !u.Disabled, Admin: u.Admin, ServiceAccount: u.ServiceAccount,
 		BackendLanguage: u.BackendLanguage, Groups: nonNil(u.Groups), Languages: nonNil(u.Languages),
 		Mounts: nonNil(u.Mounts), Grants: nonNil(u.Grants)}
-	if External(q) {
+	if External(dir) {
 		if a.Grants, err = ownGrants(ctx, q, uid); err != nil {
 			return Account{}, err
 		}
@@ -130,8 +131,8 @@ func GetAccount(ctx context.Context, q store.Querier, uid int64) (Account, error
 // hashing a password at bcrypt work factor hashCost (0: auth.DefaultCost). It
 // refuses bad input with a *FieldError and a taken username with
 // ErrUsernameTaken, writing nothing.
-func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost int) (Account, error) {
-	if External(db) {
+func CreateAccount(ctx context.Context, src content.Source, dir Directory, db *store.DB, ch AccountChange, hashCost int) (Account, error) {
+	if External(dir) {
 		return Account{}, ErrManagedElsewhere
 	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {
@@ -142,17 +143,17 @@ func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost
 			if err := tx.QueryRow(ctx, "SELECT COALESCE(MAX(uid), 0) + 1 FROM be_users").Scan(&ch.UID); err != nil {
 				return fmt.Errorf("next user uid: %w", err)
 			}
-		} else if _, err := LoadUser(ctx, tx, ch.UID); err == nil {
+		} else if _, err := OrBuiltin(dir).LoadUser(ctx, tx, ch.UID); err == nil {
 			return fmt.Errorf("uid: user %d: %w", ch.UID, ErrExists)
 		} else if !errors.Is(err, ErrNoUser) {
 			return err
 		}
-		return writeAccount(ctx, tx, ch, "", true, hashCost)
+		return writeAccount(ctx, src, dir, tx, ch, "", true, hashCost)
 	})
 	if err != nil {
 		return Account{}, err
 	}
-	return GetAccount(ctx, db, ch.UID)
+	return GetAccount(ctx, dir, db, ch.UID)
 }
 
 // UpdateAccount replaces the user ch.UID as AccountChange says. Disabling a
@@ -162,15 +163,15 @@ func CreateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost
 // when no active administrator would remain, and refuses what
 // CreateAccount refuses, writing nothing. A new password is hashed at
 // hashCost (0: auth.DefaultCost).
-func UpdateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost int) (Account, error) {
-	if External(db) {
+func UpdateAccount(ctx context.Context, src content.Source, dir Directory, db *store.DB, ch AccountChange, hashCost int) (Account, error) {
+	if External(dir) {
 		return Account{}, ErrManagedElsewhere
 	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
 		}
-		old, err := LoadUser(ctx, tx, ch.UID)
+		old, err := OrBuiltin(dir).LoadUser(ctx, tx, ch.UID)
 		if err != nil {
 			return err
 		}
@@ -178,12 +179,12 @@ func UpdateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost
 		if err != nil {
 			return err
 		}
-		return writeAccount(ctx, tx, ch, hash, !old.Disabled, hashCost)
+		return writeAccount(ctx, src, dir, tx, ch, hash, !old.Disabled, hashCost)
 	})
 	if err != nil {
 		return Account{}, err
 	}
-	return GetAccount(ctx, db, ch.UID)
+	return GetAccount(ctx, dir, db, ch.UID)
 }
 
 // SetActive enables or disables user uid and keeps every other field: the
@@ -192,15 +193,15 @@ func UpdateAccount(ctx context.Context, db *store.DB, ch AccountChange, hashCost
 // settings lock, so a concurrent edit is not lost. Disabling ends the user's
 // sessions in that transaction; it returns ErrNoUser and ErrLastAdmin like
 // UpdateAccount, writing nothing.
-func SetActive(ctx context.Context, db *store.DB, uid int64, active bool) (Account, error) {
-	if External(db) {
+func SetActive(ctx context.Context, src content.Source, dir Directory, db *store.DB, uid int64, active bool) (Account, error) {
+	if External(dir) {
 		return Account{}, ErrManagedElsewhere
 	}
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
 		}
-		u, err := LoadUser(ctx, tx, uid)
+		u, err := OrBuiltin(dir).LoadUser(ctx, tx, uid)
 		if err != nil {
 			return err
 		}
@@ -211,19 +212,19 @@ func SetActive(ctx context.Context, db *store.DB, uid int64, active bool) (Accou
 		ch := AccountChange{UID: u.UID, Username: u.Username, Active: &active, Admin: u.Admin,
 			ServiceAccount: u.ServiceAccount, BackendLanguage: u.BackendLanguage, Groups: u.Groups,
 			Languages: u.Languages, Mounts: u.Mounts, Grants: u.Grants}
-		return writeAccount(ctx, tx, ch, hash, !u.Disabled, 0) // ch sets no password
+		return writeAccount(ctx, src, dir, tx, ch, hash, !u.Disabled, 0) // ch sets no password
 	})
 	if err != nil {
 		return Account{}, err
 	}
-	return GetAccount(ctx, db, uid)
+	return GetAccount(ctx, dir, db, uid)
 }
 
 // writeAccount validates ch and writes it; hash is the stored password hash
 // kept when ch sets none, active the state kept when ch sets none, hashCost
 // the work factor of a password ch sets.
-func writeAccount(ctx context.Context, tx *store.Tx, ch AccountChange, hash string, active bool, hashCost int) error {
-	if err := checkAccount(ctx, tx, ch); err != nil {
+func writeAccount(ctx context.Context, src content.Source, dir Directory, tx *store.Tx, ch AccountChange, hash string, active bool, hashCost int) error {
+	if err := checkAccount(ctx, src, dir, tx, ch); err != nil {
 		return err
 	}
 	if ch.Password != nil {
@@ -266,7 +267,7 @@ func writeAccount(ctx context.Context, tx *store.Tx, ch AccountChange, hash stri
 // wrong at once (errors.Join of FieldErrors, in form order), so a form shows
 // all its errors in one answer (FieldErrors); errors.As finds the first. A database error
 // ends the check at once.
-func checkAccount(ctx context.Context, q store.Querier, ch AccountChange) error {
+func checkAccount(ctx context.Context, src content.Source, dir Directory, q store.Querier, ch AccountChange) error {
 	var bad []error
 	name := ch.Username
 	switch {
@@ -283,7 +284,7 @@ func checkAccount(ctx context.Context, q store.Querier, ch AccountChange) error 
 	if l := ch.BackendLanguage; l != "" && l != "en" && l != "de" {
 		bad = append(bad, invalid("backendLanguage", "want en or de, got %q", l))
 	}
-	c := refChecker{ctx, q}
+	c := refChecker{ctx, content.OrBuiltin(src), OrBuiltin(dir), q}
 	for _, check := range []func() error{
 		func() error { return c.groups("groups", ch.Groups) },
 		func() error { return c.languages(ch.Languages) },
@@ -302,7 +303,7 @@ func checkAccount(ctx context.Context, q store.Querier, ch AccountChange) error 
 	if len(bad) > 0 {
 		return FieldErrors(bad)
 	}
-	other, err := LoadUserByName(ctx, q, name)
+	other, err := OrBuiltin(dir).LoadUserByName(ctx, q, name)
 	switch {
 	case err == nil && other.UID != ch.UID:
 		return fmt.Errorf("username %q: %w", name, ErrUsernameTaken)
@@ -322,6 +323,6 @@ func nonNil[T any](l []T) []T {
 // CheckAccount validates ch as UpdateAccount and CreateAccount would and
 // writes nothing: a form that already found errors of its own lists the
 // store's in the same answer. Every wrong field is reported (FieldErrors).
-func CheckAccount(ctx context.Context, q store.Querier, ch AccountChange) error {
-	return checkAccount(ctx, q, ch)
+func CheckAccount(ctx context.Context, src content.Source, dir Directory, q store.Querier, ch AccountChange) error {
+	return checkAccount(ctx, src, dir, q, ch)
 }

@@ -31,18 +31,23 @@ func deny(format string, args ...any) error {
 // Checker answers permission questions about a user by uid, reading the user,
 // its groups and the pages involved from the store at every call.
 type Checker struct {
-	db store.Querier
+	db  store.Querier
+	src content.Source
+	dir Directory
 }
 
-// NewChecker returns a checker reading from db.
-func NewChecker(db store.Querier) *Checker { return &Checker{db: db} }
+// NewChecker returns a checker reading from db the users of dir and the
+// pages of src (nil: the built-in directory and source).
+func NewChecker(db store.Querier, src content.Source, dir Directory) *Checker {
+	return &Checker{db: db, src: content.OrBuiltin(src), dir: OrBuiltin(dir)}
+}
 
 var _ content.Authorizer = (*Checker)(nil)
 
 // Actor loads the user as stored now. A missing user yields a nil actor and no
 // error: a nil actor passes no check.
 func (c *Checker) Actor(ctx context.Context, uid int64) (*Actor, error) {
-	a, err := LoadActor(ctx, c.db, uid)
+	a, err := LoadActor(ctx, c.dir, c.db, uid)
 	if errors.Is(err, ErrNoUser) {
 		return nil, nil
 	}
@@ -151,7 +156,7 @@ func (c *Checker) inMount(ctx context.Context, q store.Querier, a *Actor, pageUI
 	if pageUID <= 0 || len(a.mounts) == 0 {
 		return false, nil
 	}
-	t := NewPageTree(q, a)
+	t := NewPageTree(q, c.src, a)
 	if err := t.Load(ctx, []int64{pageUID}); err != nil {
 		return false, err
 	}
@@ -165,7 +170,7 @@ func (c *Checker) pagePerm(ctx context.Context, q store.Querier, a *Actor, pageU
 	if pageUID <= 0 {
 		return a.IsAdmin(), nil
 	}
-	t := NewPageTree(q, a)
+	t := NewPageTree(q, c.src, a)
 	if err := t.Load(ctx, []int64{pageUID}); err != nil {
 		return false, err
 	}
@@ -175,7 +180,7 @@ func (c *Checker) pagePerm(ctx context.Context, q store.Querier, a *Actor, pageU
 // pagePermOf is pagePerm for the page record that decides (a default-language
 // page), read by the caller already.
 func (c *Checker) pagePermOf(ctx context.Context, q store.Querier, a *Actor, p content.Record, bit int) (bool, error) {
-	t := NewPageTree(q, a)
+	t := NewPageTree(q, c.src, a)
 	if t.rootlines() && p.PID > 0 {
 		t.pages[p.UID] = &p
 		if err := t.Load(ctx, []int64{p.PID}); err != nil {
@@ -227,7 +232,7 @@ func HasPageBit(a *Actor, p content.Record, bit int) bool {
 // AuthorizeWrite decides whether user may write fields of rec, reading the user
 // as stored now within q (the writer's transaction).
 func (c *Checker) AuthorizeWrite(ctx context.Context, q store.Querier, user int64, rec content.Record, fields []string) error {
-	a, err := LoadActor(withoutActorMemo(ctx), q, user) // the rights as they are now
+	a, err := LoadActor(withoutActorMemo(ctx), c.dir, q, user) // the rights as they are now
 	if errors.Is(err, ErrNoUser) {
 		return deny("user %d does not exist", user)
 	}

@@ -164,7 +164,7 @@ func showPage(page int64) check {
 // missing page is not shown).
 func showPageRecord(page int64) check {
 	return check{fmt.Sprintf("ActorMayShowPageRecord(%d)", page), func(ctx context.Context, c *access.Checker, db *store.DB, uid int64) (bool, error) {
-		rec, err := content.Get(ctx, db, "pages", page)
+		rec, err := content.Builtin{}.Get(ctx, db, "pages", page)
 		if errors.Is(err, content.ErrNotFound) {
 			return false, nil
 		}
@@ -211,7 +211,7 @@ func editContent(page int64) check {
 
 func readRecord(table string, recUID int64) check {
 	return check{fmt.Sprintf("MayReadRecord(%s:%d)", table, recUID), func(ctx context.Context, c *access.Checker, db *store.DB, uid int64) (bool, error) {
-		rec, err := content.Get(ctx, db, table, recUID)
+		rec, err := content.Builtin{}.Get(ctx, db, table, recUID)
 		if err != nil {
 			return false, err
 		}
@@ -222,7 +222,7 @@ func readRecord(table string, recUID int64) check {
 // write asks AuthorizeWrite; a refusal must wrap access.ErrDenied.
 func write(table string, recUID int64, fields ...string) check {
 	return check{fmt.Sprintf("AuthorizeWrite(%s:%d %v)", table, recUID, fields), func(ctx context.Context, c *access.Checker, db *store.DB, uid int64) (bool, error) {
-		rec, err := content.Get(ctx, db, table, recUID)
+		rec, err := content.Builtin{}.Get(ctx, db, table, recUID)
 		if err != nil {
 			return false, err
 		}
@@ -250,7 +250,7 @@ func runAnswers(t *testing.T, answers []answer) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		seed(t, db)
 		ctx := context.Background()
-		c := access.NewChecker(db)
+		c := access.NewChecker(db, nil, nil)
 		for _, a := range answers {
 			got, err := a.q.ask(ctx, c, db, a.user)
 			if err != nil {

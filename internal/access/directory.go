@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"waymark/internal/fault"
@@ -22,6 +21,11 @@ import (
 //
 // q is the Waymark store handle the call is made in; a directory on another
 // database reads Waymark's own part of a user there (its grants).
+//
+// A directory is a value handed to the constructors of the services that
+// read users where the application is wired (app.New, from the installation
+// a command opened); nothing looks it up by database. A nil directory is
+// the built-in one (OrBuiltin).
 type Directory interface {
 	// LoadActor reads the user with its rights as stored now; ErrNoUser when
 	// there is none. A user who exists but may not work now (disabled,
@@ -39,28 +43,14 @@ type BuiltinDirectory struct{}
 
 var _ Directory = BuiltinDirectory{}
 
-var directories sync.Map // *store.DB → Directory
-
-// UseDirectory makes dir the directory every read through db (or a
-// transaction on it) goes to; nil returns db to the built-in directory.
-func UseDirectory(db *store.DB, dir Directory) {
-	if dir == nil {
-		directories.Delete(db)
-		return
+// OrBuiltin returns d, or the built-in directory when d is nil: a nil
+// Directory handed to a constructor (or set in a Config or Deps) or to a
+// function of this package is BuiltinDirectory.
+func OrBuiltin(d Directory) Directory {
+	if d == nil {
+		return BuiltinDirectory{}
 	}
-	directories.Store(db, dir)
-}
-
-// DirectoryOf returns the directory the reads through q go to.
-func DirectoryOf(q store.Querier) Directory {
-	if q != nil {
-		if p := q.Pool(); p != nil {
-			if d, ok := directories.Load(p); ok {
-				return d.(Directory)
-			}
-		}
-	}
-	return BuiltinDirectory{}
+	return d
 }
 
 // ErrManagedElsewhere refuses Waymark's administration of users and groups
@@ -68,27 +58,19 @@ func DirectoryOf(q store.Querier) Directory {
 var ErrManagedElsewhere = fault.New(fault.Conflict, "managed_elsewhere",
 	"users and groups come from TYPO3 (--typo3): create, change and disable them in TYPO3's backend")
 
-// External reports whether q's users come from a directory other than the
-// built-in one (then Waymark's administration does not create or change them).
-func External(q store.Querier) bool {
-	_, builtin := DirectoryOf(q).(BuiltinDirectory)
+// External reports whether d is a directory other than the built-in one
+// (then Waymark's administration does not create or change its users).
+func External(d Directory) bool {
+	_, builtin := OrBuiltin(d).(BuiltinDirectory)
 	return !builtin
 }
 
-// LoadUser reads one user from q's directory.
-func LoadUser(ctx context.Context, q store.Querier, uid int64) (User, error) {
-	return DirectoryOf(q).LoadUser(ctx, q, uid)
-}
-
-// LoadUserByName reads one user by username from q's directory.
-func LoadUserByName(ctx context.Context, q store.Querier, username string) (User, error) {
-	return DirectoryOf(q).LoadUserByName(ctx, q, username)
-}
-
-// LoadActor reads the user and its groups as stored now, from q's
-// directory, and resolves them.
-func LoadActor(ctx context.Context, q store.Querier, uid int64) (*Actor, error) {
-	d := DirectoryOf(q)
+// LoadActor reads the user and its groups as stored now, from d (nil: the
+// built-in directory), and resolves them. Within a request that carries an
+// actor memo (WithActorMemo), a directory beside Waymark is read once per
+// user for a short while.
+func LoadActor(ctx context.Context, d Directory, q store.Querier, uid int64) (*Actor, error) {
+	d = OrBuiltin(d)
 	memo := memoOf(ctx, d)
 	if a := memo.get(uid); a != nil {
 		return a, nil

@@ -9,4 +9,10 @@
 // CreateAccount, UpdateAccount, CreateGroup and UpdateGroup validate every
 // reference against the store, never leave the site without an active
 // administrator, and end a disabled user's sessions in the same transaction.
+//
+// Users are read from a Directory (the built-in one, or TYPO3's beside it)
+// and pages from a content.Source, both handed in where the application is
+// wired: to NewChecker and NewPageTree, and as arguments to LoadActor and
+// the administration's functions. A nil Directory or Source is the built-in
+// one; nothing is looked up by database.
 package access

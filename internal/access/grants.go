@@ -24,11 +24,11 @@ type Roster interface {
 
 // rosterOf returns q's directory's roster when the users come from beside
 // Waymark, or nil.
-func rosterOf(q store.Querier) Roster {
-	if !External(q) {
+func rosterOf(dir Directory) Roster {
+	if !External(dir) {
 		return nil
 	}
-	r, _ := DirectoryOf(q).(Roster)
+	r, _ := dir.(Roster)
 	return r
 }
 
@@ -39,11 +39,11 @@ func rosterOf(q store.Querier) Roster {
 // and Waymark's row under its uid is made when missing (KeepUserTx). It
 // refuses an unknown grant with a *FieldError and an unknown user with
 // ErrNoUser, writing nothing.
-func SetUserGrants(ctx context.Context, db *store.DB, uid int64, gs []string) (Account, error) {
+func SetUserGrants(ctx context.Context, dir Directory, db *store.DB, uid int64, gs []string) (Account, error) {
 	if err := grants(gs); err != nil {
 		return Account{}, err
 	}
-	u, err := LoadUser(ctx, db, uid)
+	u, err := OrBuiltin(dir).LoadUser(ctx, db, uid)
 	if err != nil {
 		return Account{}, err
 	}
@@ -51,7 +51,7 @@ func SetUserGrants(ctx context.Context, db *store.DB, uid int64, gs []string) (A
 		if err := store.LockSettingsTx(ctx, tx); err != nil {
 			return err
 		}
-		if External(db) {
+		if External(dir) {
 			if err := KeepUserTx(ctx, tx, uid, u.Username); err != nil {
 				return err
 			}
@@ -64,7 +64,7 @@ func SetUserGrants(ctx context.Context, db *store.DB, uid int64, gs []string) (A
 	if err != nil {
 		return Account{}, err
 	}
-	return GetAccount(ctx, db, uid)
+	return GetAccount(ctx, dir, db, uid)
 }
 
 // SetGroupGrants replaces the grants Waymark keeps for group uid and
@@ -72,11 +72,11 @@ func SetUserGrants(ctx context.Context, db *store.DB, uid int64, gs []string) (A
 // row under its uid is made when missing, with TYPO3's title). Its members
 // hold the grants at their next request. It refuses what SetUserGrants
 // refuses, with ErrNoGroup for an unknown group.
-func SetGroupGrants(ctx context.Context, db *store.DB, uid int64, gs []string) (Group, error) {
+func SetGroupGrants(ctx context.Context, dir Directory, db *store.DB, uid int64, gs []string) (Group, error) {
 	if err := grants(gs); err != nil {
 		return Group{}, err
 	}
-	g, err := GetGroup(ctx, db, uid)
+	g, err := GetGroup(ctx, dir, db, uid)
 	if err != nil {
 		return Group{}, err
 	}
@@ -94,7 +94,7 @@ func SetGroupGrants(ctx context.Context, db *store.DB, uid int64, gs []string) (
 	if err != nil {
 		return Group{}, err
 	}
-	return GetGroup(ctx, db, uid)
+	return GetGroup(ctx, dir, db, uid)
 }
 
 // KeepUserTx makes sure Waymark's be_users has a row for user uid of a

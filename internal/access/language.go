@@ -17,8 +17,8 @@ var UILanguages = []string{"de", "en"}
 // nothing is written; an unknown user is ErrNoUser. Beside TYPO3 the
 // language is TYPO3's (be_users.lang, set in TYPO3's user settings):
 // ErrManagedElsewhere.
-func SetBackendLanguage(ctx context.Context, q store.Querier, uid int64, lang string) error {
-	if External(q) {
+func SetBackendLanguage(ctx context.Context, dir Directory, q store.Querier, uid int64, lang string) error {
+	if External(dir) {
 		return ErrManagedElsewhere
 	}
 	known := false

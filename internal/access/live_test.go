@@ -71,7 +71,7 @@ func TestCheckerReadsUserAsStoredNow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		seed(t, db)
 		ctx := context.Background()
-		c := access.NewChecker(db) // one checker for every step: nothing may be cached
+		c := access.NewChecker(db, nil, nil) // one checker for every step: nothing may be cached
 		for _, s := range steps {
 			if s.change != "" {
 				if _, err := db.Exec(ctx, s.change); err != nil {
@@ -98,14 +98,14 @@ func TestCheckerFailsClosedOnUnreadableUser(t *testing.T) {
 		if _, err := db.Exec(ctx, "UPDATE be_users SET group_uids = 'not json' WHERE uid = ?", editor); err != nil {
 			t.Fatal(err)
 		}
-		c := access.NewChecker(db)
+		c := access.NewChecker(db, nil, nil)
 		if ok, err := c.CanReadTable(ctx, editor, "pages"); ok || err == nil {
 			t.Errorf("CanReadTable = %v, %v; want false and an error", ok, err)
 		}
 		if ok, err := c.MayShowPage(ctx, editor, pageAbout); ok || err == nil {
 			t.Errorf("MayShowPage = %v, %v; want false and an error", ok, err)
 		}
-		rec, err := content.Get(ctx, db, "tt_content", ceDefault)
+		rec, err := content.Builtin{}.Get(ctx, db, "tt_content", ceDefault)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestCheckerPageCycleFailsClosed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := access.NewChecker(db)
+		c := access.NewChecker(db, nil, nil)
 		for _, p := range []int64{30, 31} {
 			if ok, err := c.IsInWebMount(ctx, editor, p); ok || err != nil {
 				t.Errorf("IsInWebMount(%d) = %v, %v; want false, nil", p, ok, err)

@@ -45,11 +45,9 @@ func (d *countingDirectory) LoadUserByName(context.Context, store.Querier, strin
 func TestAUserBesideWaymarkIsReadOncePerDecision(t *testing.T) {
 	db := storetest.SQLite(t)
 	dir := &countingDirectory{}
-	UseDirectory(db, dir)
-	t.Cleanup(func() { UseDirectory(db, nil) })
 	load := func(ctx context.Context) {
 		t.Helper()
-		if _, err := LoadActor(ctx, db, 7); err != nil {
+		if _, err := LoadActor(ctx, dir, db, 7); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,13 +70,13 @@ func TestAUserBesideWaymarkIsReadOncePerDecision(t *testing.T) {
 	for range 3 {
 		load(ctx)
 	}
-	if _, err := LoadActor(ctx, db, 8); err != nil {
+	if _, err := LoadActor(ctx, dir, db, 8); err != nil {
 		t.Fatal(err)
 	}
 	reads(2, "three loads of one user and one of another under a memo")
 
 	rec := content.Record{Table: "pages", UID: 1, PID: 1, Fields: map[string]string{}}
-	_ = NewChecker(db).AuthorizeWrite(ctx, db, 7, rec, nil)
+	_ = NewChecker(db, nil, dir).AuthorizeWrite(ctx, db, 7, rec, nil)
 	reads(1, "the authorization of a write under a memo")
 
 	old := actorMemoAge
@@ -91,7 +89,7 @@ func TestAUserBesideWaymarkIsReadOncePerDecision(t *testing.T) {
 
 	fresh := WithActorMemo(context.Background())
 	dir.fail.Store(true)
-	if _, err := LoadActor(fresh, db, 9); err == nil {
+	if _, err := LoadActor(fresh, dir, db, 9); err == nil {
 		t.Fatal("a failed read answered an actor")
 	}
 	dir.fail.Store(false)

@@ -17,16 +17,18 @@ import (
 // it is not safe for concurrent use.
 type PageTree struct {
 	q      store.Querier
+	src    content.Source
 	a      *Actor
 	mounts map[int64]bool
 	pages  map[int64]*content.Record // loaded pages without fields; nil = missing
 	show   map[int64]bool            // decided MayShow answers
 }
 
-// NewPageTree returns an empty tree for a, reading through q. A nil actor
-// (a missing user) may show no page.
-func NewPageTree(q store.Querier, a *Actor) *PageTree {
-	t := &PageTree{q: q, a: a, mounts: map[int64]bool{}, pages: map[int64]*content.Record{}, show: map[int64]bool{}}
+// NewPageTree returns an empty tree for a, reading the pages of src (nil:
+// the built-in source) through q. A nil actor (a missing user) may show no
+// page.
+func NewPageTree(q store.Querier, src content.Source, a *Actor) *PageTree {
+	t := &PageTree{q: q, src: content.OrBuiltin(src), a: a, mounts: map[int64]bool{}, pages: map[int64]*content.Record{}, show: map[int64]bool{}}
 	if a != nil {
 		for _, m := range a.EffectiveMounts() {
 			t.mounts[m] = true
@@ -38,7 +40,7 @@ func NewPageTree(q store.Querier, a *Actor) *PageTree {
 // MayShowPages is the batch form of ActorMayShowPage: whether a may show
 // each of pages, read at one moment.
 func (c *Checker) MayShowPages(ctx context.Context, a *Actor, pages []int64) (map[int64]bool, error) {
-	t := NewPageTree(c.db, a)
+	t := NewPageTree(c.db, c.src, a)
 	if err := t.Load(ctx, pages); err != nil {
 		return nil, err
 	}
@@ -65,7 +67,7 @@ func (e PageEdit) Any() bool { return e.Page || e.Content }
 // may edit on each of pages, read at one moment. The dashboard ranks only
 // pages an editor can act on with it.
 func (c *Checker) MayEditPages(ctx context.Context, a *Actor, pages []int64) (map[int64]PageEdit, error) {
-	t := NewPageTree(c.db, a)
+	t := NewPageTree(c.db, c.src, a)
 	if err := t.Load(ctx, pages); err != nil {
 		return nil, err
 	}
@@ -94,7 +96,7 @@ func (t *PageTree) Load(ctx context.Context, uids []int64) error {
 		for _, uid := range want {
 			t.pages[uid] = nil
 		}
-		recs, err := content.Heads(ctx, t.q, "pages", want)
+		recs, err := t.src.Heads(ctx, t.q, "pages", want)
 		if err != nil {
 			return err
 		}

@@ -52,7 +52,7 @@ func (rt *Runtime) InboxAfter(ctx context.Context, actor int64, after string, li
 		return InboxPage{}, err
 	}
 	page := InboxPage{Runs: []Status{}}
-	a, err := access.LoadActor(ctx, rt.db, actor)
+	a, err := access.LoadActor(ctx, rt.dir, rt.db, actor)
 	if errors.Is(err, access.ErrNoUser) || (err == nil && !a.Active()) {
 		return page, nil
 	}

@@ -16,6 +16,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/clock"
+	"waymark/internal/content"
 	"waymark/internal/llm"
 	"waymark/internal/llmconfig"
 	"waymark/internal/run"
@@ -112,6 +113,8 @@ type Config struct {
 // Runtime runs requests as runs. It is safe for concurrent use.
 type Runtime struct {
 	db        *store.DB
+	src       content.Source
+	dir       access.Directory
 	runs      *run.Store
 	configs   *llmconfig.Store
 	tools     *tool.Registry
@@ -139,6 +142,10 @@ type Deps struct {
 	Configs   *llmconfig.Store
 	Tools     *tool.Registry
 	Providers ProviderFunc
+	// Source and Directory are the installation's content source and user
+	// directory (nil: the built-in ones).
+	Source    content.Source
+	Directory access.Directory
 }
 
 // New returns a runtime on its dependencies d; cfg carries the optional
@@ -185,7 +192,7 @@ func New(d Deps, cfg *Config) (*Runtime, error) {
 		return nil, fmt.Errorf("agent.New: Heartbeat %v must be positive and shorter than Lease %v", c.Heartbeat, c.Lease)
 	}
 	halted, halt := context.WithCancel(context.Background())
-	return &Runtime{db: db, runs: runs, configs: configs, tools: tools, providers: providers,
+	return &Runtime{db: db, src: content.OrBuiltin(d.Source), dir: access.OrBuiltin(d.Directory), runs: runs, configs: configs, tools: tools, providers: providers,
 		queue: c.Queue, clk: c.Clock, log: c.Logger, cfg: c, skills: c.Skills, preparer: c.Preparer,
 		halted: halted, halt: halt}, nil
 }
@@ -208,7 +215,7 @@ func (rt *Runtime) usableConfig(ctx context.Context, actor, uid int64) (llmconfi
 	if err != nil {
 		return llmconfig.Configuration{}, err
 	}
-	a, err := access.LoadActor(ctx, rt.db, actor)
+	a, err := access.LoadActor(ctx, rt.dir, rt.db, actor)
 	if errors.Is(err, access.ErrNoUser) {
 		return llmconfig.Configuration{}, ErrConfiguration
 	}

@@ -91,7 +91,7 @@ func setup(t *testing.T, db *store.DB, stream bool, replies ...llmtest.Reply) *e
 		t.Fatal(err)
 	}
 	srv := llmtest.NewServer(t, replies...)
-	configs := llmconfig.New(db, box)
+	configs := llmconfig.New(db, box, nil)
 	for _, c := range []llmconfig.Configuration{
 		{UID: cfgPlain, Identifier: "chat", Name: "Chat", Active: true, ProviderType: llmconfig.ProviderOpenAI, BaseURL: srv.URL(),
 			APIKey: "sk-test-secret", Model: "m", ContextWindow: 32000, MaxOutputTokens: 1000, AllowedGroups: []int64{1}},
@@ -102,9 +102,9 @@ func setup(t *testing.T, db *store.DB, stream bool, replies ...llmtest.Reply) *e
 			t.Fatal(err)
 		}
 	}
-	checker := access.NewChecker(db)
+	checker := access.NewChecker(db, nil, nil)
 	reg := tool.NewRegistry(db, nil)
-	if err := tool.RegisterBuiltins(reg, db, content.NewWriter(db, checker, clk), checker); err != nil {
+	if err := tool.RegisterBuiltins(reg, db, nil, nil, content.NewWriter(db, nil, checker, clk), checker); err != nil {
 		t.Fatal(err)
 	}
 	runs := run.NewStore(db, clk)
@@ -140,7 +140,7 @@ func (e *env) status(t *testing.T, actor int64, id string) agent.Status {
 
 func (e *env) field(t *testing.T, table string, uid int64, field string) string {
 	t.Helper()
-	r, err := content.Get(context.Background(), e.db, table, uid)
+	r, err := content.Builtin{}.Get(context.Background(), e.db, table, uid)
 	if err != nil {
 		t.Fatal(err)
 	}

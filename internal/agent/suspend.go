@@ -128,7 +128,7 @@ func compactJSON(b json.RawMessage) string {
 
 // previewLang is the initiator's backend language (previews are in the acting user's language).
 func (rt *Runtime) previewLang(ctx context.Context, user int64) string {
-	u, err := access.LoadActor(ctx, rt.db, user)
+	u, err := access.LoadActor(ctx, rt.dir, rt.db, user)
 	if err != nil || u.BackendLanguage == "" {
 		return "en"
 	}

@@ -29,7 +29,7 @@ const (
 // with the actor as stored now and how much it may see. Unknown and
 // invisible runs are ErrNotFound alike.
 func (rt *Runtime) visibleRun(ctx context.Context, actor int64, id string) (run.Run, *access.Actor, viewer, error) {
-	a, err := access.LoadActor(ctx, rt.db, actor)
+	a, err := access.LoadActor(ctx, rt.dir, rt.db, actor)
 	if errors.Is(err, access.ErrNoUser) {
 		return run.Run{}, nil, noViewer, ErrNotFound
 	}
@@ -105,7 +105,7 @@ func (rt *Runtime) approverScope(ctx context.Context, a *access.Actor, r run.Run
 	if err != nil {
 		return false, nil
 	}
-	checker := access.NewChecker(rt.db)
+	checker := access.NewChecker(rt.db, rt.src, rt.dir)
 	for _, c := range s.Calls {
 		if c.Target == nil {
 			if c.DeclaresWrite {
@@ -113,7 +113,7 @@ func (rt *Runtime) approverScope(ctx context.Context, a *access.Actor, r run.Run
 			}
 			continue
 		}
-		rec, err := content.Get(ctx, rt.db, c.Target.Table, c.Target.UID)
+		rec, err := rt.src.Get(ctx, rt.db, c.Target.Table, c.Target.UID)
 		if errors.Is(err, content.ErrNotFound) {
 			return false, nil
 		}

@@ -125,8 +125,15 @@ type Config struct {
 	// TYPO3, when set, is the TYPO3 installation Waymark runs beside
 	// (--typo3, --typo3-sites): its pages, content, languages, users, groups,
 	// rights and passwords are read live from it instead of Waymark's own
-	// tables; nil runs on the built-in source and directory.
+	// tables; nil runs on Source and Directory (by default the built-in
+	// ones).
 	TYPO3 *live.TYPO3
+	// Source and Directory are the content source and user directory
+	// handed to every service that reads records or users (content.Source,
+	// access.Directory); nil is the built-in one. Beside TYPO3 both are
+	// TYPO3 and may not be set here.
+	Source    content.Source
+	Directory access.Directory
 	// TYPO3Writer, for tests, replaces the writer into TYPO3 that TYPO3
 	// gives (live.TYPO3.Writer, the same connection), e.g. one reaching the
 	// database through a proxy or with a test hook. It needs TYPO3. With
@@ -146,18 +153,23 @@ type Config struct {
 
 // App is the wired application.
 type App struct {
-	DB      *store.DB
-	Box     *secret.Box
-	Configs *llmconfig.Store
-	Tools   *tool.Registry
-	Runs    *run.Store
-	Runtime *agent.Runtime
-	Queue   *queue.Queue
-	Skills  *skill.Store
-	Chat    *chat.Service
-	Server  *httpapi.Server
-	MCP     *mcp.Server // the MCP tools: /mcp of Server, and `waymark mcp` over stdio
-	log     *slog.Logger
+	DB *store.DB
+	// Source and Directory are the content source and user directory every
+	// service of the application was handed: TYPO3's beside it
+	// (Config.TYPO3), else the built-in ones.
+	Source    content.Source
+	Directory access.Directory
+	Box       *secret.Box
+	Configs   *llmconfig.Store
+	Tools     *tool.Registry
+	Runs      *run.Store
+	Runtime   *agent.Runtime
+	Queue     *queue.Queue
+	Skills    *skill.Store
+	Chat      *chat.Service
+	Server    *httpapi.Server
+	MCP       *mcp.Server // the MCP tools: /mcp of Server, and `waymark mcp` over stdio
+	log       *slog.Logger
 
 	skillsRoot string // Config.SkillsRoot, for imports
 	hashCost   int    // Config.HashCost, for imports
@@ -198,8 +210,19 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if cfg.TYPO3Writer != nil && cfg.TYPO3 == nil {
 		return nil, errors.New("app.New: TYPO3Writer needs TYPO3: approved changes are written into TYPO3 only beside it")
 	}
+	// The one seam: the source, the directory and the password check are
+	// handed to every service that reads them, here; nothing looks them up
+	// by database, so two applications on one database may read two sources.
+	var (
+		src       = content.OrBuiltin(cfg.Source)
+		dir       = access.OrBuiltin(cfg.Directory)
+		passwords auth.PasswordDirectory // nil: Waymark's own password hashes
+	)
+	if cfg.TYPO3 != nil && (cfg.Source != nil || cfg.Directory != nil) {
+		return nil, errors.New("app.New: Source and Directory are TYPO3's beside TYPO3: set TYPO3 or them, not both")
+	}
 	if cfg.TYPO3 != nil {
-		cfg.TYPO3.Attach(db)
+		src, dir, passwords = cfg.TYPO3, cfg.TYPO3, cfg.TYPO3
 		if cfg.TYPO3Writer == nil {
 			w, err := cfg.TYPO3.Writer(clk.Now)
 			if err != nil {
@@ -208,18 +231,18 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 			cfg.TYPO3Writer = w
 		}
 	}
-	checker := access.NewChecker(db)
+	checker := access.NewChecker(db, src, dir)
 	reg := tool.NewRegistry(db, cfg.Tracer)
-	var writer content.RecordWriter = content.NewWriter(db, checker, clk)
+	var writer content.RecordWriter = content.NewWriter(db, src, checker, clk)
 	switch {
 	case cfg.Bridge != nil:
-		if writer, err = bridge.NewRecordWriter(cfg.Bridge, db, cfg.TYPO3); err != nil {
+		if writer, err = bridge.NewRecordWriter(cfg.Bridge, db, src, cfg.TYPO3); err != nil {
 			return nil, err
 		}
 	case cfg.TYPO3Writer != nil:
-		writer = &typo3.RecordWriter{TYPO3: cfg.TYPO3Writer, Local: content.NewWriter(db, checker, clk), DB: db}
+		writer = &typo3.RecordWriter{TYPO3: cfg.TYPO3Writer, Local: content.NewWriter(db, src, checker, clk), DB: db}
 	}
-	if err := tool.RegisterBuiltins(reg, db, writer, checker); err != nil {
+	if err := tool.RegisterBuiltins(reg, db, src, dir, writer, checker); err != nil {
 		return nil, err
 	}
 	if err := reg.Register(tool.NewFuncTool(agent.LoadSkillDef(), func(context.Context, tool.Call) (tool.Result, error) {
@@ -227,9 +250,9 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	})); err != nil {
 		return nil, err
 	}
-	configs := llmconfig.New(db, box)
+	configs := llmconfig.New(db, box, dir)
 	skills, err := skill.NewStore(db, func(name string) bool { _, ok := reg.Def(name); return ok }, configs,
-		&skill.Config{Clock: clk, Root: cfg.SkillsRoot})
+		&skill.Config{Clock: clk, Root: cfg.SkillsRoot, Directory: dir})
 	if err != nil {
 		return nil, err
 	}
@@ -254,11 +277,11 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	// turns; the runtime gets a function that calls it, set below before any
 	// worker starts (StartWorkers runs after New).
 	var conversations *chat.Service
-	rt, err := agent.New(agent.Deps{DB: db, Runs: runs, Configs: configs, Tools: reg,
+	rt, err := agent.New(agent.Deps{DB: db, Source: src, Directory: dir, Runs: runs, Configs: configs, Tools: reg,
 		Providers: tracedProviders(providers.NewWithDemo(configs, cfg.Provider, demo.Model{Pace: cfg.DemoPace}), cfg.Tracer)},
 		&agent.Config{Clock: clk, Logger: log, Stream: cfg.ModelStream, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
 			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q, ResumeWait: cfg.ResumeWait,
-			Preparer: process.NewPreparer(db, runs, skills, checker),
+			Preparer: process.NewPreparer(db, src, dir, runs, skills, checker),
 			ObserveProvider: func(cfg int64, d time.Duration, err error) {
 				outcome := "ok"
 				if err != nil {
@@ -272,15 +295,15 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	ender := process.NewEnder(db, runs)
-	points := openpoint.New(db, clk)
-	catalogue := process.NewCatalogue(db, configs, skills)
-	pages := site.New(db, checker)
-	conversations = chat.New(chat.Deps{DB: db, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
+	ender := process.NewEnder(db, dir, runs)
+	points := openpoint.New(db, src, dir, clk)
+	catalogue := process.NewCatalogue(db, dir, configs, skills)
+	pages := site.New(db, src, checker)
+	conversations = chat.New(chat.Deps{DB: db, Source: src, Directory: dir, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
 		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(), BeforeClaim: cfg.BeforeClaim,
 		Labeler: func(ctx context.Context, reader int64, targets []chat.LabelTarget) []*chat.TargetLabels {
 			out := make([]*chat.TargetLabels, len(targets))
-			a, err := access.LoadActor(ctx, db, reader)
+			a, err := access.LoadActor(ctx, dir, db, reader)
 			if err != nil {
 				return out
 			}
@@ -300,23 +323,20 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 			return out
 		}})
 	build := buildinfo.Read(cfg.Version)
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: log, Clock: clk, Version: build.Version, Commit: build.Commit, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, TrustedProxies: cfg.TrustedProxies, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
+	srv, err := httpapi.New(httpapi.Config{DB: db, Source: src, Directory: dir, Passwords: passwords, Logger: log, Clock: clk, Version: build.Version, Commit: build.Commit, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, TrustedProxies: cfg.TrustedProxies, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs,
 		TYPO3Bridge: bridgeOrNil(cfg.Bridge), PasswordLoginOff: cfg.Bridge != nil && !cfg.PasswordLogin})
 	if err != nil {
 		return nil, err
 	}
-	if cfg.TYPO3 != nil {
-		srv.Auth().UseDirectory(cfg.TYPO3)
-	}
 	ui, err := web.New(web.Deps{API: srv, Chat: conversations, OpenPoints: points, Runtime: rt, Site: pages,
-		Catalogue: catalogue, DB: db, Configs: configs, Ender: ender, Skills: skills}, &web.Config{Logger: log, TYPO3Backend: typo3Backend(cfg.Bridge)})
+		Catalogue: catalogue, DB: db, Source: src, Directory: dir, Configs: configs, Ender: ender, Skills: skills}, &web.Config{Logger: log, TYPO3Backend: typo3Backend(cfg.Bridge)})
 	if err != nil {
 		return nil, err
 	}
 	ui.Register()
 	// MCP clients reach the same services at /mcp (Streamable HTTP).
-	tools := mcp.New(mcp.Deps{DB: db, Chat: conversations, OpenPoints: points, Site: pages, Catalogue: catalogue, Configs: configs,
+	tools := mcp.New(mcp.Deps{DB: db, Directory: dir, Chat: conversations, OpenPoints: points, Site: pages, Catalogue: catalogue, Configs: configs,
 		Skills: skills, Inbox: rt}, &mcp.Config{Logger: log, Version: build.Version,
 		FormWait: cfg.MCPFormWait, FormProgress: cfg.MCPFormProgress})
 	mcpHandler := tools.Handler(srv, cfg.MCPOrigins)
@@ -342,7 +362,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err := srv.Registry().Register(refusals); err != nil {
 		return nil, err
 	}
-	return &App{DB: db, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, MCP: tools, log: log, skillsRoot: cfg.SkillsRoot, hashCost: cfg.HashCost}, nil
+	return &App{DB: db, Source: src, Directory: dir, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, MCP: tools, log: log, skillsRoot: cfg.SkillsRoot, hashCost: cfg.HashCost}, nil
 }
 
 // bridgeOrNil is b as the API's bridge: a nil interface without one.
@@ -370,13 +390,14 @@ func (a *App) Close() { a.Chat.Close() }
 func (a *App) Handler() http.Handler { return a.Server.Handler() }
 
 // FixtureOptions are the options imports run with: the secret box, the registered tools, the
-// skills root and the hash cost.
+// skills root, the hash cost, and the application's source and directory.
 func (a *App) FixtureOptions() *fixture.Options {
 	var names []string
 	for _, d := range a.Tools.List() {
 		names = append(names, d.Name)
 	}
-	return &fixture.Options{Secrets: a.Box, ToolNames: names, SkillsRoot: a.skillsRoot, HashCost: a.hashCost}
+	return &fixture.Options{Secrets: a.Box, ToolNames: names, SkillsRoot: a.skillsRoot, HashCost: a.hashCost,
+		Source: a.Source, Directory: a.Directory}
 }
 
 // reapEvery is how often the installation's reaper runs: a quarter of the

@@ -56,11 +56,11 @@ type Authenticator struct {
 // are access.Directory's.
 type PasswordDirectory interface {
 	// CheckLogin returns the uid of the user username and password prove,
-	// whose row in Waymark's be_users (which sessions and tokens name)
-	// exists when it returns. Every failure of the credentials — unknown,
+	// whose row in Waymark's be_users in db (which sessions and tokens
+	// name) exists when it returns. Every failure of the credentials — unknown,
 	// deleted, disabled or expired user, wrong password — is
 	// ErrUnauthenticated; other errors are failures of a database.
-	CheckLogin(ctx context.Context, username, password string) (int64, error)
+	CheckLogin(ctx context.Context, db *store.DB, username, password string) (int64, error)
 }
 
 // LogNoter is an error in a refused login's chain that tells the operator
@@ -70,10 +70,6 @@ type LogNoter interface {
 	error
 	LogNote() string
 }
-
-// UseDirectory makes password logins check d instead of Waymark's own
-// password hashes. Tokens and sessions stay Waymark's.
-func (a *Authenticator) UseDirectory(d PasswordDirectory) { a.dir = d }
 
 // Verified tokens are kept for one settings generation: every change of
 // api_tokens must move it (checked by store.MissingGenerationTriggers).
@@ -88,12 +84,14 @@ type cachedToken struct {
 
 // New returns an Authenticator reading db and deciding expiry and login
 // windows by clk, with DefaultLimits.
-func New(db *store.DB, clk clock.Clock) *Authenticator { return NewLimited(db, clk, Limits{}) }
+func New(db *store.DB, clk clock.Clock) *Authenticator { return NewLimited(db, clk, nil, Limits{}) }
 
-// NewLimited is New with the login limits l (zero fields: the defaults).
-func NewLimited(db *store.DB, clk clock.Clock, l Limits) *Authenticator {
+// NewLimited is New with the login limits l (zero fields: the defaults)
+// and password logins checked by passwords instead of Waymark's own
+// password hashes (nil: Waymark's own). Tokens and sessions stay Waymark's.
+func NewLimited(db *store.DB, clk clock.Clock, passwords PasswordDirectory, l Limits) *Authenticator {
 	t := newThrottle(l)
-	return &Authenticator{db: db, clk: clk, cache: map[[32]byte]cachedToken{}, typo3Seen: map[string]time.Time{},
+	return &Authenticator{db: db, clk: clk, dir: passwords, cache: map[[32]byte]cachedToken{}, typo3Seen: map[string]time.Time{},
 		throttle: t, checks: make(chan struct{}, t.limits.MaxChecks)}
 }
 

@@ -118,7 +118,7 @@ func (a *Authenticator) directoryLogin(ctx context.Context, username, password s
 		return 0, fmt.Errorf("login: waiting for a password check: %w", ctx.Err())
 	}
 	defer func() { <-a.checks }()
-	return a.dir.CheckLogin(ctx, username, password)
+	return a.dir.CheckLogin(ctx, a.db, username, password)
 }
 
 // newSession creates a session of user uid.

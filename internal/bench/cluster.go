@@ -272,9 +272,6 @@ func (c *Cluster) Close() {
 		_ = c.model.Close()
 	}
 	if c.DB != nil {
-		if c.t3 != nil {
-			live.Detach(c.DB) // the fixture's app made TYPO3 this database's source
-		}
 		_ = c.DB.Close()
 	}
 	if c.t3 != nil {

@@ -22,7 +22,7 @@ func (s *Service) ConfigurationFor(ctx context.Context, actor int64) (llmconfig.
 // disabled user, and a failed read as itself — never folded into a 404
 // (issue 16 item 4).
 func (s *Service) activeActor(ctx context.Context, actor int64) (*access.Actor, error) {
-	a, err := access.LoadActor(ctx, s.db, actor)
+	a, err := access.LoadActor(ctx, s.dir, s.db, actor)
 	if errors.Is(err, access.ErrNoUser) || (err == nil && !a.Active()) {
 		return nil, ErrNotFound
 	}

@@ -82,7 +82,7 @@ func (s *Service) label(ctx context.Context, reader int64, os []Outcome, card *C
 // button label in the editor's backend language (the UI's catalogue).
 func (s *Service) answerText(ctx context.Context, actor int64, answer string) string {
 	lang := ""
-	if a, err := access.LoadActor(ctx, s.db, actor); err == nil {
+	if a, err := access.LoadActor(ctx, s.dir, s.db, actor); err == nil {
 		lang = a.BackendLanguage
 	}
 	return catalog.For(lang).Get("answer." + answer)

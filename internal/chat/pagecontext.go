@@ -22,10 +22,10 @@ func (s *Service) pageContext(ctx context.Context, r row) string {
 	}
 	page := r.Page
 	title := ""
-	if p, err := content.Get(ctx, s.db, "pages", r.Page); err == nil {
+	if p, err := s.src.Get(ctx, s.db, "pages", r.Page); err == nil {
 		if p.Language > 0 && p.L10nParent > 0 {
 			page = p.L10nParent // a translation's uid names its default-language page
-			if parent, err := content.Get(ctx, s.db, "pages", page); err == nil {
+			if parent, err := s.src.Get(ctx, s.db, "pages", page); err == nil {
 				title = parent.Fields["title"]
 			}
 		} else {
@@ -34,11 +34,11 @@ func (s *Service) pageContext(ctx context.Context, r row) string {
 	}
 	lang := fmt.Sprintf("language uid %d", r.Language)
 	if r.Language > 0 {
-		if tr, err := content.Translation(ctx, s.db, "pages", page, r.Language); err == nil && tr.Fields["title"] != "" {
+		if tr, err := s.src.Translation(ctx, s.db, "pages", page, r.Language); err == nil && tr.Fields["title"] != "" {
 			title = tr.Fields["title"]
 		}
 	}
-	if name, ok, err := content.LanguageTitle(ctx, s.db, r.Language); err == nil && ok {
+	if name, ok, err := content.LanguageTitle(ctx, s.src, s.db, r.Language); err == nil && ok {
 		lang = fmt.Sprintf("%s, language uid %d", name, r.Language)
 	}
 	if title == "" {
@@ -53,7 +53,7 @@ func (s *Service) pageContext(ctx context.Context, r row) string {
 // backend language — so that its answers and a tour's closing summary are
 // in her words (the page's content keeps the page's language).
 func (s *Service) editorLanguage(ctx context.Context, r row) string {
-	a, err := access.LoadActor(ctx, s.db, r.Owner)
+	a, err := access.LoadActor(ctx, s.dir, s.db, r.Owner)
 	if err != nil || a.BackendLanguage == "" {
 		return ""
 	}

@@ -12,6 +12,7 @@ import (
 	"waymark/internal/access"
 	"waymark/internal/agent"
 	"waymark/internal/clock"
+	"waymark/internal/content"
 	"waymark/internal/fault"
 	"waymark/internal/llmconfig"
 	"waymark/internal/openpoint"
@@ -87,6 +88,8 @@ var (
 // a service without a queue, which run on its own goroutines.
 type Service struct {
 	db      *store.DB
+	src     content.Source
+	dir     access.Directory
 	rt      Runtime
 	configs *llmconfig.Store
 	skills  *skill.Store
@@ -117,14 +120,18 @@ func (s *Service) beforeClaim(op string) {
 // Deps are what a chat service works with, all given to New (issue 16 item
 // 5: nothing is wired after it).
 type Deps struct {
-	DB      *store.DB
-	Runtime Runtime
-	Configs *llmconfig.Store
-	Skills  *skill.Store
-	Checker *access.Checker
-	Points  PointKeeper
-	Clock   clock.Clock
-	Logger  *slog.Logger // nil: discard
+	DB *store.DB
+	// Source and Directory are the installation's content source and user
+	// directory (nil: the built-in ones).
+	Source    content.Source
+	Directory access.Directory
+	Runtime   Runtime
+	Configs   *llmconfig.Store
+	Skills    *skill.Store
+	Checker   *access.Checker
+	Points    PointKeeper
+	Clock     clock.Clock
+	Logger    *slog.Logger // nil: discard
 	// Ender ends the process of a run, for EndTour and SetSkill; may be nil.
 	Ender Ender
 	// Labeler describes outcome targets in the view; may be nil.
@@ -150,7 +157,7 @@ func New(d Deps) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, rt: d.Runtime, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
+	return &Service{db: d.DB, src: content.OrBuiltin(d.Source), dir: access.OrBuiltin(d.Directory), rt: d.Runtime, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
 		ender: d.Ender, labeler: d.Labeler, queue: d.Queue, clk: d.Clock, log: log,
 		ctx: ctx, cancel: cancel, lease: cmp.Or(d.Lease, agent.DefaultLease), wake: make(chan struct{}, 1),
 		hookBeforeClaim: d.BeforeClaim}

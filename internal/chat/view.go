@@ -134,15 +134,15 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 
 func (s *Service) tour(ctx context.Context, r row) *Tour {
 	t := &Tour{}
-	if p, err := content.Get(ctx, s.db, "pages", r.Page); err == nil {
+	if p, err := s.src.Get(ctx, s.db, "pages", r.Page); err == nil {
 		t.PageTitle = p.Fields["title"]
 		if r.Language > 0 {
-			if tr, err := content.Translation(ctx, s.db, "pages", r.Page, r.Language); err == nil && tr.Fields["title"] != "" {
+			if tr, err := s.src.Translation(ctx, s.db, "pages", r.Page, r.Language); err == nil && tr.Fields["title"] != "" {
 				t.PageTitle = tr.Fields["title"]
 			}
 		}
 	}
-	t.LanguageName, _, _ = content.LanguageTitle(ctx, s.db, r.Language)
+	t.LanguageName, _, _ = content.LanguageTitle(ctx, s.src, s.db, r.Language)
 	return t
 }
 

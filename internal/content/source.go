@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"waymark/internal/store"
 )
@@ -14,8 +13,13 @@ import (
 // CMS beside Waymark (a TYPO3 database, package typo3/live). Every rule of
 // the specification built on records (page-show, mounts, the translation
 // rule, root level, open-point visibility, highlight targets) is written
-// above this seam, in the callers of the package functions Get, OnPage, …,
-// so it holds for every source alike.
+// above this seam, in the services that read through it, so it holds for
+// every source alike.
+//
+// A source is a value handed to the constructors of the services that read
+// records where the application is wired (app.New, from the installation a
+// command opened), the way River hands its driver to NewClient; nothing
+// looks it up by database. A nil source is the built-in one (OrBuiltin).
 //
 // q is the Waymark store handle the call is made in (a transaction or the
 // pool); a source on another database does not use it. The table schemas
@@ -49,70 +53,25 @@ type Builtin struct{}
 
 var _ Source = Builtin{}
 
-// sources holds the source attached to each Waymark database (Use); a
-// database without one reads the built-in source.
-var sources sync.Map // *store.DB → Source
-
-// Use makes src the source every read through db (or a transaction on it)
-// goes to; nil returns db to the built-in source. The application attaches
-// a TYPO3 source once at start (app.Config.TYPO3).
-func Use(db *store.DB, src Source) {
+// OrBuiltin returns src, or the built-in source when src is nil: a nil
+// Source handed to a constructor (or set in a Config or Deps) is Builtin.
+func OrBuiltin(src Source) Source {
 	if src == nil {
-		sources.Delete(db)
-		return
+		return Builtin{}
 	}
-	sources.Store(db, src)
+	return src
 }
 
-// SourceOf returns the source the reads through q go to.
-func SourceOf(q store.Querier) Source {
-	if q != nil {
-		if p := q.Pool(); p != nil {
-			if s, ok := sources.Load(p); ok {
-				return s.(Source)
-			}
-		}
-	}
-	return Builtin{}
+// IsBuiltin reports whether src is the built-in source (nil is).
+func IsBuiltin(src Source) bool {
+	_, builtin := OrBuiltin(src).(Builtin)
+	return builtin
 }
 
-// Get reads one record, deleted or not, from q's source. It returns
-// ErrNotFound when none exists.
-func Get(ctx context.Context, q store.Querier, table string, uid int64) (Record, error) {
-	return SourceOf(q).Get(ctx, q, table, uid)
-}
-
-// OnPage lists the live, non-deleted records of table on page pid whose
-// language is one of languages (pass LanguageAll to include all-languages
-// records), from q's source: ordered by uid (built-in) or as the CMS sorts
-// them.
-func OnPage(ctx context.Context, q store.Querier, table string, pid int64, languages ...int64) ([]Record, error) {
-	return SourceOf(q).OnPage(ctx, q, table, pid, languages...)
-}
-
-// Translation returns the live translation of a default-language record into
-// language, or ErrNotFound.
-func Translation(ctx context.Context, q store.Querier, table string, parent, language int64) (Record, error) {
-	return SourceOf(q).Translation(ctx, q, table, parent, language)
-}
-
-// TranslationLanguages lists the languages (> 0) of the live translations of
-// record parent of table, in order.
-func TranslationLanguages(ctx context.Context, q store.Querier, table string, parent int64) ([]int64, error) {
-	return SourceOf(q).TranslationLanguages(ctx, q, table, parent)
-}
-
-// Heads reads the records of table among uids without their fields: identity,
-// tree, language, workspace, deletion and permission columns, deleted or not,
-// in no order — what a permission check needs of many pages at once.
-func Heads(ctx context.Context, q store.Querier, table string, uids []int64) ([]Record, error) {
-	return SourceOf(q).Heads(ctx, q, table, uids)
-}
-
-// Language returns the language uid of a record, deleted or not; ok is
-// false when there is none.
-func Language(ctx context.Context, q store.Querier, table string, uid int64) (lang int64, ok bool, err error) {
-	src := SourceOf(q)
+// Language returns the language uid of a record of src, deleted or not; ok
+// is false when there is none.
+func Language(ctx context.Context, src Source, q store.Querier, table string, uid int64) (lang int64, ok bool, err error) {
+	src = OrBuiltin(src)
 	if b, isBuiltin := src.(Builtin); isBuiltin {
 		return b.Language(ctx, q, table, uid)
 	}
@@ -126,10 +85,10 @@ func Language(ctx context.Context, q store.Querier, table string, uid int64) (la
 	return r.Language, true, nil
 }
 
-// LiveAmong returns which of uids are live records of table (in the live
-// workspace, not deleted).
-func LiveAmong(ctx context.Context, q store.Querier, table string, uids []int64) (map[int64]bool, error) {
-	src := SourceOf(q)
+// LiveAmong returns which of uids are live records of table in src (in the
+// live workspace, not deleted).
+func LiveAmong(ctx context.Context, src Source, q store.Querier, table string, uids []int64) (map[int64]bool, error) {
+	src = OrBuiltin(src)
 	if b, isBuiltin := src.(Builtin); isBuiltin {
 		return b.LiveAmong(ctx, q, table, uids)
 	}
@@ -146,16 +105,10 @@ func LiveAmong(ctx context.Context, q store.Querier, table string, uids []int64)
 	return live, nil
 }
 
-// Languages lists the site languages by uid (the default language, uid 0,
-// has no entry).
-func Languages(ctx context.Context, q store.Querier) ([]SiteLanguage, error) {
-	return SourceOf(q).Languages(ctx, q)
-}
-
-// LanguageTitle returns the title of site language uid; ok is false when
-// there is no such language.
-func LanguageTitle(ctx context.Context, q store.Querier, uid int64) (title string, ok bool, err error) {
-	src := SourceOf(q)
+// LanguageTitle returns the title of site language uid of src; ok is false
+// when there is no such language.
+func LanguageTitle(ctx context.Context, src Source, q store.Querier, uid int64) (title string, ok bool, err error) {
+	src = OrBuiltin(src)
 	if b, isBuiltin := src.(Builtin); isBuiltin {
 		return b.LanguageTitle(ctx, q, uid)
 	}

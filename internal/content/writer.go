@@ -101,17 +101,22 @@ var ErrStateUnknown = errors.New("the write may or may not have been applied")
 // Writer is the one way records change: permission check, history, result.
 type Writer struct {
 	db    *store.DB
+	src   Source
 	auth  Authorizer
 	clock clock.Clock
 }
 
-// NewWriter returns a writer that checks with auth.
-func NewWriter(db *store.DB, auth Authorizer, clk clock.Clock) *Writer {
+// NewWriter returns a writer that reads the records of src (nil: the
+// built-in source) and checks with auth.
+func NewWriter(db *store.DB, src Source, auth Authorizer, clk clock.Clock) *Writer {
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	return &Writer{db: db, auth: auth, clock: clk}
+	return &Writer{db: db, src: OrBuiltin(src), auth: auth, clock: clk}
 }
+
+// Source is the source the writer reads the records from.
+func (w *Writer) Source() Source { return w.src }
 
 // ErrInvalid is returned for a write naming an unknown table or field, or no field.
 var ErrInvalid = errors.New("invalid write")
@@ -151,7 +156,7 @@ func (w *Writer) WriteTx(ctx context.Context, tx *store.Tx, req WriteRequest) (W
 	if len(req.Fields) == 0 {
 		return Written{}, fmt.Errorf("%w: no fields", ErrInvalid)
 	}
-	if _, builtin := SourceOf(tx).(Builtin); !builtin {
+	if !IsBuiltin(w.src) {
 		// The records are read from a CMS beside Waymark (TYPO3): this
 		// writer changes Waymark's own copy, which such a source does not
 		// read, so the change would be recorded but never shown. Refused.
@@ -186,7 +191,7 @@ func (w *Writer) WriteTx(ctx context.Context, tx *store.Tx, req WriteRequest) (W
 }
 
 // CheckTx makes the checks of a write without writing: the table and
-// fields against the schema (ErrInvalid), the record as tx's source holds it
+// fields against the schema (ErrInvalid), the record as the writer's source holds it
 // now (ErrNotFound), and the acting user's rights on it (the Authorizer). It
 // returns the record and the written field names, sorted. On the built-in
 // source it locks the record row first (a concurrent write of it waits for
@@ -216,12 +221,12 @@ func (w *Writer) CheckTx(ctx context.Context, tx *store.Tx, req WriteRequest) (R
 	// waits here and then reads the committed fields instead of storing a
 	// stale copy over them (a lost update on PostgreSQL; SQLite's immediate
 	// transactions already serialise writers, so it needs no lock).
-	if _, builtin := SourceOf(tx).(Builtin); builtin && tx.Dialect() == store.Postgres {
+	if IsBuiltin(w.src) && tx.Dialect() == store.Postgres {
 		if _, err := tx.Exec(ctx, "SELECT 1 FROM records WHERE tbl = ? AND uid = ? FOR UPDATE", req.Table, req.UID); err != nil {
 			return Record{}, nil, fmt.Errorf("lock %s:%d: %w", req.Table, req.UID, err)
 		}
 	}
-	rec, err := Get(ctx, tx, req.Table, req.UID)
+	rec, err := w.src.Get(ctx, tx, req.Table, req.UID)
 	if err != nil {
 		return Record{}, nil, err
 	}

@@ -80,7 +80,7 @@ func setup(t *testing.T, db *store.DB) bundle {
 		t.Fatalf("seed records: %v", err)
 	}
 	clk := clock.NewFake(epoch)
-	return bundle{db: db, clock: clk, writer: content.NewWriter(db, access.NewChecker(db), clk)}
+	return bundle{db: db, clock: clk, writer: content.NewWriter(db, nil, access.NewChecker(db, nil, nil), clk)}
 }
 
 // snapshot is every record's stored fields and update time plus the history, as text.
@@ -113,7 +113,7 @@ func snapshot(t *testing.T, db *store.DB) string {
 
 func fieldsOf(t *testing.T, db *store.DB, table string, uid int64) map[string]string {
 	t.Helper()
-	r, err := content.Get(context.Background(), db, table, uid)
+	r, err := content.Builtin{}.Get(context.Background(), db, table, uid)
 	if err != nil {
 		t.Fatalf("Get(%s:%d): %v", table, uid, err)
 	}

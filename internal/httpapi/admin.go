@@ -55,7 +55,7 @@ func (s *Server) handleAdminUserGrants(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	a, err := access.SetUserGrants(r.Context(), s.db, uid, gs)
+	a, err := access.SetUserGrants(r.Context(), s.dir, s.db, uid, gs)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (s *Server) handleAdminGroupGrants(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	g, err := access.SetGroupGrants(r.Context(), s.db, uid, gs)
+	g, err := access.SetGroupGrants(r.Context(), s.dir, s.db, uid, gs)
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func (s *Server) authenticate(r *http.Request) (*http.Request, error) {
 	if err != nil {
 		return r, err
 	}
-	actor, err := access.LoadActor(ctx, s.db, uid)
+	actor, err := access.LoadActor(ctx, s.dir, s.db, uid)
 	if errors.Is(err, access.ErrNoUser) {
 		return r, auth.ErrUnauthenticated
 	}

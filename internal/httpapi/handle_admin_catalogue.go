@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"waymark/internal/access"
 	"waymark/internal/process"
 )
 
@@ -29,7 +28,7 @@ func (s *Server) handleAdminProcessSkills(w http.ResponseWriter, r *http.Request
 	if user == 0 {
 		return errBadRequest.With("user: the uid of the user whose menu to show is required")
 	}
-	if _, err := access.LoadUser(r.Context(), s.db, user); err != nil {
+	if _, err := s.dir.LoadUser(r.Context(), s.db, user); err != nil {
 		return err
 	}
 	list, err := s.catalogue.ForActor(r.Context(), user, uid)

@@ -8,7 +8,7 @@ import (
 
 // handleAdminGroupList answers GET /api/admin/groups.
 func (s *Server) handleAdminGroupList(w http.ResponseWriter, r *http.Request) error {
-	list, err := access.ListGroups(r.Context(), s.db)
+	list, err := access.ListGroups(r.Context(), s.dir, s.db)
 	if err != nil {
 		return err
 	}
@@ -21,7 +21,7 @@ func (s *Server) handleAdminGroupCreate(w http.ResponseWriter, r *http.Request) 
 	if err := DecodeJSON(r, &g); err != nil {
 		return err
 	}
-	g, err := access.CreateGroup(r.Context(), s.db, g)
+	g, err := access.CreateGroup(r.Context(), s.src, s.dir, s.db, g)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (s *Server) handleAdminGroupGet(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	g, err := access.GetGroup(r.Context(), s.db, uid)
+	g, err := access.GetGroup(r.Context(), s.dir, s.db, uid)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (s *Server) handleAdminGroupUpdate(w http.ResponseWriter, r *http.Request) 
 		return errInvalid.With("uid: the body names %d, the path %d", g.UID, uid)
 	}
 	g.UID = uid
-	g, err = access.UpdateGroup(r.Context(), s.db, g)
+	g, err = access.UpdateGroup(r.Context(), s.src, s.dir, s.db, g)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (s *Server) handleAdminTokenCreate(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	now := s.clock.Now()
-	token, err := access.IssueToken(r.Context(), s.db, uid, body.Label, now, s.hashCost)
+	token, err := access.IssueToken(r.Context(), s.dir, s.db, uid, body.Label, now, s.hashCost)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (s *Server) handleAdminTokenList(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if _, err := access.LoadUser(r.Context(), s.db, uid); err != nil {
+	if _, err := s.dir.LoadUser(r.Context(), s.db, uid); err != nil {
 		return err
 	}
 	list, err := auth.ListTokens(r.Context(), s.db, uid)

@@ -35,7 +35,7 @@ func (b userBody) change() access.AccountChange {
 
 // handleAdminUserList answers GET /api/admin/users.
 func (s *Server) handleAdminUserList(w http.ResponseWriter, r *http.Request) error {
-	list, err := access.ListAccounts(r.Context(), s.db)
+	list, err := access.ListAccounts(r.Context(), s.dir, s.db)
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (s *Server) handleAdminUserCreate(w http.ResponseWriter, r *http.Request) e
 	if err := DecodeJSON(r, &body); err != nil {
 		return err
 	}
-	a, err := access.CreateAccount(r.Context(), s.db, body.change(), s.hashCost)
+	a, err := access.CreateAccount(r.Context(), s.src, s.dir, s.db, body.change(), s.hashCost)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *Server) handleAdminUserGet(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	a, err := access.GetAccount(r.Context(), s.db, uid)
+	a, err := access.GetAccount(r.Context(), s.dir, s.db, uid)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (s *Server) handleAdminUserUpdate(w http.ResponseWriter, r *http.Request) e
 	body.UID = uid
 	ch := body.change()
 	ch.KeepSession = sessionFrom(r.Context()) // a new password of one's own keeps this session
-	a, err := access.UpdateAccount(r.Context(), s.db, ch, s.hashCost)
+	a, err := access.UpdateAccount(r.Context(), s.src, s.dir, s.db, ch, s.hashCost)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 
 // answerLogin answers a login that opened a session: its CSRF token and the user.
 func (s *Server) answerLogin(w http.ResponseWriter, r *http.Request, csrf string) error {
-	actor, err := access.LoadActor(r.Context(), s.db, infoFrom(r.Context()).uid)
+	actor, err := access.LoadActor(r.Context(), s.dir, s.db, infoFrom(r.Context()).uid)
 	if err != nil {
 		return fmt.Errorf("load user after login: %w", err)
 	}
@@ -79,7 +79,7 @@ func (s *Server) PasswordLogin(ctx context.Context, w http.ResponseWriter, r *ht
 	infoFrom(ctx).uid = sess.UID
 	// Beside TYPO3 the session carries the mark of the password it was
 	// opened with: a password changed in TYPO3 ends it.
-	if u, err := access.LoadUser(ctx, s.db, sess.UID); err != nil {
+	if u, err := s.dir.LoadUser(ctx, s.db, sess.UID); err != nil {
 		return "", fmt.Errorf("load user after login: %w", err)
 	} else if u.PasswordMark != "" {
 		if err := s.auth.MarkSession(ctx, sess.ID, u.PasswordMark); err != nil {

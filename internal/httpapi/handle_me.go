@@ -67,10 +67,10 @@ func (s *Server) handleMeLanguage(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	uid := ActorFrom(r.Context()).UID
-	if err := access.SetBackendLanguage(r.Context(), s.db, uid, body.BackendLanguage); err != nil {
+	if err := access.SetBackendLanguage(r.Context(), s.dir, s.db, uid, body.BackendLanguage); err != nil {
 		return err
 	}
-	a, err := access.LoadActor(r.Context(), s.db, uid)
+	a, err := access.LoadActor(r.Context(), s.dir, s.db, uid)
 	if err != nil {
 		return err
 	}

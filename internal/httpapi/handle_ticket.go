@@ -56,7 +56,7 @@ func (s *Server) TicketLogin(ctx context.Context, w http.ResponseWriter, r *http
 	if err := s.db.InTx(ctx, func(tx *store.Tx) error { return access.KeepUserTx(ctx, tx, t.User, t.Username) }); err != nil {
 		return "", bridge.Ticket{}, err
 	}
-	actor, err := access.LoadActor(ctx, s.db, t.User)
+	actor, err := access.LoadActor(ctx, s.dir, s.db, t.User)
 	if errors.Is(err, access.ErrNoUser) || (err == nil && !actor.Active()) {
 		return "", bridge.Ticket{}, errBadTicket.Wrap(fmt.Errorf("TYPO3 user %d is not active", t.User))
 	}

@@ -18,6 +18,7 @@ import (
 	"waymark/internal/auth"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
+	"waymark/internal/content"
 	"waymark/internal/llmconfig"
 	"waymark/internal/openpoint"
 	"waymark/internal/process"
@@ -28,12 +29,19 @@ import (
 
 // Config holds what the server needs. DB is required.
 type Config struct {
-	DB       *store.DB
-	Logger   *slog.Logger         // nil: slog.Default()
-	Clock    clock.Clock          // nil: the wall clock
-	Registry *prometheus.Registry // nil: a new registry with Go and process collectors
-	Version  string               // reported by /healthz and waymark_build_info
-	Commit   string               // likewise
+	DB *store.DB
+	// Source and Directory are the installation's content source and user
+	// directory (nil: the built-in ones); Passwords checks password logins
+	// instead of Waymark's own hashes (nil: Waymark's own; beside TYPO3,
+	// TYPO3's).
+	Source    content.Source
+	Directory access.Directory
+	Passwords auth.PasswordDirectory
+	Logger    *slog.Logger         // nil: slog.Default()
+	Clock     clock.Clock          // nil: the wall clock
+	Registry  *prometheus.Registry // nil: a new registry with Go and process collectors
+	Version   string               // reported by /healthz and waymark_build_info
+	Commit    string               // likewise
 	// TrustedProxies are the networks of the reverse proxies in front of
 	// the server (--trusted-proxies; ParseTrustedProxies): only a request
 	// from one of them has its client named by X-Forwarded-For or Forwarded
@@ -87,6 +95,8 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 // one chain of middleware.
 type Server struct {
 	db           *store.DB
+	src          content.Source
+	dir          access.Directory
 	logger       *slog.Logger
 	clock        clock.Clock
 	registry     *prometheus.Registry
@@ -144,6 +154,8 @@ func New(cfg Config) (*Server, error) {
 		site:         cfg.Site,
 		configs:      cfg.Configs,
 		mux:          http.NewServeMux(),
+		src:          content.OrBuiltin(cfg.Source),
+		dir:          access.OrBuiltin(cfg.Directory),
 		hashCost:     cfg.HashCost,
 		trusted:      cfg.TrustedProxies,
 		bridge:       cfg.TYPO3Bridge,
@@ -156,7 +168,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.registerMetrics(); err != nil {
 		return nil, err
 	}
-	s.auth = auth.NewLimited(s.db, s.clock, auth.Limits{HashCost: cfg.HashCost})
+	s.auth = auth.NewLimited(s.db, s.clock, cfg.Passwords, auth.Limits{HashCost: cfg.HashCost})
 	if cfg.TYPO3Bridge != nil {
 		s.auth.UseTYPO3Sessions(cfg.TYPO3Bridge)
 	}

@@ -34,7 +34,7 @@ func (s *Store) ActorMayUseTx(ctx context.Context, q store.Querier, actorUID, co
 	if !c.Active {
 		return false, nil
 	}
-	actor, err := access.LoadActor(ctx, q, actorUID)
+	actor, err := access.LoadActor(ctx, s.dir, q, actorUID)
 	if errors.Is(err, access.ErrNoUser) {
 		return false, nil
 	}

@@ -107,7 +107,7 @@ func (s *Store) check(ctx context.Context, q store.Querier, c Configuration) err
 		if g <= 0 {
 			continue // Validate reported it
 		}
-		ok, err := access.GroupExists(ctx, q, g)
+		ok, err := access.GroupExists(ctx, s.dir, q, g)
 		if err != nil {
 			return err
 		}

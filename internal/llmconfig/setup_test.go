@@ -23,7 +23,7 @@ func setup(t *testing.T, db *store.DB) bundle {
 	if err != nil {
 		t.Fatalf("secret.New: %v", err)
 	}
-	return bundle{db: db, box: box, store: New(db, box)}
+	return bundle{db: db, box: box, store: New(db, box, nil)}
 }
 
 // valid returns a configuration that passes validation.

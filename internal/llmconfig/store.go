@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"waymark/internal/access"
 	"waymark/internal/clock"
 	"waymark/internal/fault"
 	"waymark/internal/secret"
@@ -23,15 +24,17 @@ var ErrNotFound = fault.New(fault.NotFound, "not_found", "no such configuration"
 type Store struct {
 	db    *store.DB
 	box   *secret.Box
+	dir   access.Directory // whose groups a configuration admits, and whose users may use it
 	clock clock.Clock
 }
 
 // Resolver is the spec's name for the Store (ConfigurationResolver).
 type Resolver = Store
 
-// New returns a Store on db that seals API keys with box.
-func New(db *store.DB, box *secret.Box) *Store {
-	return &Store{db: db, box: box, clock: clock.Real{}}
+// New returns a Store on db that seals API keys with box and reads the
+// users and groups of dir (nil: the built-in directory).
+func New(db *store.DB, box *secret.Box, dir access.Directory) *Store {
+	return &Store{db: db, box: box, dir: access.OrBuiltin(dir), clock: clock.Real{}}
 }
 
 const columns = `uid, identifier, name, active, provider_type, base_url, api_key_sealed, model, script,

@@ -196,7 +196,7 @@ func TestAPIKeyWithAnotherSecretKeyFails(t *testing.T) {
 			t.Fatalf("Put: %v", err)
 		}
 		other, _ := secret.New(make([]byte, secret.KeySize))
-		got, err := New(db, other).APIKey(ctx, 3)
+		got, err := New(db, other, nil).APIKey(ctx, 3)
 		if !errors.Is(err, secret.ErrUnsealFailed) || got != "" {
 			t.Errorf("APIKey with another secret key = %q, %v, want secret.ErrUnsealFailed", got, err)
 		}

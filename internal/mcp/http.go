@@ -192,7 +192,7 @@ func (s *Server) httpWho(ctx context.Context, extra *sdk.RequestExtra) (*access.
 
 // load loads an active user; a missing or disabled one is unauthenticated.
 func (s *Server) load(ctx context.Context, uid int64) (*access.Actor, error) {
-	a, err := access.LoadActor(ctx, s.d.DB, uid)
+	a, err := access.LoadActor(ctx, s.d.Directory, s.d.DB, uid)
 	if errors.Is(err, access.ErrNoUser) || (err == nil && !a.Active()) {
 		return nil, auth.ErrUnauthenticated
 	}

@@ -22,6 +22,7 @@ import (
 // Deps are the services the tools call: the same ones the JSON API calls.
 type Deps struct {
 	DB         *store.DB
+	Directory  access.Directory // whose users sign in (nil: the built-in directory)
 	Chat       *chat.Service
 	OpenPoints *openpoint.Store
 	Site       *site.Site
@@ -73,6 +74,7 @@ func New(d Deps, cfg *Config) *Server {
 	if d.DB == nil || d.Chat == nil || d.OpenPoints == nil || d.Site == nil || d.Catalogue == nil || d.Configs == nil || d.Skills == nil || d.Inbox == nil {
 		panic("mcp: Deps.DB, Chat, OpenPoints, Site, Catalogue, Configs, Skills and Inbox are required")
 	}
+	d.Directory = access.OrBuiltin(d.Directory)
 	return &Server{d: d, log: cmp.Or(cfg.Logger, slog.Default()), version: cmp.Or(cfg.Version, "dev"),
 		settle: cmp.Or(cfg.Settle, 2*time.Minute), formWait: cmp.Or(cfg.FormWait, 30*time.Minute),
 		formProgress: cmp.Or(cfg.FormProgress, 15*time.Second), subs: map[subscription]*watch{}}

@@ -84,7 +84,7 @@ func TestAPointSurvivesTheDeletionOfItsTarget(t *testing.T) {
 		o, _ := opSetup(t, db)
 		ctx := context.Background()
 		opRecord(t, o, opSEO, opHome, "tt_content", opWelcome, "header")
-		rec, err := content.Get(ctx, db, "tt_content", opWelcome)
+		rec, err := content.Builtin{}.Get(ctx, db, "tt_content", opWelcome)
 		if err != nil {
 			t.Fatal(err)
 		}

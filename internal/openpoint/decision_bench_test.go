@@ -21,7 +21,7 @@ func BenchmarkRecordAndCloseOnADecision(b *testing.B) {
 	db := storetest.SQLite(b)
 	openpoint.BenchSite(b, db)
 	ctx := context.Background()
-	op := openpoint.New(db, clock.Real{})
+	op := openpoint.New(db, nil, nil, clock.Real{})
 	target := openpoint.Target{Table: "pages", UID: 42, Fields: []string{"description", "seoTitle"}}
 	step := tool.WriteStep{Table: "pages", UID: 42, Fields: target.Fields, Completeness: tool.Complete}
 	base := median(b, 500, func() error {

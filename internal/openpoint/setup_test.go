@@ -98,7 +98,7 @@ func opSetup(t *testing.T, db *store.DB) (*Store, *clock.Fake) {
 		t.Fatalf("seed records: %v", err)
 	}
 	clk := clock.NewFake(opStart)
-	return New(db, clk), clk
+	return New(db, nil, nil, clk), clk
 }
 
 // opRows lists the stored open points as "skill page table:uid field lang created", oldest first.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"waymark/internal/access"
 	"waymark/internal/clock"
 	"waymark/internal/content"
 	"waymark/internal/store"
@@ -74,16 +75,19 @@ type Point struct {
 // the repository of the reference in one.
 type Store struct {
 	db  *store.DB
+	src content.Source
+	dir access.Directory
 	clk clock.Clock
 }
 
-// New returns the open points kept in db; clk dates new points (the real
-// clock when nil).
-func New(db *store.DB, clk clock.Clock) *Store {
+// New returns the open points kept in db, on the records of src and for
+// the users of dir (nil: the built-in source and directory); clk dates new
+// points (the real clock when nil).
+func New(db *store.DB, src content.Source, dir access.Directory, clk clock.Clock) *Store {
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	return &Store{db: db, clk: clk}
+	return &Store{db: db, src: content.OrBuiltin(src), dir: access.OrBuiltin(dir), clk: clk}
 }
 
 // fieldKeys returns the sorted, unique fields of t, or [""] when it names none.
@@ -127,7 +131,7 @@ func (o *Store) RecordSkipTx(ctx context.Context, tx *store.Tx, skill, page int6
 }
 
 func (o *Store) record(ctx context.Context, q store.Querier, k Key) error {
-	lang, _, err := content.Language(ctx, q, k.Target.Table, k.Target.UID)
+	lang, _, err := content.Language(ctx, o.src, q, k.Target.Table, k.Target.UID)
 	if err != nil {
 		return fmt.Errorf("open point on %s:%d: %w", k.Target.Table, k.Target.UID, err)
 	}

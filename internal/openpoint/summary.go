@@ -59,7 +59,7 @@ func (v *view) describe(ctx context.Context, points []Point) ([]Entry, error) {
 			label = p.Field
 		}
 		if p.Field != "" {
-			rec, err := content.Get(ctx, v.q, p.Table, p.UID)
+			rec, err := v.src.Get(ctx, v.q, p.Table, p.UID)
 			if err != nil && !errors.Is(err, content.ErrNotFound) {
 				return nil, err
 			}
@@ -75,7 +75,7 @@ func (v *view) describe(ctx context.Context, points []Point) ([]Entry, error) {
 // the point's language is a translation and one exists, else the page's own.
 // A page without title is named by its table label and uid.
 func (v *view) pageTitle(ctx context.Context, page, language int64) (string, error) {
-	rec, err := content.Get(ctx, v.q, "pages", page)
+	rec, err := v.src.Get(ctx, v.q, "pages", page)
 	if err != nil && !errors.Is(err, content.ErrNotFound) {
 		return "", err
 	}
@@ -85,7 +85,7 @@ func (v *view) pageTitle(ctx context.Context, page, language int64) (string, err
 		if rec.Language > 0 && rec.L10nParent > 0 {
 			parent = rec.L10nParent
 		}
-		tr, err := content.Translation(ctx, v.q, "pages", parent, language)
+		tr, err := v.src.Translation(ctx, v.q, "pages", parent, language)
 		switch {
 		case err == nil && tr.Fields["title"] != "":
 			title = tr.Fields["title"]

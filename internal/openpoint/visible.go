@@ -109,6 +109,7 @@ func (o *Store) onPage(ctx context.Context, reader, page, skill int64) (*view, [
 // view is the visibility rule for one reader, read at one moment.
 type view struct {
 	q       store.Querier
+	src     content.Source
 	actor   *access.Actor
 	schemas *content.Schemas
 	pages   *access.PageTree
@@ -116,7 +117,7 @@ type view struct {
 
 // viewOf loads reader; nil without error when the reader is missing or disabled.
 func (o *Store) viewOf(ctx context.Context, reader int64) (*view, error) {
-	a, err := access.LoadActor(ctx, o.db, reader)
+	a, err := access.LoadActor(ctx, o.dir, o.db, reader)
 	if errors.Is(err, access.ErrNoUser) {
 		return nil, nil
 	}
@@ -130,7 +131,7 @@ func (o *Store) viewOf(ctx context.Context, reader int64) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &view{q: o.db, actor: a, schemas: schemas, pages: access.NewPageTree(o.db, a)}, nil
+	return &view{q: o.db, src: o.src, actor: a, schemas: schemas, pages: access.NewPageTree(o.db, o.src, a)}, nil
 }
 
 // scan reads open points newest first (restricted by where, when set) in
@@ -200,7 +201,7 @@ func (v *view) keep(ctx context.Context, points []Point) ([]Point, error) {
 	}
 	live := map[string]map[int64]bool{}
 	for table, uids := range byTable {
-		set, err := content.LiveAmong(ctx, v.q, table, uids)
+		set, err := content.LiveAmong(ctx, v.src, v.q, table, uids)
 		if err != nil {
 			return nil, fmt.Errorf("records of open points: %w", err)
 		}

@@ -32,7 +32,7 @@ func BenchmarkDashboard100k(b *testing.B) {
 			db := storetest.Open(b, d)
 			ctx := context.Background()
 			benchSite(b, db)
-			o := New(db, clock.Real{})
+			o := New(db, nil, nil, clock.Real{})
 			got, err := o.Visible(ctx, benchReader, 20)
 			if err != nil || len(got) != 20 {
 				b.Fatalf("Visible = %d points, %v; want 20", len(got), err)

@@ -40,7 +40,7 @@ func newBench(b *testing.B) *bench {
 	if _, err := fixture.ImportTx(ctx, db, clk.Now(), &fixture.Options{ToolNames: toolNames}, doc); err != nil {
 		b.Fatal(err)
 	}
-	configs := llmconfig.New(db, nil)
+	configs := llmconfig.New(db, nil, nil)
 	sk, err := skill.NewStore(db, func(n string) bool { return slices.Contains(toolNames, n) }, configs,
 		&skill.Config{Clock: clk, AdmissionFloor: skill.Community})
 	if err != nil {
@@ -48,7 +48,7 @@ func newBench(b *testing.B) *bench {
 	}
 	runs := run.NewStore(db, clk)
 	bn := &bench{env: env{db: db, clk: clk, runs: runs, skills: sk, configs: configs, lineages: process.NewStore(runs),
-		prep: process.NewPreparer(db, runs, sk, access.NewChecker(db))}}
+		prep: process.NewPreparer(db, nil, nil, runs, sk, access.NewChecker(db, nil, nil))}}
 	id, p, err := bn.prepare(b, cfgChat, agent.Preparation{Invocation: &agent.Invocation{Skill: seo, Subject: page(1, 0)}}, true)
 	if err != nil || p.Process == nil {
 		b.Fatalf("start = %+v, %v; want a process", p, err)

@@ -17,13 +17,15 @@ var ErrNotFound = fault.New(fault.NotFound, "not_found", "not found")
 // Ender ends processes (ADR-228 item 7).
 type Ender struct {
 	db       *store.DB
+	dir      access.Directory
 	runs     *run.Store
 	lineages *Store
 }
 
-// NewEnder returns an Ender.
-func NewEnder(db *store.DB, runs *run.Store) *Ender {
-	return &Ender{db: db, runs: runs, lineages: NewStore(runs)}
+// NewEnder returns an Ender deciding for the users of dir (nil: the
+// built-in directory).
+func NewEnder(db *store.DB, dir access.Directory, runs *run.Store) *Ender {
+	return &Ender{db: db, dir: access.OrBuiltin(dir), runs: runs, lineages: NewStore(runs)}
 }
 
 // mayEnd: the run's initiator or an administrator — never a service account
@@ -42,7 +44,7 @@ func mayEnd(a *access.Actor, r run.Run) bool {
 // origin that cannot be decoded is an error wrapping ErrUnreadable, returned
 // before anything changed.
 func (e *Ender) EndProcess(ctx context.Context, actor int64, id string) (bool, run.Status, error) {
-	a, err := access.LoadActor(ctx, e.db, actor)
+	a, err := access.LoadActor(ctx, e.dir, e.db, actor)
 	if errors.Is(err, access.ErrNoUser) {
 		return false, "", ErrNotFound
 	}

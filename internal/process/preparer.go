@@ -25,6 +25,8 @@ const RefusedClass = "process_invocation_refused"
 // the store as it is now.
 type Preparer struct {
 	db       *store.DB
+	src      content.Source
+	dir      access.Directory
 	runs     *run.Store
 	skills   *skill.Store
 	checker  *access.Checker
@@ -37,9 +39,11 @@ var (
 )
 
 // NewPreparer returns a preparer reading runs, their lineage events, skills
-// and content through the given stores; every argument is required.
-func NewPreparer(db *store.DB, runs *run.Store, skills *skill.Store, checker *access.Checker) *Preparer {
-	return &Preparer{db: db, runs: runs, skills: skills, checker: checker, lineages: NewStore(runs)}
+// and content through the given stores, the records of src and the users
+// of dir (nil: the built-in source and directory); every other argument is
+// required.
+func NewPreparer(db *store.DB, src content.Source, dir access.Directory, runs *run.Store, skills *skill.Store, checker *access.Checker) *Preparer {
+	return &Preparer{db: db, src: content.OrBuiltin(src), dir: access.OrBuiltin(dir), runs: runs, skills: skills, checker: checker, lineages: NewStore(runs)}
 }
 
 // knowledge is what a preparation knows about the predecessor's process.
@@ -114,7 +118,7 @@ func (p *Preparer) Prepare(ctx context.Context, prep agent.Preparation, emit fun
 }
 
 func (a *attempt) prepare(ctx context.Context) (*agent.Hold, error) {
-	actor, err := access.LoadActor(ctx, a.db, a.prep.Run.Initiator)
+	actor, err := access.LoadActor(ctx, a.dir, a.db, a.prep.Run.Initiator)
 	switch {
 	case errors.Is(err, access.ErrNoUser):
 	case err != nil:

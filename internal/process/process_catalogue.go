@@ -22,13 +22,15 @@ type CatalogueEntry struct {
 // Catalogue lists the skills a SkillInvocation would start (ADR-228 item 8).
 type Catalogue struct {
 	db      *store.DB
+	dir     access.Directory
 	configs *llmconfig.Store
 	skills  *skill.Store
 }
 
-// NewCatalogue returns the catalogue.
-func NewCatalogue(db *store.DB, configs *llmconfig.Store, skills *skill.Store) *Catalogue {
-	return &Catalogue{db: db, configs: configs, skills: skills}
+// NewCatalogue returns the catalogue of the users of dir (nil: the
+// built-in directory).
+func NewCatalogue(db *store.DB, dir access.Directory, configs *llmconfig.Store, skills *skill.Store) *Catalogue {
+	return &Catalogue{db: db, dir: access.OrBuiltin(dir), configs: configs, skills: skills}
 }
 
 // ForActor lists the process skills of the configuration: attached, enabled,
@@ -44,7 +46,7 @@ func (c *Catalogue) ForActor(ctx context.Context, actor, configUID int64) ([]Cat
 	if err != nil {
 		return nil, err
 	}
-	a, err := access.LoadActor(ctx, c.db, actor)
+	a, err := access.LoadActor(ctx, c.dir, c.db, actor)
 	if errors.Is(err, access.ErrNoUser) {
 		return nil, ErrNotFound
 	}

@@ -184,7 +184,7 @@ func setup(t *testing.T, db *store.DB) *env {
 	if _, err := fixture.ImportTx(ctx, db, clk.Now(), &fixture.Options{ToolNames: toolNames}, doc); err != nil {
 		t.Fatalf("import site: %v", err)
 	}
-	configs := llmconfig.New(db, nil)
+	configs := llmconfig.New(db, nil, nil)
 	sk, err := skill.NewStore(db, func(n string) bool { return slices.Contains(toolNames, n) }, configs,
 		&skill.Config{Clock: clk, AdmissionFloor: skill.Community})
 	if err != nil {
@@ -192,7 +192,7 @@ func setup(t *testing.T, db *store.DB) *env {
 	}
 	runs := run.NewStore(db, clk)
 	return &env{db: db, clk: clk, runs: runs, skills: sk, configs: configs, lineages: process.NewStore(runs),
-		prep: process.NewPreparer(db, runs, sk, access.NewChecker(db))}
+		prep: process.NewPreparer(db, nil, nil, runs, sk, access.NewChecker(db, nil, nil))}
 }
 
 func (e *env) exec(t *testing.T, q string, args ...any) {

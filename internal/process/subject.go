@@ -14,7 +14,7 @@ import (
 // check (g), and the check a resumed run repeats to keep its subject (L3.8).
 // A missing or disabled user may work on nothing. A failed read is an error.
 func (p *Preparer) SubjectAllowed(ctx context.Context, userUID int64, ref content.Ref) (bool, error) {
-	a, err := access.LoadActor(ctx, p.db, userUID)
+	a, err := access.LoadActor(ctx, p.dir, p.db, userUID)
 	if errors.Is(err, access.ErrNoUser) {
 		return false, nil
 	}
@@ -45,7 +45,7 @@ func (p *Preparer) subjectAllowed(ctx context.Context, a *access.Actor, ref cont
 	if ref.Language < content.LanguageAll || !a.MayEditLanguage(ref.Language) {
 		return false, nil
 	}
-	rec, err := content.Get(ctx, p.db, ref.Table, ref.UID)
+	rec, err := p.src.Get(ctx, p.db, ref.Table, ref.UID)
 	if errors.Is(err, content.ErrNotFound) {
 		return false, nil
 	}

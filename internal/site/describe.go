@@ -82,7 +82,7 @@ func (s *Site) DescribeAll(ctx context.Context, a *access.Actor, refs []Ref, lan
 // readableTitle is the record's title if the actor may read it; "" for a
 // record that is gone or that they may not read.
 func (s *Site) readableTitle(ctx context.Context, a *access.Actor, table string, uid int64) (string, error) {
-	rec, err := content.Get(ctx, s.db, table, uid)
+	rec, err := s.src.Get(ctx, s.db, table, uid)
 	if errors.Is(err, content.ErrNotFound) {
 		return "", nil
 	}
@@ -103,7 +103,7 @@ func (s *Site) Title(ctx context.Context, a *access.Actor, page, language int64)
 		return ""
 	}
 	if language > 0 {
-		if tr, err := content.Translation(ctx, s.db, "pages", p.UID, language); err == nil && tr.Fields["title"] != "" {
+		if tr, err := s.src.Translation(ctx, s.db, "pages", p.UID, language); err == nil && tr.Fields["title"] != "" {
 			return tr.Fields["title"]
 		}
 	}

@@ -64,7 +64,7 @@ func (s *Site) Preview(ctx context.Context, a *access.Actor, uid, language int64
 	}
 	shown := p
 	if language > 0 {
-		tr, err := content.Translation(ctx, s.db, "pages", p.UID, language)
+		tr, err := s.src.Translation(ctx, s.db, "pages", p.UID, language)
 		switch {
 		case err == nil:
 			shown = tr
@@ -80,7 +80,7 @@ func (s *Site) Preview(ctx context.Context, a *access.Actor, uid, language int64
 	if !a.CanReadTable("tt_content") {
 		return out, nil
 	}
-	recs, err := content.OnPage(ctx, s.db, "tt_content", p.UID, language, content.LanguageAll)
+	recs, err := s.src.OnPage(ctx, s.db, "tt_content", p.UID, language, content.LanguageAll)
 	if err != nil {
 		return Preview{}, err
 	}

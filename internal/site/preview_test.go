@@ -25,11 +25,11 @@ func TestThePagePreviewShowsTheTextOfRichTextFields(t *testing.T) {
 		if _, err := fixture.Import(t.Context(), db, []byte(fx), "tree.yaml", &fixture.Options{}); err != nil {
 			t.Fatal(err)
 		}
-		erika, err := access.LoadActor(t.Context(), db, 2)
+		erika, err := access.LoadActor(t.Context(), nil, db, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := site.New(db, access.NewChecker(db)).Preview(t.Context(), erika, 1, 0)
+		p, err := site.New(db, nil, access.NewChecker(db, nil, nil)).Preview(t.Context(), erika, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

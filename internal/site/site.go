@@ -16,18 +16,22 @@ var ErrNotFound = fault.New(fault.NotFound, "not_found", "not found")
 // Site reads pages for the screens.
 type Site struct {
 	db      *store.DB
+	src     content.Source
 	checker *access.Checker
 }
 
-// New returns the site reader of db.
-func New(db *store.DB, checker *access.Checker) *Site { return &Site{db: db, checker: checker} }
+// New returns the site reader of db, reading the records of src (nil: the
+// built-in source) and deciding with checker.
+func New(db *store.DB, src content.Source, checker *access.Checker) *Site {
+	return &Site{db: db, src: content.OrBuiltin(src), checker: checker}
+}
 
 // Language is a site language.
 type Language = content.SiteLanguage
 
 // Languages lists the site languages the actor may edit, by uid.
 func (s *Site) Languages(ctx context.Context, a *access.Actor) ([]Language, error) {
-	all, err := content.Languages(ctx, s.db)
+	all, err := s.src.Languages(ctx, s.db)
 	if err != nil {
 		return nil, err
 	}
@@ -57,13 +61,13 @@ const maxPages = 5000
 // hang below its nearest shown ancestor (or at the top, like mounts).
 func (s *Site) Tree(ctx context.Context, a *access.Actor) ([]Node, error) {
 	seen := 0
-	shown := access.NewPageTree(s.db, a) // one batch read of the page rule for the whole tree
+	shown := access.NewPageTree(s.db, s.src, a) // one batch read of the page rule for the whole tree
 	var walk func(pid int64, depth int) ([]Node, error)
 	walk = func(pid int64, depth int) ([]Node, error) {
 		if depth > 100 {
 			return nil, errors.New("page tree too deep")
 		}
-		pages, err := content.OnPage(ctx, s.db, "pages", pid, content.LanguageDefault)
+		pages, err := s.src.OnPage(ctx, s.db, "pages", pid, content.LanguageDefault)
 		if err != nil {
 			return nil, err
 		}
@@ -95,13 +99,13 @@ func (s *Site) Tree(ctx context.Context, a *access.Actor) ([]Node, error) {
 }
 
 func (s *Site) translations(ctx context.Context, page int64) ([]int64, error) {
-	return content.TranslationLanguages(ctx, s.db, "pages", page)
+	return s.src.TranslationLanguages(ctx, s.db, "pages", page)
 }
 
 // page loads a live default-language page the actor may show; a
 // translation's uid names its default-language page.
 func (s *Site) page(ctx context.Context, a *access.Actor, uid int64) (content.Record, error) {
-	p, err := content.Get(ctx, s.db, "pages", uid)
+	p, err := s.src.Get(ctx, s.db, "pages", uid)
 	if errors.Is(err, content.ErrNotFound) {
 		return content.Record{}, ErrNotFound
 	}
@@ -109,7 +113,7 @@ func (s *Site) page(ctx context.Context, a *access.Actor, uid int64) (content.Re
 		return content.Record{}, err
 	}
 	if p.Language > 0 && p.L10nParent > 0 {
-		if p, err = content.Get(ctx, s.db, "pages", p.L10nParent); errors.Is(err, content.ErrNotFound) {
+		if p, err = s.src.Get(ctx, s.db, "pages", p.L10nParent); errors.Is(err, content.ErrNotFound) {
 			return content.Record{}, ErrNotFound
 		} else if err != nil {
 			return content.Record{}, err

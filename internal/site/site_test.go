@@ -41,15 +41,15 @@ func setup(t *testing.T, db *store.DB) (*site.Site, *access.Actor, *access.Actor
 	if _, err := fixture.Import(t.Context(), db, []byte(tree), "tree.yaml", &fixture.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	erika, err := access.LoadActor(t.Context(), db, 2)
+	erika, err := access.LoadActor(t.Context(), nil, db, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	max, err := access.LoadActor(t.Context(), db, 3)
+	max, err := access.LoadActor(t.Context(), nil, db, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return site.New(db, access.NewChecker(db)), erika, max
+	return site.New(db, nil, access.NewChecker(db, nil, nil)), erika, max
 }
 
 func render(nodes []site.Node) string {

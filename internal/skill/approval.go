@@ -80,8 +80,8 @@ func (s *Store) ApprovalsTx(ctx context.Context, q store.Querier, skillUID int64
 
 // mayApprove reads the actor as stored now: an administrator or a holder of
 // the skill_approve grant. A failed read refuses.
-func mayApprove(ctx context.Context, q store.Querier, actor int64) (bool, error) {
-	a, err := access.LoadActor(ctx, q, actor)
+func (s *Store) mayApprove(ctx context.Context, q store.Querier, actor int64) (bool, error) {
+	a, err := access.LoadActor(ctx, s.dir, q, actor)
 	if errors.Is(err, access.ErrNoUser) {
 		return false, nil
 	}
@@ -189,7 +189,7 @@ func (s *Store) approve(ctx context.Context, tx *store.Tx, actor, skillUID int64
 		return &RefusedError{Op: "approve", Skill: skillUID, Digest: seenDigest, Case: c, Actor: actor}
 	}
 	// The right first: a caller without it learns nothing of the skill.
-	ok, err := mayApprove(ctx, tx, actor)
+	ok, err := s.mayApprove(ctx, tx, actor)
 	if err != nil {
 		return Approval{}, approvalRefusal{}, fmt.Errorf("approve skill %d: %w", skillUID, err)
 	}
@@ -242,7 +242,7 @@ func (s *Store) Revoke(ctx context.Context, actor, skillUID int64, digest string
 	var source int64
 	err := s.db.InTx(ctx, func(tx *store.Tx) error {
 		// The right first: a caller without it learns nothing of the skill.
-		ok, err := mayApprove(ctx, tx, actor)
+		ok, err := s.mayApprove(ctx, tx, actor)
 		if err != nil {
 			return fmt.Errorf("revoke skill %d: %w", skillUID, err)
 		}

@@ -68,7 +68,7 @@ func setup(t testing.TB, db *store.DB, cfg *skill.Config) bundle {
 		c.Clock = fake
 	}
 	c.Root = root
-	st, err := skill.NewStore(db, func(n string) bool { return slices.Contains(knownTools, n) }, llmconfig.New(db, nil), &c)
+	st, err := skill.NewStore(db, func(n string) bool { return slices.Contains(knownTools, n) }, llmconfig.New(db, nil, nil), &c)
 	if err != nil {
 		t.Fatalf("NewStore: %v", err)
 	}

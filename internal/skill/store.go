@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"waymark/internal/access"
 	"waymark/internal/clock"
 	"waymark/internal/store"
 )
@@ -35,6 +36,9 @@ type Config struct {
 	// Root is the folder every directory source must lie in (--skills-root);
 	// "" refuses directory sources (issue 12 item 9).
 	Root string
+	// Directory is where the users who approve skills are read from (nil:
+	// the built-in directory).
+	Directory access.Directory
 }
 
 // Store keeps sources, skills, approvals, the audit trail and attachments,
@@ -48,6 +52,7 @@ type Store struct {
 	floor     Trust
 	root      string // Config.Root, absolute with symlinks resolved; "" none
 	rootAbs   string // Config.Root, absolute as given
+	dir       access.Directory
 }
 
 // NewStore returns a Store on db. known validates allowed-tools and configs
@@ -68,6 +73,7 @@ func NewStore(db *store.DB, known KnownTools, configs ConfigAccess, cfg *Config)
 		configs:   configs,
 		threshold: cmp.Or(c.InstructionThreshold, Verified),
 		floor:     cmp.Or(c.AdmissionFloor, Untrusted),
+		dir:       access.OrBuiltin(c.Directory),
 	}
 	var err error
 	if s.rootAbs, s.root, err = rootOf(c.Root); err != nil {

@@ -23,6 +23,8 @@ const (
 // builtins holds what the builtin content tools read and write through.
 type builtins struct {
 	db      *store.DB
+	src     content.Source
+	dir     access.Directory
 	writer  content.RecordWriter
 	checker *access.Checker
 	points  *openpoint.Store // reads only
@@ -31,10 +33,12 @@ type builtins struct {
 // Builtins returns the builtin content tools of API.md §4: read_page,
 // read_record, update_page_metadata, update_content, choose, set_progress,
 // highlight_record (disabled by default) and list_open_points (also as
-// chat_list_open_points, ADR-022's name). Reads check
+// chat_list_open_points, ADR-022's name). They read the records of src and
+// the users of dir (nil: the built-in source and directory); reads check
 // the acting user with checker; writes go through writer as that user.
-func Builtins(db *store.DB, writer content.RecordWriter, checker *access.Checker) []Tool {
-	b := &builtins{db: db, writer: writer, checker: checker, points: openpoint.New(db, nil)}
+func Builtins(db *store.DB, src content.Source, dir access.Directory, writer content.RecordWriter, checker *access.Checker) []Tool {
+	src, dir = content.OrBuiltin(src), access.OrBuiltin(dir)
+	b := &builtins{db: db, src: src, dir: dir, writer: writer, checker: checker, points: openpoint.New(db, src, dir, nil)}
 	return []Tool{
 		&readPage{b},
 		&readRecord{b},
@@ -46,9 +50,9 @@ func Builtins(db *store.DB, writer content.RecordWriter, checker *access.Checker
 	}
 }
 
-// RegisterBuiltins registers Builtins(db, writer, checker) with reg.
-func RegisterBuiltins(reg *Registry, db *store.DB, writer content.RecordWriter, checker *access.Checker) error {
-	for _, t := range Builtins(db, writer, checker) {
+// RegisterBuiltins registers Builtins(db, src, dir, writer, checker) with reg.
+func RegisterBuiltins(reg *Registry, db *store.DB, src content.Source, dir access.Directory, writer content.RecordWriter, checker *access.Checker) error {
+	for _, t := range Builtins(db, src, dir, writer, checker) {
 		if err := reg.Register(t); err != nil {
 			return err
 		}

@@ -77,7 +77,7 @@ func TestChooseRefusesBadOptions(t *testing.T) {
 func TestChooseIsAnInputTool(t *testing.T) {
 	t.Parallel()
 	reg := tool.NewRegistry(nil, nil)
-	if err := tool.RegisterBuiltins(reg, nil, nil, nil); err != nil {
+	if err := tool.RegisterBuiltins(reg, nil, nil, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	d, _ := reg.Def("choose")

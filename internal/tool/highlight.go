@@ -91,7 +91,7 @@ func (t *highlightRecord) target(ctx context.Context, call Call, h Highlight) (b
 	if err != nil || !found {
 		return false, err
 	}
-	el, err := content.Get(ctx, t.b.db, "tt_content", h.UID)
+	el, err := t.b.src.Get(ctx, t.b.db, "tt_content", h.UID)
 	if errors.Is(err, content.ErrNotFound) {
 		return false, nil
 	}
@@ -107,7 +107,7 @@ func (t *highlightRecord) target(ctx context.Context, call Call, h Highlight) (b
 // l10nParent, in the translation's language when the Ref names none. found is
 // false for a subject page that is missing or not live: nothing is on it.
 func (t *highlightRecord) subjectPage(ctx context.Context, subj content.Ref) (uid, lang int64, found bool, err error) {
-	page, err := content.Get(ctx, t.b.db, "pages", subj.UID)
+	page, err := t.b.src.Get(ctx, t.b.db, "pages", subj.UID)
 	if errors.Is(err, content.ErrNotFound) {
 		return 0, 0, false, nil
 	}

@@ -64,7 +64,7 @@ func TestSetProgressRefusesBadArgumentsAndRecordsNothing(t *testing.T) {
 func TestSetProgressIsAnEnabledProcessRead(t *testing.T) {
 	t.Parallel()
 	reg := tool.NewRegistry(nil, nil)
-	if err := tool.RegisterBuiltins(reg, nil, nil, nil); err != nil {
+	if err := tool.RegisterBuiltins(reg, nil, nil, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	d, _ := reg.Def("set_progress")

@@ -47,7 +47,7 @@ func (t *readPage) Execute(ctx context.Context, call Call) (Result, error) {
 	if args.Language != nil {
 		lang = *args.Language
 	}
-	page, err := content.Get(ctx, t.b.db, "pages", args.Page)
+	page, err := t.b.src.Get(ctx, t.b.db, "pages", args.Page)
 	if errors.Is(err, content.ErrNotFound) {
 		return ErrorResult(MsgPageNotFound), nil
 	}
@@ -59,7 +59,7 @@ func (t *readPage) Execute(ctx context.Context, call Call) (Result, error) {
 		if args.Language == nil {
 			lang = page.Language
 		}
-		if page, err = content.Get(ctx, t.b.db, "pages", page.L10nParent); errors.Is(err, content.ErrNotFound) {
+		if page, err = t.b.src.Get(ctx, t.b.db, "pages", page.L10nParent); errors.Is(err, content.ErrNotFound) {
 			return ErrorResult(MsgPageNotFound), nil
 		} else if err != nil {
 			return Result{}, err
@@ -78,7 +78,7 @@ func (t *readPage) Execute(ctx context.Context, call Call) (Result, error) {
 	}
 	out := map[string]any{"page": viewOf(page), "language": lang}
 	if lang > 0 {
-		tr, err := content.Translation(ctx, t.b.db, "pages", page.UID, lang)
+		tr, err := t.b.src.Translation(ctx, t.b.db, "pages", page.UID, lang)
 		switch {
 		case err == nil:
 			out["translation"] = viewOf(tr)
@@ -87,7 +87,7 @@ func (t *readPage) Execute(ctx context.Context, call Call) (Result, error) {
 		}
 	}
 	if actor.CanReadTable("tt_content") {
-		recs, err := content.OnPage(ctx, t.b.db, "tt_content", page.UID, lang, content.LanguageAll)
+		recs, err := t.b.src.OnPage(ctx, t.b.db, "tt_content", page.UID, lang, content.LanguageAll)
 		if err != nil {
 			return Result{}, err
 		}
@@ -147,9 +147,9 @@ func readable(ctx context.Context, b *builtins, call Call, table string, uid int
 	var q store.Querier = b.db
 	checker := b.checker
 	if call.Tx != nil { // a write: read in its transaction
-		q, checker = call.Tx, access.NewChecker(call.Tx)
+		q, checker = call.Tx, access.NewChecker(call.Tx, b.src, b.dir)
 	}
-	rec, err := content.Get(ctx, q, table, uid)
+	rec, err := b.src.Get(ctx, q, table, uid)
 	if errors.Is(err, content.ErrNotFound) {
 		return nil, nil
 	}

@@ -72,7 +72,7 @@ func TestWritesAreAlwaysApprovalBound(t *testing.T) {
 func TestValidateNamesTheBadField(t *testing.T) {
 	t.Parallel()
 	reg := tool.NewRegistry(nil, nil)
-	if err := tool.RegisterBuiltins(reg, nil, nil, nil); err != nil {
+	if err := tool.RegisterBuiltins(reg, nil, nil, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -204,7 +204,7 @@ func TestDisabledToolIsAnErrorResultAndSetEnabledPersists(t *testing.T) {
 func TestSpecsFollowTheRequestedOrder(t *testing.T) {
 	t.Parallel()
 	reg := tool.NewRegistry(nil, nil)
-	if err := tool.RegisterBuiltins(reg, nil, nil, nil); err != nil {
+	if err := tool.RegisterBuiltins(reg, nil, nil, nil, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	specs := reg.Specs([]string{"update_content", "unknown", "read_page"})

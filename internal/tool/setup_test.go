@@ -88,10 +88,10 @@ func setup(t *testing.T, db *store.DB) bundle {
 		t.Fatalf("seed records: %v", err)
 	}
 
-	checker := access.NewChecker(db)
-	writer := content.NewWriter(db, checker, clock.NewFake(time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)))
+	checker := access.NewChecker(db, nil, nil)
+	writer := content.NewWriter(db, nil, checker, clock.NewFake(time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC)))
 	reg := tool.NewRegistry(db, nil)
-	if err := tool.RegisterBuiltins(reg, db, writer, checker); err != nil {
+	if err := tool.RegisterBuiltins(reg, db, nil, nil, writer, checker); err != nil {
 		t.Fatalf("RegisterBuiltins: %v", err)
 	}
 	return bundle{db: db, reg: reg, events: &[]event{}}
@@ -152,7 +152,7 @@ func errorText(t *testing.T, res tool.Result) string {
 // record reads a record's current fields.
 func record(t *testing.T, db *store.DB, table string, uid int64) content.Record {
 	t.Helper()
-	r, err := content.Get(context.Background(), db, table, uid)
+	r, err := content.Builtin{}.Get(context.Background(), db, table, uid)
 	if err != nil {
 		t.Fatalf("Get(%s, %d): %v", table, uid, err)
 	}

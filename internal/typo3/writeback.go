@@ -16,7 +16,7 @@ import (
 
 // RecordWriter writes approved changes back into TYPO3: a content.RecordWriter
 // for the tools' approval path, in place of the built-in content.Writer,
-// while the records come from TYPO3 (the live source attached, as
+// while the records come from TYPO3 (Local's source is TYPO3's, as
 // `serve --typo3` runs; app.Config.TYPO3 derives it).
 //
 // A write runs inside the Waymark transaction that records it (run events,
@@ -65,7 +65,7 @@ func (r *RecordWriter) Write(ctx context.Context, req content.WriteRequest) (con
 // value, nothing written. An unreachable TYPO3 database wraps
 // content.ErrUnreachable, a failed TYPO3 commit content.ErrStateUnknown.
 func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.WriteRequest) (content.Written, error) {
-	if _, builtin := content.SourceOf(tx).(content.Builtin); builtin {
+	if content.IsBuiltin(r.Local.Source()) {
 		return content.Written{}, ErrNotBesideTYPO3
 	}
 	written, err := r.check(ctx, tx, req)

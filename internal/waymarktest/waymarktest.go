@@ -20,9 +20,11 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"waymark/internal/access"
 	"waymark/internal/app"
 	"waymark/internal/auth"
 	"waymark/internal/clock"
+	"waymark/internal/content"
 	"waymark/internal/fixture"
 	"waymark/internal/llm/llmtest"
 	"waymark/internal/llm/openai"
@@ -85,6 +87,11 @@ type Options struct {
 	// TYPO3 runs the application beside a TYPO3 installation
 	// (app.Config.TYPO3); nil: the built-in source and directory.
 	TYPO3 *live.TYPO3
+	// Source and Directory are the application's content source and user
+	// directory (app.Config.Source and Directory; nil: the built-in ones,
+	// or TYPO3's with TYPO3).
+	Source    content.Source
+	Directory access.Directory
 	// ShutdownTimeout is how long StopWorkers (and the test's end) lets
 	// running jobs finish before it cancels them (default 5 s).
 	ShutdownTimeout time.Duration
@@ -131,6 +138,8 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		Tracer:        opts.Tracer,
 		BeforeClaim:   opts.BeforeClaim,
 		TYPO3:         opts.TYPO3,
+		Source:        opts.Source,
+		Directory:     opts.Directory,
 		TYPO3Writer:   opts.TYPO3Writer,
 		Bridge:        opts.Bridge,
 		PasswordLogin: opts.PasswordLogin,

@@ -83,11 +83,11 @@ func (u *UI) attachData(ctx context.Context, me *user, cfg int64, userUID int64)
 		d.Attached = append(d.Attached, attachedRow{UID: k.UID, Name: k.Version.Name, Identifier: k.Identifier, Mode: m,
 			Why: reasonText(me, why)})
 	}
-	if d.Users, err = access.ListAccounts(ctx, u.DB); err != nil {
+	if d.Users, err = access.ListAccounts(ctx, u.Directory, u.DB); err != nil {
 		return nil, err
 	}
 	if userUID > 0 {
-		usr, err := access.LoadUser(ctx, u.DB, userUID)
+		usr, err := u.Directory.LoadUser(ctx, u.DB, userUID)
 		if err != nil {
 			return nil, err
 		}

@@ -63,7 +63,7 @@ func (u *UI) handleConfigurationList(w http.ResponseWriter, r *http.Request, me 
 }
 
 func (u *UI) configPage(ctx context.Context, me *user, d *configData) (*page, error) {
-	groups, err := access.ListGroups(ctx, u.DB)
+	groups, err := access.ListGroups(ctx, u.Directory, u.DB)
 	if err != nil {
 		return nil, err
 	}

@@ -42,12 +42,12 @@ func (d *groupData) NonExcludeFields() string   { return strings.Join(d.G.NonExc
 func (d *groupListData) Title(uid int64) string { return d.Titles[uid] }
 
 func (u *UI) handleGroupList(w http.ResponseWriter, r *http.Request, me *user) {
-	list, err := access.ListGroups(r.Context(), u.DB)
+	list, err := access.ListGroups(r.Context(), u.Directory, u.DB)
 	if err != nil {
 		u.fail(w, r, me, err)
 		return
 	}
-	d := &groupListData{Groups: list, Titles: map[int64]string{}, External: access.External(u.DB)}
+	d := &groupListData{Groups: list, Titles: map[int64]string{}, External: access.External(u.Directory)}
 	for _, g := range list {
 		d.Titles[g.UID] = g.Title
 	}
@@ -57,8 +57,8 @@ func (u *UI) handleGroupList(w http.ResponseWriter, r *http.Request, me *user) {
 }
 
 func (u *UI) showGroup(w http.ResponseWriter, r *http.Request, me *user, d *groupData, name string, status int) {
-	d.External = access.External(u.DB)
-	groups, err := access.ListGroups(r.Context(), u.DB)
+	d.External = access.External(u.Directory)
+	groups, err := access.ListGroups(r.Context(), u.Directory, u.DB)
 	if err != nil {
 		u.fail(w, r, me, err)
 		return
@@ -90,7 +90,7 @@ func (u *UI) handleGroupPage(w http.ResponseWriter, r *http.Request, me *user) {
 		u.notFound(w, r, me)
 		return
 	}
-	g, err := access.GetGroup(r.Context(), u.DB, uid)
+	g, err := access.GetGroup(r.Context(), u.Directory, u.DB, uid)
 	if err != nil {
 		u.fail(w, r, me, err)
 		return
@@ -113,7 +113,7 @@ func (u *UI) handleGroupCreate(w http.ResponseWriter, r *http.Request, me *user)
 	f := newFormReader(r, me, &d.formState)
 	d.G = readGroup(f, 0)
 	if !d.failed() {
-		g, err := access.CreateGroup(r.Context(), u.DB, d.G)
+		g, err := access.CreateGroup(r.Context(), u.Source, u.Directory, u.DB, d.G)
 		if err == nil {
 			redirect(w, r, fmt.Sprintf("/admin/groups/%d?saved=1", g.UID))
 			return
@@ -129,18 +129,18 @@ func (u *UI) handleGroupSave(w http.ResponseWriter, r *http.Request, me *user) {
 		u.notFound(w, r, me)
 		return
 	}
-	old, err := access.GetGroup(r.Context(), u.DB, uid)
+	old, err := access.GetGroup(r.Context(), u.Directory, u.DB, uid)
 	if err != nil {
 		u.fail(w, r, me, err)
 		return
 	}
 	d := &groupData{}
 	f := newFormReader(r, me, &d.formState)
-	if access.External(u.DB) { // the form sets the grants only: the rest is TYPO3's
+	if access.External(u.Directory) { // the form sets the grants only: the rest is TYPO3's
 		d.G = old
 		d.G.Grants = f.words("grants")
 		if !d.failed() {
-			if _, err := access.SetGroupGrants(r.Context(), u.DB, uid, d.G.Grants); err == nil {
+			if _, err := access.SetGroupGrants(r.Context(), u.Directory, u.DB, uid, d.G.Grants); err == nil {
 				redirect(w, r, fmt.Sprintf("/admin/groups/%d?saved=1", uid))
 				return
 			} else {
@@ -152,7 +152,7 @@ func (u *UI) handleGroupSave(w http.ResponseWriter, r *http.Request, me *user) {
 	}
 	d.G = readGroup(f, uid)
 	if !d.failed() {
-		if _, err := access.UpdateGroup(r.Context(), u.DB, d.G); err == nil {
+		if _, err := access.UpdateGroup(r.Context(), u.Source, u.Directory, u.DB, d.G); err == nil {
 			redirect(w, r, fmt.Sprintf("/admin/groups/%d?saved=1", uid))
 			return
 		} else {

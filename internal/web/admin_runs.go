@@ -71,7 +71,7 @@ func (u *UI) names(ctx context.Context) ([]llmconfig.Configuration, []access.Acc
 	if err != nil {
 		return nil, nil, err
 	}
-	users, err := access.ListAccounts(ctx, u.DB)
+	users, err := access.ListAccounts(ctx, u.Directory, u.DB)
 	return cfgs, users, err
 }
 

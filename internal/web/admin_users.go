@@ -68,17 +68,17 @@ func joinInts(l []int64) string {
 
 func (u *UI) handleUserList(w http.ResponseWriter, r *http.Request, me *user) {
 	ctx := r.Context()
-	list, err := access.ListAccounts(ctx, u.DB)
+	list, err := access.ListAccounts(ctx, u.Directory, u.DB)
 	if err != nil {
 		u.fail(w, r, me, err)
 		return
 	}
-	groups, err := access.ListGroups(ctx, u.DB)
+	groups, err := access.ListGroups(ctx, u.Directory, u.DB)
 	if err != nil {
 		u.fail(w, r, me, err)
 		return
 	}
-	d := &userListData{Users: list, Groups: map[int64]string{}, External: access.External(u.DB)}
+	d := &userListData{Users: list, Groups: map[int64]string{}, External: access.External(u.Directory)}
 	for _, g := range groups {
 		d.Groups[g.UID] = g.Title
 	}
@@ -88,7 +88,7 @@ func (u *UI) handleUserList(w http.ResponseWriter, r *http.Request, me *user) {
 }
 
 func (u *UI) showUser(w http.ResponseWriter, r *http.Request, me *user, d *userData, name string, status int) {
-	d.External = access.External(u.DB)
+	d.External = access.External(u.Directory)
 	if err := u.userChoices(r.Context(), me, d); err != nil {
 		u.fail(w, r, me, err)
 		return
@@ -103,7 +103,7 @@ func (u *UI) showUser(w http.ResponseWriter, r *http.Request, me *user, d *userD
 
 func (u *UI) userChoices(ctx context.Context, me *user, d *userData) error {
 	var err error
-	if d.Groups, err = access.ListGroups(ctx, u.DB); err != nil {
+	if d.Groups, err = access.ListGroups(ctx, u.Directory, u.DB); err != nil {
 		return err
 	}
 	if d.Languages, err = u.Site.Languages(ctx, me.A); err != nil {
@@ -128,7 +128,7 @@ func (u *UI) account(w http.ResponseWriter, r *http.Request, me *user) (access.A
 		u.notFound(w, r, me)
 		return access.Account{}, false
 	}
-	a, err := access.GetAccount(r.Context(), u.DB, uid)
+	a, err := access.GetAccount(r.Context(), u.Directory, u.DB, uid)
 	if err != nil {
 		u.fail(w, r, me, err)
 		return access.Account{}, false
@@ -173,14 +173,14 @@ func (u *UI) handleUserCreate(w http.ResponseWriter, r *http.Request, me *user) 
 	f := newFormReader(r, me, &d.formState)
 	ch := readUser(f, d, 0)
 	if !d.failed() {
-		a, err := access.CreateAccount(r.Context(), u.DB, ch, u.API.HashCost())
+		a, err := access.CreateAccount(r.Context(), u.Source, u.Directory, u.DB, ch, u.API.HashCost())
 		if err == nil {
 			redirect(w, r, fmt.Sprintf("/admin/users/%d?done=saved", a.UID))
 			return
 		}
 		u.refusal(r, me, &d.formState, err, "username")
 	} else {
-		u.refusal(r, me, &d.formState, access.CheckAccount(r.Context(), u.DB, ch), "username")
+		u.refusal(r, me, &d.formState, access.CheckAccount(r.Context(), u.Source, u.Directory, u.DB, ch), "username")
 	}
 	u.usernameTaken(r, me, d, ch)
 	u.showUser(w, r, me, d, "user-form", formStatus(r))
@@ -193,7 +193,7 @@ func (u *UI) usernameTaken(r *http.Request, me *user, d *userData, ch access.Acc
 	if d.Errors["username"] != "" || ch.Username == "" {
 		return
 	}
-	if other, err := access.LoadUserByName(r.Context(), u.DB, ch.Username); err == nil && other.UID != ch.UID {
+	if other, err := u.Directory.LoadUserByName(r.Context(), u.DB, ch.Username); err == nil && other.UID != ch.UID {
 		d.Errors["username"] = me.T.Get("admin.error.taken")
 	}
 }
@@ -206,10 +206,10 @@ func (u *UI) handleUserSave(w http.ResponseWriter, r *http.Request, me *user) {
 	uid := old.UID
 	d := &userData{Acc: old}
 	f := newFormReader(r, me, &d.formState)
-	if access.External(u.DB) { // the form sets the grants only: the rest is TYPO3's
+	if access.External(u.Directory) { // the form sets the grants only: the rest is TYPO3's
 		d.Acc.Grants = f.words("grants")
 		if !d.failed() {
-			_, err := access.SetUserGrants(r.Context(), u.DB, uid, d.Acc.Grants)
+			_, err := access.SetUserGrants(r.Context(), u.Directory, u.DB, uid, d.Acc.Grants)
 			if err == nil {
 				redirect(w, r, fmt.Sprintf("/admin/users/%d?done=saved", uid))
 				return
@@ -224,14 +224,14 @@ func (u *UI) handleUserSave(w http.ResponseWriter, r *http.Request, me *user) {
 		ch.KeepSession = c.Value // a new password of one's own keeps this session
 	}
 	if !d.failed() {
-		if _, err := access.UpdateAccount(r.Context(), u.DB, ch, u.API.HashCost()); err == nil {
+		if _, err := access.UpdateAccount(r.Context(), u.Source, u.Directory, u.DB, ch, u.API.HashCost()); err == nil {
 			redirect(w, r, fmt.Sprintf("/admin/users/%d?done=saved", uid))
 			return
 		} else {
 			u.refusal(r, me, &d.formState, err, "username")
 		}
 	} else {
-		u.refusal(r, me, &d.formState, access.CheckAccount(r.Context(), u.DB, ch), "username")
+		u.refusal(r, me, &d.formState, access.CheckAccount(r.Context(), u.Source, u.Directory, u.DB, ch), "username")
 	}
 	u.usernameTaken(r, me, d, ch)
 	u.showUser(w, r, me, d, "user-form", formStatus(r))
@@ -247,8 +247,8 @@ func (u *UI) handleUserActive(w http.ResponseWriter, r *http.Request, me *user) 
 		return
 	}
 	active := r.PostFormValue("active") == "1"
-	if _, err := access.SetActive(r.Context(), u.DB, uid, active); err != nil {
-		a, gerr := access.GetAccount(r.Context(), u.DB, uid)
+	if _, err := access.SetActive(r.Context(), u.Source, u.Directory, u.DB, uid, active); err != nil {
+		a, gerr := access.GetAccount(r.Context(), u.Directory, u.DB, uid)
 		if gerr != nil {
 			u.fail(w, r, me, gerr)
 			return
@@ -274,7 +274,7 @@ func (u *UI) handleUserToken(w http.ResponseWriter, r *http.Request, me *user) {
 	}
 	uid := a.UID
 	d := &userData{Acc: a, formState: formState{Errors: map[string]string{}}}
-	token, err := access.IssueToken(r.Context(), u.DB, uid, strings.TrimSpace(r.PostFormValue("label")), u.API.Now(), u.API.HashCost())
+	token, err := access.IssueToken(r.Context(), u.Directory, u.DB, uid, strings.TrimSpace(r.PostFormValue("label")), u.API.Now(), u.API.HashCost())
 	if err != nil {
 		u.refusal(r, me, &d.formState, err, "label")
 	} else {

@@ -16,7 +16,7 @@ import (
 
 func mustAccount(t *testing.T, e *wt.Env, uid int64) access.Account {
 	t.Helper()
-	a, err := access.GetAccount(context.Background(), e.DB, uid)
+	a, err := access.GetAccount(context.Background(), e.App.Directory, e.DB, uid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestAdministratorCreatesAUserAndAGroup(t *testing.T) {
 			"nonExcludeFields": {"pages:description"}, "languages": {"0", "1"}, "mounts": {"1"}}
 		a = admin.post("/admin/groups/1", group)
 		contains(t, "unknown table", a, `id="e-tablesModify"`, "nosuchtable")
-		g, err := access.GetGroup(context.Background(), e.DB, 1)
+		g, err := access.GetGroup(context.Background(), e.App.Directory, e.DB, 1)
 		if err != nil || len(g.TablesModify) != 2 || g.TablesModify[1] != "tt_content" {
 			t.Errorf("a refused save changed the group: %+v, %v", g, err)
 		}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"waymark/internal/agent"
-	"waymark/internal/content"
 )
 
 type inboxData struct {
@@ -60,7 +59,7 @@ func (u *UI) subject(ctx context.Context, st agent.Status) (page, lang int64, ok
 		if c.Target == nil || c.Target.UID <= 0 {
 			continue
 		}
-		rec, err := content.Get(ctx, u.DB, c.Target.Table, c.Target.UID)
+		rec, err := u.Source.Get(ctx, u.DB, c.Target.Table, c.Target.UID)
 		if err != nil {
 			continue
 		}

@@ -25,7 +25,7 @@ func (u *UI) registerSettings(m mountFunc) {
 }
 
 func (u *UI) handleSettings(w http.ResponseWriter, r *http.Request, me *user) {
-	d := &settingsData{Languages: access.UILanguages, Current: me.T.Lang(), Managed: access.External(u.DB)}
+	d := &settingsData{Languages: access.UILanguages, Current: me.T.Lang(), Managed: access.External(u.Directory)}
 	if r.URL.Query().Get("saved") == "1" {
 		d.Notice = me.T.Get("settings.saved", me.T.Get("settings.lang."+d.Current))
 	}
@@ -37,7 +37,7 @@ func (u *UI) handleSettings(w http.ResponseWriter, r *http.Request, me *user) {
 // and nothing is stored.
 func (u *UI) handleSettingsSave(w http.ResponseWriter, r *http.Request, me *user) {
 	lang := r.PostFormValue("language")
-	err := access.SetBackendLanguage(r.Context(), u.DB, me.A.UID, lang)
+	err := access.SetBackendLanguage(r.Context(), u.Directory, u.DB, me.A.UID, lang)
 	if err == nil {
 		redirect(w, r, "/settings?saved=1")
 		return

@@ -14,7 +14,7 @@ import (
 
 func storedLanguage(t *testing.T, e *wt.Env, uid int64) string {
 	t.Helper()
-	u, err := access.LoadUser(context.Background(), e.DB, uid)
+	u, err := e.App.Directory.LoadUser(context.Background(), e.DB, uid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,15 +80,15 @@ func TestSetBackendLanguageRefusesUnknownUserAndLanguage(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		ctx := context.Background()
-		if err := access.SetBackendLanguage(ctx, e.DB, 999, "en"); err != access.ErrNoUser {
+		if err := access.SetBackendLanguage(ctx, e.App.Directory, e.DB, 999, "en"); err != access.ErrNoUser {
 			t.Errorf("unknown user: err = %v, want ErrNoUser", err)
 		}
 		var fe *access.FieldError
-		if err := access.SetBackendLanguage(ctx, e.DB, 2, "xx"); err == nil || !asField(err, &fe) || fe.Field != "backendLanguage" {
+		if err := access.SetBackendLanguage(ctx, e.App.Directory, e.DB, 2, "xx"); err == nil || !asField(err, &fe) || fe.Field != "backendLanguage" {
 			t.Errorf("unknown language: err = %v, want a backendLanguage field error", err)
 		}
 		// Setting the language it already has is no error (MariaDB counts no changed row).
-		if err := access.SetBackendLanguage(ctx, e.DB, 2, "de"); err != nil {
+		if err := access.SetBackendLanguage(ctx, e.App.Directory, e.DB, 2, "de"); err != nil {
 			t.Errorf("same language: %v", err)
 		}
 	})
@@ -110,8 +110,9 @@ func TestBesideTYPO3TheLanguageIsChangedInTYPO3AndNotStored(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
 		erika := login(t, e, "erika", "erika-pass-1234")
-		access.UseDirectory(e.DB, elsewhere{})
-		t.Cleanup(func() { access.UseDirectory(e.DB, nil) })
+		// The same installation served by an application whose users come
+		// from elsewhere: erika's session (in the shared database) opens it.
+		erika.e = wt.New(t, db, "", &wt.Options{Directory: elsewhere{}})
 		page := erika.get("/settings")
 		contains(t, "settings beside TYPO3", page, "Deine Sprache kommt aus deinen Benutzereinstellungen im TYPO3-Backend")
 		lacks(t, "settings beside TYPO3", page, `id="settings-language"`)

@@ -12,6 +12,7 @@ import (
 	"waymark/internal/agent"
 	"waymark/internal/catalog"
 	"waymark/internal/chat"
+	"waymark/internal/content"
 	"waymark/internal/httpapi"
 	"waymark/internal/llmconfig"
 	"waymark/internal/openpoint"
@@ -29,10 +30,14 @@ type Deps struct {
 	Runtime    *agent.Runtime
 	Site       *site.Site
 	Catalogue  *process.Catalogue
-	DB         *store.DB // for access.LoadUser (names on inbox cards)
-	Configs    *llmconfig.Store
-	Ender      *process.Ender // ends a run's process (the runs screen, issue 14)
-	Skills     *skill.Store   // the skills and attachments screens (issue 14)
+	DB         *store.DB // for the administration and the names on inbox cards
+	// Source and Directory are the installation's content source and user
+	// directory (nil: the built-in ones).
+	Source    content.Source
+	Directory access.Directory
+	Configs   *llmconfig.Store
+	Ender     *process.Ender // ends a run's process (the runs screen, issue 14)
+	Skills    *skill.Store   // the skills and attachments screens (issue 14)
 }
 
 // Config tunes the UI; nil takes the defaults.
@@ -63,6 +68,7 @@ func New(d Deps, cfg *Config) (*UI, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
+	d.Source, d.Directory = content.OrBuiltin(d.Source), access.OrBuiltin(d.Directory)
 	u := &UI{Deps: d, log: cfg.Logger, typo3Backend: cfg.TYPO3Backend}
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
@@ -131,7 +137,7 @@ func (u *UI) logErr(ctx context.Context, msg string, err error) {
 }
 
 func (u *UI) userName(ctx context.Context, uid int64) (string, error) {
-	usr, err := access.LoadUser(ctx, u.DB, uid)
+	usr, err := u.Directory.LoadUser(ctx, u.DB, uid)
 	if err != nil {
 		return "", err
 	}

@@ -81,7 +81,6 @@ func TestAWorkerKilledBetweenTYPO3sCommitAndWaymarksAppliesTheChangeOnce(t *test
 		if err != nil {
 			t.Fatal(err)
 		}
-		inst.Attach(db)
 		rw := childWriter(t, db, inst, r.Base, r.Secret)
 		// TYPO3 holds the value now: the check sees no change, and nothing is sent.
 		if written, err := rw.Write(ctx, crashRequest(b.editor, shown, value)); err != nil || len(written.Changes) != 0 {
@@ -114,7 +113,7 @@ func childWriter(t testing.TB, db *store.DB, inst *live.TYPO3, base, secret stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	rw, err := bridge.NewRecordWriter(client, db, inst)
+	rw, err := bridge.NewRecordWriter(client, db, inst, inst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +142,6 @@ func TestBridgeWriteChildProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst.Attach(db)
 	user, _ := strconv.ParseInt(os.Getenv("WAYMARK_BRIDGE_USER"), 10, 64)
 	rw := childWriter(t, db, inst, os.Getenv("WAYMARK_BRIDGE_BASE"), os.Getenv("WAYMARK_BRIDGE_SECRET_TEST"))
 	_ = db.InTx(ctx, func(tx *store.Tx) error {

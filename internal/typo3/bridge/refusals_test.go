@@ -101,7 +101,7 @@ func (b *beside) tokenOf(t testing.TB, uid int64, username string) *waymarktest.
 	if err := live.KeepUser(ctx, b.env.DB, uid, username); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := access.IssueToken(ctx, b.env.DB, uid, "test", time.Now(), auth.MinCost)
+	tok, err := access.IssueToken(ctx, b.env.App.Directory, b.env.DB, uid, "test", time.Now(), auth.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}

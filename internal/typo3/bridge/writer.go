@@ -41,13 +41,14 @@ type RecordWriter struct {
 }
 
 // NewRecordWriter returns the writer of approved changes through client,
-// checking them against the records read live from TYPO3 (the live source
-// attached to db); refs finds file references.
-func NewRecordWriter(client *Client, db *store.DB, refs FileReferences) (*RecordWriter, error) {
+// checking them against the records read live from TYPO3 (src, the live
+// source; a nil or built-in one refuses every write with
+// typo3.ErrNotBesideTYPO3); refs finds file references.
+func NewRecordWriter(client *Client, db *store.DB, src content.Source, refs FileReferences) (*RecordWriter, error) {
 	if client == nil || db == nil || refs == nil {
 		return nil, errors.New("bridge.NewRecordWriter: client, database and file references are required")
 	}
-	return &RecordWriter{client: client, local: content.NewWriter(db, dataHandlerDecides{}, nil), db: db, refs: refs}, nil
+	return &RecordWriter{client: client, local: content.NewWriter(db, src, dataHandlerDecides{}, nil), db: db, refs: refs}, nil
 }
 
 // dataHandlerDecides is the write check beside DataHandler: a deleted record
@@ -88,7 +89,7 @@ func (r *RecordWriter) Write(ctx context.Context, req content.WriteRequest) (con
 // content.ErrUnreachable, a lost answer content.ErrStateUnknown. Nothing is
 // written in any of these cases, but the last, which a retry settles.
 func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.WriteRequest) (content.Written, error) {
-	if _, builtin := content.SourceOf(tx).(content.Builtin); builtin {
+	if content.IsBuiltin(r.local.Source()) {
 		return content.Written{}, typo3.ErrNotBesideTYPO3
 	}
 	rec, names, err := r.local.CheckTx(ctx, tx, req)

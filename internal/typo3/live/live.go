@@ -67,7 +67,6 @@ type TYPO3 struct {
 	content *typo3.Content
 	dir     *typo3.Directory
 	sites   []typo3.Site
-	store   *store.DB // Waymark's database, set by Attach
 }
 
 var (
@@ -107,20 +106,6 @@ func New(ctx context.Context, db *sql.DB, d typo3.Dialect, sitesDir string, now 
 		return nil, err
 	}
 	return &TYPO3{db: db, d: d, content: c, dir: dir, sites: sites}, nil
-}
-
-// Attach makes t the content source and user directory of every read
-// through Waymark's database db.
-func (t *TYPO3) Attach(db *store.DB) {
-	t.store = db
-	content.Use(db, t)
-	access.UseDirectory(db, t)
-}
-
-// Detach returns db to the built-in source and directory.
-func Detach(db *store.DB) {
-	content.Use(db, nil)
-	access.UseDirectory(db, nil)
 }
 
 // Writer returns the writer of approved changes into this installation's
@@ -307,13 +292,10 @@ func (t *TYPO3) LoadUserByName(ctx context.Context, q store.Querier, username st
 }
 
 // CheckLogin checks username and password against TYPO3's be_users as
-// TYPO3 stores them, then keeps Waymark's row of the user (username only),
-// which its session names. A hash Waymark cannot verify refuses the login;
+// TYPO3 stores them, then keeps Waymark's row of the user (username only)
+// in Waymark's database db, which its session names. A hash Waymark cannot verify refuses the login;
 // the error names the kind for the operator's log, never the hash.
-func (t *TYPO3) CheckLogin(ctx context.Context, username, password string) (int64, error) {
-	if t.store == nil {
-		return 0, errors.New("typo3 login: not attached to Waymark's database")
-	}
+func (t *TYPO3) CheckLogin(ctx context.Context, db *store.DB, username, password string) (int64, error) {
 	tu, err := t.dir.Login(ctx, username, password)
 	switch {
 	case errors.Is(err, typo3.ErrWrongPassword):
@@ -328,7 +310,7 @@ func (t *TYPO3) CheckLogin(ctx context.Context, username, password string) (int6
 	case err != nil:
 		return 0, fmt.Errorf("typo3 login: %w", t.reached(ctx, err))
 	}
-	if err := KeepUser(ctx, t.store, tu.UID, tu.Username); err != nil {
+	if err := KeepUser(ctx, db, tu.UID, tu.Username); err != nil {
 		return 0, err
 	}
 	return tu.UID, nil

@@ -24,10 +24,10 @@ func TestAContentElementOfATypeTheGroupsDoNotAllowIsNotWrittenByAnEditor(t *test
 	typo3test.Each(t, func(t *testing.T, t3 typo3test.DB) {
 		s := &source{name: string(t3.Dialect), env: besideTYPO3(t, t3.DB, t3.Dialect, tourSite), t3: t3.DB, d: t3.Dialect}
 		ctx := context.Background()
-		checker := access.NewChecker(s.env.DB)
+		checker := access.NewChecker(s.env.DB, s.env.App.Source, s.env.App.Directory)
 		authorize := func(user int64, uid int64) error {
 			t.Helper()
-			rec, err := content.Get(ctx, s.env.DB, "tt_content", uid)
+			rec, err := s.env.App.Source.Get(ctx, s.env.DB, "tt_content", uid)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +110,7 @@ func TestTheDirectWriterRefusesAUserWithoutLiveAccess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writer := &typo3.RecordWriter{TYPO3: w3, Local: content.NewWriter(s.env.DB, access.NewChecker(s.env.DB), nil), DB: s.env.DB}
+		writer := &typo3.RecordWriter{TYPO3: w3, Local: content.NewWriter(s.env.DB, s.env.App.Source, access.NewChecker(s.env.DB, s.env.App.Source, s.env.App.Directory), nil), DB: s.env.DB}
 		write := func() error {
 			_, err := writer.Write(ctx, content.WriteRequest{Table: "pages", UID: 2, User: 2, Key: "test/live-access",
 				Fields: map[string]string{"description": "Who we are."}})
@@ -201,7 +201,7 @@ func TestAProposalOverTheTCAMaxGoesBackToTheModelAndTrimIsApplied(t *testing.T) 
 		if view := settle(t, c, base); !strings.Contains(fmt.Sprint(view["outcomes"]), "outcome:applied") {
 			t.Errorf("%s: outcomes %v, want applied", s.name, view["outcomes"])
 		}
-		rec, err := content.Get(context.Background(), s.env.DB, "pages", 2)
+		rec, err := s.env.App.Source.Get(context.Background(), s.env.DB, "pages", 2)
 		if err != nil || rec.Fields["seoTitle"] != "About Nordlicht Digital" {
 			t.Errorf("%s: pages:2 seoTitle = %q, %v; want the trimmed value", s.name, rec.Fields["seoTitle"], err)
 		}

@@ -672,7 +672,7 @@ func TestTheBuiltInWriterRefusesWhileRecordsComeFromTYPO3(t *testing.T) {
 			t.Skip("TYPO3 only: the built-in writer's own tests cover the built-in source")
 		}
 		ctx := context.Background()
-		w := content.NewWriter(s.env.DB, access.NewChecker(s.env.DB), clock.Real{})
+		w := content.NewWriter(s.env.DB, s.env.App.Source, access.NewChecker(s.env.DB, s.env.App.Source, s.env.App.Directory), clock.Real{})
 		_, err := w.Write(ctx, content.WriteRequest{Table: "pages", UID: 2, Fields: map[string]string{"seoTitle": "x"}, User: 1})
 		if !errors.Is(err, content.ErrExternalSource) {
 			t.Fatalf("%s: Write = %v, want ErrExternalSource", s.name, err)
@@ -885,11 +885,11 @@ func TestAPasswordChangedInTYPO3EndsTheUsersSessionsAndTokens(t *testing.T) {
 		var erikaUID, paulaUID int64
 		_ = env.DB.QueryRow(ctx, "SELECT uid FROM be_users WHERE username = 'erika'").Scan(&erikaUID)
 		_ = env.DB.QueryRow(ctx, "SELECT uid FROM be_users WHERE username = 'paula'").Scan(&paulaUID)
-		erikaToken, err := access.IssueToken(ctx, env.DB, erikaUID, "script", time.Now(), 4)
+		erikaToken, err := access.IssueToken(ctx, env.App.Directory, env.DB, erikaUID, "script", time.Now(), 4)
 		if err != nil {
 			t.Fatal(err)
 		}
-		paulaToken, err := access.IssueToken(ctx, env.DB, paulaUID, "script", time.Now(), 4)
+		paulaToken, err := access.IssueToken(ctx, env.App.Directory, env.DB, paulaUID, "script", time.Now(), 4)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"waymark/internal/content"
 	"waymark/internal/demo"
 	"waymark/internal/fixture"
 	"waymark/internal/llm"
@@ -165,7 +164,7 @@ func TestAppliedAndVariantCardsOfATourRunAlikeOnEverySource(t *testing.T) {
 			}
 		}
 		// The page as the editor reads it now, through the seam.
-		rec, err := content.Get(ctx, s.env.DB, "pages", 2)
+		rec, err := s.env.App.Source.Get(ctx, s.env.DB, "pages", 2)
 		if err != nil {
 			t.Fatal(err)
 		}

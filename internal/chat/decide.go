@@ -141,19 +141,24 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string) {
 // the runtime's refusal (a *fault.Error) is a store error before the
 // decision took the run — Approve changes nothing until its guarded claim,
 // and a claim that failed rolled back — so the decision is carried out
-// again, a few times (persist's bound and waits): the process continues
+// again as store.RetryWait says (as persist does): the process continues
 // here (issue 15 item 8). A refusal is never retried; it is handed back.
 func (s *Service) carryOut(ctx context.Context, r row, card Card, d agent.Decision) (agent.Result, error) {
 	var res agent.Result
 	var err error
+	since := time.Now()
 	for n := 1; ; n++ {
 		res, err = s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
 		var refusal *fault.Error
-		if err == nil || errors.As(err, &refusal) || n == persistAttempts || ctx.Err() != nil {
+		if err == nil || errors.As(err, &refusal) || ctx.Err() != nil {
 			return res, err
 		}
-		s.log.Warn("decision failed; retrying", "conversation", r.ID, "run", card.RunUUID, "attempt", n, "err", err)
-		t := time.NewTimer(persistBackoff(n))
+		wait, again := store.RetryWait(err, n, since)
+		if !again {
+			return res, err
+		}
+		s.log.Warn("decision failed; retrying", "conversation", r.ID, "run", card.RunUUID, "attempt", n, "wait", wait, "err", err)
+		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():

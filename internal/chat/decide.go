@@ -189,9 +189,10 @@ func (s *Service) settleCard(r row, card Card, answer string, calls []agent.Call
 	}
 	touches := target != nil && len(card.Calls) == 1 && s.points != nil
 	eligible := touches && r.Process && r.Skill != 0 && r.Page != 0
+	var tried int64 // the key an earlier attempt of this settlement recorded under
 	return func(ctx context.Context, tx *store.Tx) error {
 		err := s.settleCardTx(ctx, tx, settlement{row: r, target: target, outcome: o, answer: answer, card: card,
-			calls: calls, touches: touches, eligible: eligible, mayRecord: mayRecord, recovery: recovery})
+			calls: calls, touches: touches, eligible: eligible, mayRecord: mayRecord, recovery: recovery, tried: &tried})
 		if errors.Is(err, errSettled) {
 			return nil // recorded before: the job and a recovery both settled it
 		}
@@ -303,6 +304,9 @@ type settlement struct {
 	// recovery: a settlement of a card whose decision's job was found lost;
 	// it records the card only while the conversation is as it read it.
 	recovery bool
+	// tried is the outcome key (after_message) an earlier attempt of this
+	// settlement recorded under, 0 none; shared by its attempts.
+	tried *int64
 }
 
 // settleCardTx records the outcome of a decided card in tx and, when this
@@ -333,6 +337,23 @@ func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, st settlement)
 	after, err := messageCount(ctx, tx, r.ID)
 	if err != nil {
 		return err
+	}
+	if st.tried != nil {
+		// A retry after a commit reported failed that had landed (a
+		// database that went away during the commit) counts the messages
+		// that commit added, and would record the card again under another
+		// key: the key the earlier attempt used says it is settled.
+		if prev := *st.tried; prev != 0 && prev != after {
+			var n int
+			if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM conversation_outcomes WHERE conversation_id = ? AND run_uuid = ? AND after_message = ?",
+				r.ID, o.Run, prev).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return errSettled
+			}
+		}
+		*st.tried = after
 	}
 	o.After = after
 	var step *tool.WriteStep

@@ -256,7 +256,7 @@ func (rt *Runtime) claim(ctx context.Context, seg *segment, from run.Status, fen
 // write failed: the caller then takes the long way (claim, then execute),
 // which records the end or the failure.
 func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c pendingCall, lang string) (bool, error) {
-	if held, _ := rt.processHeld(ctx, st); !held {
+	if held, _, _ := rt.processHeld(ctx, st); !held {
 		return false, nil
 	}
 	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}

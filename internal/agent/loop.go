@@ -10,6 +10,7 @@ import (
 	"waymark/internal/llm"
 	"waymark/internal/run"
 	"waymark/internal/skill"
+	"waymark/internal/store"
 	"waymark/internal/tool"
 )
 
@@ -289,6 +290,10 @@ func (rt *Runtime) fault(ctx context.Context, seg *segment, err error, res Resul
 		rt.log.Info("segment stopped: the run is no longer ours", "run", seg.run.UUID, "owner", seg.owner)
 		return res
 	}
+	if store.Unreachable(err) && !errors.Is(err, content.ErrStateUnknown) {
+		rt.handBack(ctx, seg, err)
+		return res
+	}
 	rt.log.Error("run failed", "run", seg.run.UUID, "err", err)
 	switch {
 	case errors.Is(err, content.ErrUnreachable):
@@ -327,4 +332,42 @@ func llmPayload(resp llm.Response) map[string]any {
 	}
 	return map[string]any{"finishReason": resp.FinishReason, "content": resp.Message.Content, "toolCalls": calls,
 		"toolCallCount": len(calls), "promptTokens": resp.Usage.PromptTokens, "completionTokens": resp.Usage.CompletionTokens}
+}
+
+// handBack gives up a segment whose step failed because the database could
+// not be reached, without failing its run: the step's transaction rolled
+// back, and the stored run is what a kill of its worker at that point
+// leaves, which the reaper continues (requeued from the stored run, or
+// dead-lettered inside a fenced write). The lease is ended at once — once
+// the database answers again, tried through an outage as store.RetryWait
+// says — and a reaper pass requeues the run, so its conversation waits for
+// the outage and not for a lease on top. Given up, the lease lapses and the
+// installation's reaper takes the run a lease later.
+func (rt *Runtime) handBack(ctx context.Context, seg *segment, cause error) {
+	rt.log.Warn("database unreachable; the run is handed back to the reaper", "run", seg.run.UUID, "err", cause)
+	since := time.Now()
+	for n := 1; ; n++ {
+		won, err := rt.runs.Renew(ctx, seg.run.UUID, run.Renewal{Owner: seg.owner, Lease: time.Microsecond})
+		if err == nil {
+			if !won {
+				return // settled or taken meanwhile
+			}
+			break
+		}
+		wait, again := store.RetryWait(err, n, since)
+		if !again || ctx.Err() != nil {
+			rt.log.Warn("lease not ended; the reaper takes the run when it lapses", "run", seg.run.UUID, "err", err)
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+	if _, err := rt.Reap(ctx); err != nil {
+		rt.log.Warn("reap after handing a run back", "run", seg.run.UUID, "err", err)
+	}
 }

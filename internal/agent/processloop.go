@@ -6,6 +6,7 @@ import (
 
 	"waymark/internal/llm"
 	"waymark/internal/run"
+	"waymark/internal/store"
 	"waymark/internal/tool"
 )
 
@@ -17,28 +18,33 @@ const setProgressTool = "set_progress"
 // lineage cannot be read (fail closed) — it settles the run failed with
 // process_ended under the owner guard and reports true.
 func (rt *Runtime) processEnded(ctx context.Context, seg *segment, st *state) bool {
-	held, msg := rt.processHeld(ctx, st)
+	held, msg, err := rt.processHeld(ctx, st)
 	if held {
 		return false
+	}
+	if store.Unreachable(err) {
+		rt.handBack(ctx, seg, err) // an outage ends no process: the run goes on after it
+		return true
 	}
 	_ = seg.settle(ctx, run.StatusFailed, run.ReasonProcessEnded, "process_ended", msg, "")
 	return true
 }
 
 // processHeld reports whether the run may go on: it holds no process, or
-// its process is still held; otherwise why not.
-func (rt *Runtime) processHeld(ctx context.Context, st *state) (bool, string) {
+// its process is still held; otherwise why not, and the error of a lineage
+// that could not be read.
+func (rt *Runtime) processHeld(ctx context.Context, st *state) (bool, string, error) {
 	if st.Process == nil || rt.preparer == nil {
-		return true, ""
+		return true, "", nil
 	}
 	held, err := rt.preparer.Holds(ctx, st.Process.Origin)
 	switch {
 	case err != nil:
-		return false, "the process lineage cannot be read"
+		return false, "the process lineage cannot be read", err
 	case !held:
-		return false, "the process was ended"
+		return false, "the process was ended", nil
 	}
-	return true, ""
+	return true, "", nil
 }
 
 // processGate is the gate of a process run (item 10): at most one

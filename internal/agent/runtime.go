@@ -361,6 +361,11 @@ func (rt *Runtime) start(ctx context.Context, seg *segment, st *state, cfgFound 
 			case seg.queued:
 				seg.dropEvents(run.EventLineage)
 				rt.retryPreparation(ctx, seg, err)
+			case store.Unreachable(err):
+				// An outage, not a lineage that cannot be stored: the run
+				// goes on from its stored request after it.
+				seg.dropEvents(run.EventLineage)
+				rt.handBack(ctx, seg, err)
 			default:
 				rt.log.Error("lineage cannot be stored; run refused", "run", seg.run.UUID, "err", err)
 				seg.dropEvents(run.EventLineage)

@@ -98,16 +98,10 @@ func (s *segment) commit(ctx context.Context, begin beginTx, lost error, transit
 	return err
 }
 
-// endAttempts bounds how often a segment tries the commit that ends its
-// stretch (settle, suspend) after store errors.
-const endAttempts = 4
-
-// endBackoff is the wait before the n-th retry of such a commit (n from 1).
-func endBackoff(n int) time.Duration { return time.Duration(10<<(2*(n-1))) * time.Millisecond }
-
 // commitEnd is commit for the transition that ends the segment's stretch —
 // the run settles or suspends — run again after a store error: the process
-// continues here (issue 15 item 8, CHECKLIST LC4), and a settle or suspend
+// continues here (issue 15 item 8, CHECKLIST LC4) — through an outage of
+// the database too (store.RetryWait), and a settle or suspend
 // given up would leave the run running with nobody to move it on until its
 // lease expired, and its conversation failed instead of showing the next
 // card. A replay is safe: the transaction rolled back, and one whose commit
@@ -116,13 +110,18 @@ func endBackoff(n int) time.Duration { return time.Duration(10<<(2*(n-1))) * tim
 // guard are not retried, nor is anything once ctx is done.
 func (s *segment) commitEnd(ctx context.Context, lost error, transition func(tx *store.Tx) (bool, error)) error {
 	var err error
+	since := time.Now()
 	for n := 1; ; n++ {
 		err = s.commit(ctx, s.rt.db.InTx, lost, transition)
-		if err == nil || errors.Is(err, lost) || errors.Is(err, run.ErrInvalid) || n == endAttempts || ctx.Err() != nil {
+		if err == nil || errors.Is(err, lost) || errors.Is(err, run.ErrInvalid) || ctx.Err() != nil {
 			return err
 		}
-		s.rt.log.Warn("run transition failed; retrying", "run", s.run.UUID, "attempt", n, "err", err)
-		t := time.NewTimer(endBackoff(n))
+		wait, again := store.RetryWait(err, n, since)
+		if !again {
+			return err
+		}
+		s.rt.log.Warn("run transition failed; retrying", "run", s.run.UUID, "attempt", n, "wait", wait, "err", err)
+		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():

@@ -16,6 +16,10 @@ type Config struct {
 	// temporary SQLite file. It must be empty or made by an earlier bench
 	// (claim): any other is refused with *NotBenchDBError, unchanged.
 	DB string
+	// ChildDB, if set, is the URL the server and worker children connect
+	// with instead of DB — the same database reached another way (through a
+	// proxy that the outage proof cuts), while this process keeps DB.
+	ChildDB string
 	// WorkerProcesses is how many `waymark worker` processes run the queue;
 	// 0 runs the workers inside the server. On SQLite at most 1.
 	WorkerProcesses int

@@ -48,6 +48,7 @@ type Cluster struct {
 	exe        string
 	env        []string
 	dbURL      string
+	childDB    string   // the URL the children connect with (Config.ChildDB, default dbURL)
 	tokens     []string // the editors' API tokens, new in every run
 	model      *http.Server
 	serveArgs  []string
@@ -78,6 +79,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.dbURL = cmp.Or(cfg.DB, "sqlite:"+filepath.Join(c.tmp, "bench.db"))
+	c.childDB = cmp.Or(cfg.ChildDB, c.dbURL)
 	target, err := store.ParseURL(c.dbURL)
 	if err != nil {
 		return nil, ConfigError(err.Error())
@@ -166,7 +168,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	// Every editor connects from this one address: the server's bound per
 	// client address (64 by default) would refuse all beyond it with 429.
-	args := []string{"serve", "--db", c.dbURL, "--addr", "127.0.0.1:0", "--workers", strconv.Itoa(inProcess),
+	args := []string{"serve", "--db", c.childDB, "--addr", "127.0.0.1:0", "--workers", strconv.Itoa(inProcess),
 		"--max-client-conns", strconv.Itoa(2*cfg.Conversations + 16)}
 	if cfg.CPUProfile != "" {
 		args = append(args, "--cpuprofile", cfg.CPUProfile)
@@ -216,7 +218,7 @@ func (c *Cluster) leaseArgs() []string {
 // startWorker starts worker i. On PostgreSQL its connections carry the
 // application name workerAppName(i), which WorkersInWrite looks for.
 func (c *Cluster) startWorker(ctx context.Context, i int) (*child, error) {
-	db := c.dbURL
+	db := c.childDB
 	if u, err := url.Parse(db); err == nil && c.DB.Dialect() == store.Postgres {
 		q := u.Query()
 		q.Set("application_name", workerAppName(i))

@@ -32,8 +32,11 @@ type Result struct {
 	Latencies           []time.Duration // one per answered card: answer sent → next card or idle, sorted
 	Elapsed             time.Duration
 	Failed              int
-	Unfinished          int   // tours cut off after the grace time
-	Err                 error // the first failure
+	// Unavailable counts the answers 503 with Retry-After that a request got
+	// and was sent again after (Mix.RetryUnavailable); Internal the 500s.
+	Unavailable, Internal int
+	Unfinished            int   // tours cut off after the grace time
+	Err                   error // the first failure
 }
 
 // Mix makes tours erratic, for the proofs; the zero value is the bench's
@@ -53,9 +56,17 @@ type Mix struct {
 	// Grace is how long tours under way when the duration has passed get to
 	// end (default as long as the duration, at least 10 s).
 	Grace time.Duration
+	// RetryUnavailable sends a request answered 503 with Retry-After again
+	// after the wait it names (a well-behaved client through a database
+	// outage), for at most Settle; without it a 503 fails the tour.
+	RetryUnavailable bool
 	// OnAnswer, when set, is called with each card answer once the server
 	// accepted it, on the conversation's goroutine (it must not block).
 	OnAnswer func(answer string)
+	// OnSettle, when set, is called for each answered card with the time the
+	// answer was sent and the time its conversation settled (the next card
+	// or idle): how long the conversation was busy after the answer.
+	OnSettle func(sent, settled time.Time)
 }
 
 // stopped reports whether m.Stop is closed.
@@ -94,6 +105,9 @@ func drive(ctx context.Context, client *http.Client, base string, tokens []strin
 				res.Answers += len(t.latencies)
 				res.Latencies = append(res.Latencies, t.latencies...)
 				res.Withdrawn += t.withdrawn
+				res.Unavailable += u.unavailable
+				res.Internal += u.internal
+				u.unavailable, u.internal = 0, 0
 				switch {
 				case err != nil && ctx.Err() != nil:
 					res.Unfinished++
@@ -135,6 +149,9 @@ type user struct {
 	// conversation beyond 300 — with 500 at once on the loaded 2-core
 	// machine an answer waited behind all the others' turns for minutes.
 	settleLimit time.Duration
+	// unavailable and internal count the 503 and 500 answers since the
+	// last tour was added to the result (Result.Unavailable, Internal).
+	unavailable, internal int
 }
 
 // conversation is the part of a Conversation the driver reads.
@@ -216,6 +233,9 @@ func (u *user) tour(ctx context.Context) (tourResult, error) {
 			return t, err
 		}
 		t.latencies = append(t.latencies, time.Since(t0))
+		if u.mix.OnSettle != nil {
+			u.mix.OnSettle(t0, time.Now())
+		}
 	}
 	if c.Status == "failed" {
 		if u.mix.TolerateFailed {
@@ -253,18 +273,60 @@ func (u *user) settled(ctx context.Context, path string, c conversation) (conver
 }
 
 // do sends one API request as the user and decodes the answer into out.
+// With Mix.RetryUnavailable a 503 with Retry-After is sent again after the
+// wait it names, for at most Mix.Settle.
 func (u *user) do(ctx context.Context, method, path string, body any, want int, out any) error {
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
-		raw, err := json.Marshal(body)
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(cmp.Or(u.mix.Settle, u.settleLimit))
+	retried := false
+	for {
+		status, wait, answer, err := u.send(ctx, method, path, raw)
 		if err != nil {
 			return err
 		}
-		rd = bytes.NewReader(raw)
+		switch status {
+		case http.StatusInternalServerError:
+			u.internal++
+		case http.StatusServiceUnavailable:
+			u.unavailable++
+			if u.mix.RetryUnavailable && wait > 0 && time.Now().Add(wait).Before(deadline) {
+				select {
+				case <-time.After(wait):
+					retried = true
+					continue
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		case http.StatusConflict:
+			// A 503 does not say whether the write landed: a repeated
+			// message or answer that is refused as busy or stale reads the
+			// conversation and goes on from it, as a client would. An
+			// answer that did not land shows as a lost outcome.
+			if retried && method == "POST" && strings.Count(path, "/") == 4 {
+				return u.do(ctx, "GET", path[:strings.LastIndexByte(path, '/')], nil, http.StatusOK, out)
+			}
+		}
+		return u.check(ctx, method, path, status, want, answer, out)
+	}
+}
+
+// send sends one request and returns the status, the wait a Retry-After
+// names and the body.
+func (u *user) send(ctx context.Context, method, path string, body []byte) (int, time.Duration, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.base+path, rd)
 	if err != nil {
-		return err
+		return 0, 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+u.token)
 	if body != nil {
@@ -272,16 +334,25 @@ func (u *user) do(ctx context.Context, method, path string, body any, want int, 
 	}
 	resp, err := u.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	if resp.StatusCode != want {
-		err := fmt.Errorf("%s %s = %d, want %d: %s", method, path, resp.StatusCode, want, bytes.TrimSpace(raw))
-		if resp.StatusCode == http.StatusConflict && method == "POST" {
+	var wait time.Duration
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+		wait = time.Duration(secs) * time.Second
+	}
+	return resp.StatusCode, wait, raw, nil
+}
+
+// check turns an answer of status with body raw into do's result.
+func (u *user) check(ctx context.Context, method, path string, status, want int, raw []byte, out any) error {
+	if status != want {
+		err := fmt.Errorf("%s %s = %d, want %d: %s", method, path, status, want, bytes.TrimSpace(raw))
+		if status == http.StatusConflict && method == "POST" {
 			err = fmt.Errorf("%w; %s", err, u.now(ctx, path))
 		}
 		return err

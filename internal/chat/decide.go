@@ -152,19 +152,24 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string, a
 // the runtime's refusal (a *fault.Error) is a store error before the
 // decision took the run — Approve changes nothing until its guarded claim,
 // and a claim that failed rolled back — so the decision is carried out
-// again, a few times (persist's bound and waits): the process continues
+// again as store.RetryWait says (as persist does): the process continues
 // here (issue 15 item 8). A refusal is never retried; it is handed back.
 func (s *Service) carryOut(ctx context.Context, r row, card Card, d agent.Decision) (agent.Result, error) {
 	var res agent.Result
 	var err error
+	since := time.Now()
 	for n := 1; ; n++ {
 		res, err = s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
 		var refusal *fault.Error
-		if err == nil || errors.As(err, &refusal) || n == persistAttempts || ctx.Err() != nil {
+		if err == nil || errors.As(err, &refusal) || ctx.Err() != nil {
 			return res, err
 		}
-		s.log.Warn("decision failed; retrying", "conversation", r.ID, "run", card.RunUUID, "attempt", n, "err", err)
-		t := time.NewTimer(persistBackoff(n))
+		wait, again := store.RetryWait(err, n, since)
+		if !again {
+			return res, err
+		}
+		s.log.Warn("decision failed; retrying", "conversation", r.ID, "run", card.RunUUID, "attempt", n, "wait", wait, "err", err)
+		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -198,9 +203,10 @@ func (s *Service) settleCard(r row, card Card, answer string, calls []agent.Call
 	}
 	touches := target != nil && len(card.Calls) == 1 && s.points != nil
 	eligible := touches && r.Process && r.Skill != 0 && r.Page != 0
+	var tried int64 // the key an earlier attempt of this settlement recorded under
 	return func(ctx context.Context, tx *store.Tx) error {
 		err := s.settleCardTx(ctx, tx, settlement{row: r, target: target, outcome: o, answer: answer, card: card,
-			calls: calls, touches: touches, eligible: eligible, mayRecord: mayRecord, recovery: recovery, after: after})
+			calls: calls, touches: touches, eligible: eligible, mayRecord: mayRecord, recovery: recovery, after: after, tried: &tried})
 		if errors.Is(err, errSettled) {
 			return nil // recorded before: the job and a recovery both settled it
 		}
@@ -315,6 +321,9 @@ type settlement struct {
 	// after is the message count that keys the outcome (zero: counted in
 	// the transaction).
 	after int64
+	// tried is the outcome key (after_message) an earlier attempt of this
+	// settlement recorded under, 0 none; shared by its attempts.
+	tried *int64
 }
 
 // settleCardTx records the outcome of a decided card in tx and, when this
@@ -349,6 +358,23 @@ func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, st settlement)
 			return err
 		}
 		o.After = after
+	}
+	if st.tried != nil {
+		// A retry after a commit reported failed that had landed (a
+		// database that went away during the commit) counts the messages
+		// that commit added, and would record the card again under another
+		// key: the key the earlier attempt used says it is settled.
+		if prev := *st.tried; prev != 0 && prev != o.After {
+			var n int
+			if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM conversation_outcomes WHERE conversation_id = ? AND run_uuid = ? AND after_message = ?",
+				r.ID, o.Run, prev).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return errSettled
+			}
+		}
+		*st.tried = o.After
 	}
 	var step *tool.WriteStep
 	firstOK := false

@@ -93,7 +93,11 @@ func (s *Service) Work(ctx context.Context, payload json.RawMessage) error {
 }
 
 func (s *Service) work(ctx context.Context, j job) error {
-	r, err := getRow(ctx, s.db, j.Conversation)
+	var r row
+	err := s.outlast(ctx, "read conversation", func() (err error) {
+		r, err = getRow(ctx, s.db, j.Conversation)
+		return err
+	})
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}

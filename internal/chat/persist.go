@@ -6,18 +6,14 @@ import (
 	"time"
 
 	"waymark/internal/openpoint"
+	"waymark/internal/store"
 )
-
-// persistAttempts bounds how often persist tries one step.
-const persistAttempts = 4
-
-// persistBackoff is the wait before the n-th retry (n from 1).
-func persistBackoff(n int) time.Duration { return time.Duration(10<<(2*(n-1))) * time.Millisecond }
 
 // persist runs step — the bookkeeping a chat worker does once a turn or a
 // decision ran: the run's state onto the conversation, a card's outcome and
 // open points, a failure or a give-back — and runs it again after an error,
-// a few times, with a short wait. The process continues here, so a store
+// as store.RetryWait says: a few times quickly, and through an outage of the
+// database with a backoff for store.OutageWindow. The process continues here, so a store
 // error is retried (issue 15 item 8): a step given up would leave the
 // conversation processing with nothing to move it on until a lease passed,
 // or lose an accepted skip's open point. A refusal (ErrInvalid, an invalid
@@ -27,13 +23,44 @@ func persistBackoff(n int) time.Duration { return time.Duration(10<<(2*(n-1))) *
 // thing a retry can repeat).
 func (s *Service) persist(ctx context.Context, what string, step func() error) error {
 	var err error
+	since := time.Now()
 	for n := 1; ; n++ {
-		if err = step(); err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, openpoint.ErrInvalidKey) ||
-			n == persistAttempts || ctx.Err() != nil {
+		if err = step(); err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, openpoint.ErrInvalidKey) || ctx.Err() != nil {
 			return err
 		}
-		s.log.Warn("chat step failed; retrying", "step", what, "attempt", n, "err", err)
-		t := time.NewTimer(persistBackoff(n))
+		wait, again := store.RetryWait(err, n, since)
+		if !again {
+			return err
+		}
+		s.log.Warn("chat step failed; retrying", "step", what, "attempt", n, "wait", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}
+
+// outlast runs read, and runs it again while it fails because the database
+// cannot be reached, as store.RetryWait says (an outage of 30 s and more is
+// waited out); any other error, and ctx's end, it returns at once. A chat
+// job's first reads use it, so an outage does not fail the job and leave
+// its conversation to the reaper.
+func (s *Service) outlast(ctx context.Context, what string, read func() error) error {
+	since := time.Now()
+	for n := 1; ; n++ {
+		err := read()
+		if err == nil || !store.Unreachable(err) || ctx.Err() != nil {
+			return err
+		}
+		wait, again := store.RetryWait(err, n, since)
+		if !again {
+			return err
+		}
+		s.log.Warn("database unreachable; waiting", "step", what, "attempt", n, "wait", wait, "err", err)
+		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():

@@ -2,7 +2,9 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"waymark/internal/store"
 )
@@ -41,5 +43,35 @@ func (s *Service) Reap(ctx context.Context) (int, error) {
 			n++
 		}
 	}
+	if rq, ok := s.queue.(staleRescuer); ok {
+		k, err := rq.RescueStaleChatJobs(ctx, s.clk.Now().Add(-s.lease), reapBatch, s.holdsClaim)
+		if err != nil {
+			return n, fmt.Errorf("stale chat jobs: %w", err)
+		}
+		if k > 0 {
+			s.log.Info("reaper: chat jobs whose claim had gone handed back to be finished", "jobs", k)
+		}
+	}
 	return n, nil
+}
+
+// staleRescuer is the optional ability of a Queue to hand back the chat
+// jobs a worker took more than a lease ago whose claim no longer holds
+// (queue.Queue has it): after a worker died or gave up on an unreachable
+// database, they would stay running — and pending — for a day.
+type staleRescuer interface {
+	RescueStaleChatJobs(ctx context.Context, heldSince time.Time, limit int, holds func(ctx context.Context, conversation, at int64) (bool, error)) (int, error)
+}
+
+// holdsClaim reports whether conversation is still processing for the
+// claim at (a chat job's "at"): a job whose claim holds may still act.
+func (s *Service) holdsClaim(ctx context.Context, conversation, at int64) (bool, error) {
+	r, err := getRow(ctx, s.db, conversation)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return r.Status == Processing && r.UpdatedAt.UnixMicro() == at, nil
 }

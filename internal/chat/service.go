@@ -279,6 +279,9 @@ func (s *Service) startConfig(ctx context.Context, a *access.Actor, uid int64) (
 // on a page the editor may only read.
 func (s *Service) skillFor(ctx context.Context, a *access.Actor, cfg llmconfig.Configuration, uid, page int64) (bool, error) {
 	entries, err := s.skills.Catalogue(ctx, a.UID, cfg.UID)
+	if err != nil && store.Unreachable(err) {
+		return false, fmt.Errorf("catalogue: %w", err) // an outage, not a refusal (503)
+	}
 	if err != nil {
 		return false, ErrUnavailable
 	}

@@ -156,9 +156,13 @@ func (s *Service) follow(ctx context.Context, r row) {
 // and the queue gives the job to a worker again at once, instead of the
 // turn being failed or waiting a lease to be found lost.
 func (s *Service) turn(ctx context.Context, r row, at int64) error {
-	msgs, err := messages(ctx, s.db, r.ID)
-	if err != nil && ctx.Err() != nil {
+	var msgs []Message
+	err := s.outlast(ctx, "read transcript", func() (err error) {
+		msgs, err = messages(ctx, s.db, r.ID)
 		return err
+	})
+	if err != nil && (ctx.Err() != nil || store.Unreachable(err)) {
+		return err // the job is tried again: an unreachable database fails no conversation
 	}
 	if err != nil {
 		s.fail(ctx, r, err)
@@ -201,8 +205,12 @@ func (s *Service) turn(ctx context.Context, r row, at int64) error {
 		s.log.Info("turn not started: the conversation's claim no longer holds", "conversation", r.ID)
 		return nil
 	}
-	if err != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled)) {
-		return err // the job or the runtime was stopped before the run began
+	if err != nil && (ctx.Err() != nil || errors.Is(err, context.Canceled) || store.Unreachable(err)) {
+		// The job or the runtime was stopped, or the database could not be
+		// reached, before the run began: the job is tried again (and a turn
+		// lost so is started again by the reaper), the conversation is not
+		// failed for it.
+		return err
 	}
 	if err != nil {
 		s.fail(ctx, r, err)

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"waymark/internal/fault"
+	"waymark/internal/store"
 )
 
 // The faults httpapi itself answers with (the domains declare theirs in
@@ -81,6 +84,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	status, code, msg := classify(err, id)
+	if status == http.StatusInternalServerError && s.dbUnavailable(r.Context(), err) {
+		status, code, msg = StatusOf(fault.Unavailable), store.ErrUnavailable.Code(), store.ErrUnavailable.Message()
+		w.Header().Set("Retry-After", strconv.Itoa(dbRetryAfter))
+	}
 	level := slog.LevelDebug
 	if status >= 500 {
 		level = slog.LevelError
@@ -106,6 +113,28 @@ const Challenge = `Bearer realm="waymark", error_description="send an API token 
 // WWW-Authenticate as the API's own answers.
 func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	s.writeError(w, r, err)
+}
+
+// dbRetryAfter is the Retry-After, in seconds, of a 503 database_unavailable.
+const dbRetryAfter = 2
+
+// dbPingTimeout bounds the ping with which an internal error is checked
+// against the database.
+const dbPingTimeout = time.Second
+
+// dbUnavailable reports whether the internal error err came from a database
+// that does not answer: err says it could not be reached
+// (store.Unreachable), or a ping now fails so. Such a request is answered
+// 503 database_unavailable with Retry-After, not 500: a client can tell an
+// outage it may wait out from a fault of the server. A pool this process
+// closed (it is shutting down) is not an outage: 500.
+func (s *Server) dbUnavailable(ctx context.Context, err error) bool {
+	if store.Unreachable(err) {
+		return true
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dbPingTimeout)
+	defer cancel()
+	return store.Unreachable(s.db.SQL.PingContext(pctx))
 }
 
 func writeErrorBody(w http.ResponseWriter, status int, code, msg string) {

@@ -53,3 +53,62 @@ func (q *Queue) RescueChatJob(ctx context.Context, conversation, at int64, heldS
 	}
 	return false, nil
 }
+
+// RescueStaleChatJobs hands back to the workers every chat job that a
+// worker took before heldSince and that still reads as running although
+// its claim no longer holds (holds, given the job's conversation and claim,
+// says whether the conversation is still processing for it): its worker
+// died, or lost the database and gave up, and the conversation was settled
+// without it — by another worker, the reaper, or the editor's next read.
+// Nothing would finish such a job before River's rescue a day later, and
+// waymark_chat_jobs_pending would count it all that time. Worked again, it
+// finds its claim gone and is dropped (chat.Service.Work), so this is safe
+// for a job whose worker is alive too; a job whose claim still holds is
+// left to RescueChatJob and the chat's reaper. Each hand-back is one
+// guarded UPDATE (state and attempt unchanged). It returns how many it
+// handed back, at most limit a call.
+func (q *Queue) RescueStaleChatJobs(ctx context.Context, heldSince time.Time, limit int, holds func(ctx context.Context, conversation, at int64) (bool, error)) (int, error) {
+	conv, claim := "json_extract(args, '$.job.conversation')", "json_extract(args, '$.job.at')"
+	if q.db.Dialect() == store.Postgres {
+		conv, claim = "(args->'job'->>'conversation')::bigint", "(args->'job'->>'at')::bigint"
+	}
+	type stale struct {
+		id, conversation, at int64
+		attempt              int
+		taken                sql.NullTime
+	}
+	// The times are compared here, as River's drivers store them.
+	jobs, err := store.Collect(ctx, q.db, func(sc store.Scanner) (stale, error) {
+		var j stale
+		return j, sc.Scan(&j.id, &j.conversation, &j.at, &j.attempt, &j.taken)
+	}, `SELECT id, `+conv+`, `+claim+`, attempt, attempted_at FROM river_job WHERE kind = ? AND state = 'running' ORDER BY id`,
+		ChatArgs{}.Kind())
+	if err != nil {
+		return 0, fmt.Errorf("stale chat jobs: %w", err)
+	}
+	n := 0
+	for _, j := range jobs {
+		if n == limit {
+			break
+		}
+		if !j.taken.Valid || !j.taken.Time.Before(heldSince) {
+			continue // taken within the lease: its worker may be at work
+		}
+		held, err := holds(ctx, j.conversation, j.at)
+		if err != nil {
+			return n, fmt.Errorf("stale chat job %d: %w", j.id, err)
+		}
+		if held {
+			continue
+		}
+		res, err := q.db.Exec(ctx, `UPDATE river_job SET state = 'available' WHERE id = ? AND kind = ? AND state = 'running' AND attempt = ?`,
+			j.id, ChatArgs{}.Kind(), j.attempt)
+		if err != nil {
+			return n, fmt.Errorf("rescue stale chat job %d: %w", j.id, err)
+		}
+		if k, err := res.RowsAffected(); err == nil && k == 1 {
+			n++
+		}
+	}
+	return n, nil
+}

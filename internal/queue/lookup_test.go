@@ -215,3 +215,48 @@ func TestRescueChatJobHandsBackOnlyTheJobOfTheClaimLeftByItsWorker(t *testing.T)
 		}
 	})
 }
+
+// The chat's reaper hands back, once, every chat job a worker took before
+// heldSince and left running whose claim no longer holds — its conversation
+// was settled without it, after its worker died or gave up on an
+// unreachable database — so it is finished and no longer counted pending:
+// not one taken later, and not one whose claim still holds. (Regression:
+// after a database outage waymark_chat_jobs_pending stayed at 30, the jobs
+// running until River's rescue a day later.)
+func TestRescueStaleChatJobsHandsBackOnlyJobsWhoseClaimHasGone(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		q := insertOnly(t, db)
+		for _, j := range []map[string]any{{"op": "decide", "conversation": 7, "at": 100}, {"op": "turn", "conversation": 8, "at": 200}} {
+			if err := q.InTx(ctx, func(tx *store.Tx) error { return q.InsertChatTx(ctx, tx, j) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		taken := time.Now().Add(-time.Minute)
+		if _, err := db.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1, attempted_at = ?", taken.UTC()); err != nil {
+			t.Fatal(err)
+		}
+		holds := func(_ context.Context, conversation, at int64) (bool, error) {
+			return conversation == 8 && at == 200, nil // conversation 7 was settled without its job
+		}
+		if n, err := q.RescueStaleChatJobs(ctx, taken.Add(-time.Second), 100, holds); err != nil || n != 0 {
+			t.Errorf("jobs taken after heldSince: rescued %d, %v; want none", n, err)
+		}
+		if pending, err := q.ChatPending(ctx, db); err != nil || pending != 2 {
+			t.Errorf("ChatPending before = %d, %v; want 2", pending, err)
+		}
+		if n, err := q.RescueStaleChatJobs(ctx, taken.Add(time.Second), 100, holds); err != nil || n != 1 {
+			t.Errorf("jobs taken before heldSince: rescued %d, %v; want conversation 7's only", n, err)
+		}
+		states, err := store.Collect(ctx, db, store.Column[string], "SELECT state FROM river_job ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(states, []string{"available", "running"}) {
+			t.Errorf("after the rescue the jobs are %v, want [available running]", states)
+		}
+		if n, err := q.RescueStaleChatJobs(ctx, taken.Add(time.Second), 100, holds); err != nil || n != 0 {
+			t.Errorf("a second pass rescued %d, %v; want none", n, err)
+		}
+	})
+}

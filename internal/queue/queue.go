@@ -186,6 +186,11 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 		Logger:      cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		MaxAttempts: jobAttempts,
 		// The runtime's lease and reaper recover stuck runs; River must not run a job twice.
+		// Nor is its rescue by age kept for chat and resume jobs: a decision
+		// still at work past a lease (a slow model) would be worked twice.
+		// The reapers hand back, after a lease, only a job whose claim says
+		// its worker is gone (RescueChatJob, RescueStaleChatJobs,
+		// RescueStuckResumes, WithoutLiveJob).
 		RescueStuckJobsAfter: 24 * time.Hour,
 		JobTimeout:           -1,
 		// Also the least time between two insert notifications of a queue:

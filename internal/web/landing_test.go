@@ -42,7 +42,6 @@ func TestACardSaysWhereTheChangeWillLand(t *testing.T) {
 	}
 }
 
-
 // Beside TYPO3 with the bridge a card links to its record in TYPO3's
 // editor (the browser suite follows the link into TYPO3's FormEngine);
 // without the bridge Waymark knows no TYPO3 backend and links nowhere.

@@ -84,14 +84,23 @@ type cachedToken struct {
 
 // New returns an Authenticator reading db and deciding expiry and login
 // windows by clk, with DefaultLimits.
-func New(db *store.DB, clk clock.Clock) *Authenticator { return NewLimited(db, clk, nil, Limits{}) }
+func New(db *store.DB, clk clock.Clock) *Authenticator { return NewLimited(db, clk, Elsewhere{}, Limits{}) }
+
+// Elsewhere is what an Authenticator asks beyond Waymark's own tables.
+type Elsewhere struct {
+	// Passwords checks password logins instead of Waymark's own password
+	// hashes (nil: Waymark's own). Tokens and sessions stay Waymark's.
+	Passwords PasswordDirectory
+	// TYPO3Sessions, when set, makes sessions opened through TYPO3
+	// (SessionFromTYPO3) hold only while their TYPO3 backend session does.
+	TYPO3Sessions TYPO3Sessions
+}
 
 // NewLimited is New with the login limits l (zero fields: the defaults)
-// and password logins checked by passwords instead of Waymark's own
-// password hashes (nil: Waymark's own). Tokens and sessions stay Waymark's.
-func NewLimited(db *store.DB, clk clock.Clock, passwords PasswordDirectory, l Limits) *Authenticator {
+// and what the installation decides elsewhere (a CMS beside Waymark).
+func NewLimited(db *store.DB, clk clock.Clock, e Elsewhere, l Limits) *Authenticator {
 	t := newThrottle(l)
-	return &Authenticator{db: db, clk: clk, dir: passwords, cache: map[[32]byte]cachedToken{}, typo3Seen: map[string]time.Time{},
+	return &Authenticator{db: db, clk: clk, dir: e.Passwords, typo3: e.TYPO3Sessions, cache: map[[32]byte]cachedToken{}, typo3Seen: map[string]time.Time{},
 		throttle: t, checks: make(chan struct{}, t.limits.MaxChecks)}
 }
 

@@ -54,7 +54,7 @@ func setup(t *testing.T, db *store.DB) bundle {
 	if err := auth.PutTokenTx(ctx, db, 8, robotToken, "test", clk.Now(), auth.MinCost); err != nil {
 		t.Fatal(err)
 	}
-	return bundle{db: db, clk: clk, auth: auth.NewLimited(db, clk, nil, auth.Limits{HashCost: auth.MinCost})}
+	return bundle{db: db, clk: clk, auth: auth.NewLimited(db, clk, auth.Elsewhere{}, auth.Limits{HashCost: auth.MinCost})}
 }
 
 func countSessions(t *testing.T, db *store.DB) int {

@@ -18,7 +18,7 @@ func TestConcurrentFailedLoginsStopAtTheLimit(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		b := setup(t, db)
-		a := auth.NewLimited(db, b.clk, nil, auth.Limits{PerUsername: 5, MaxChecks: 2, HashCost: auth.MinCost})
+		a := auth.NewLimited(db, b.clk, auth.Elsewhere{}, auth.Limits{PerUsername: 5, MaxChecks: 2, HashCost: auth.MinCost})
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		got := map[string]int{}
@@ -60,7 +60,7 @@ func TestPasswordChecksBeyondTheBoundWait(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		b := setup(t, db)
-		a := auth.NewLimited(db, b.clk, nil, auth.Limits{PerUsername: 1, MaxChecks: 1, HashCost: auth.MinCost})
+		a := auth.NewLimited(db, b.clk, auth.Elsewhere{}, auth.Limits{PerUsername: 1, MaxChecks: 1, HashCost: auth.MinCost})
 		release := a.HoldChecks()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -82,7 +82,7 @@ func TestFailedLoginsFromOneClientDoNotLockTheUserOutOfAnother(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		b := setup(t, db)
-		a := auth.NewLimited(db, b.clk, nil, auth.Limits{PerUsername: 5, PerClient: 20, HashCost: auth.MinCost})
+		a := auth.NewLimited(db, b.clk, auth.Elsewhere{}, auth.Limits{PerUsername: 5, PerClient: 20, HashCost: auth.MinCost})
 		ctx := context.Background()
 		var te *auth.ThrottledError
 		for i := range 20 {
@@ -120,7 +120,7 @@ func TestClientOverItsLimitIsRefusedForEveryUsername(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		b := setup(t, db)
-		a := auth.NewLimited(db, b.clk, nil, auth.Limits{PerUsername: 5, PerClient: 3, HashCost: auth.MinCost})
+		a := auth.NewLimited(db, b.clk, auth.Elsewhere{}, auth.Limits{PerUsername: 5, PerClient: 3, HashCost: auth.MinCost})
 		ctx := context.Background()
 		for _, name := range []string{"nobody1", "nobody2", "nobody3"} {
 			if _, err := a.LoginFrom(ctx, "198.51.100.7", name, "wrong"); !errors.Is(err, auth.ErrUnauthenticated) {

@@ -34,7 +34,7 @@ func TestLoginOfAUserWithoutPasswordTakesAsLongAsAWrongPassword(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		a := auth.NewLimited(db, clock.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)), nil,
+		a := auth.NewLimited(db, clock.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)), auth.Elsewhere{},
 			auth.Limits{PerUsername: 100, PerClient: 100, HashCost: auth.DefaultCost})
 		// The fastest of five interleaved rounds per name: the machine's load
 		// slows every name alike; a login without hashing stays ~100× faster.
@@ -76,7 +76,7 @@ func TestPasswordLongerThan72BytesIsRefusedNotMatchedOnItsPrefix(t *testing.T) {
 		if _, err := db.Exec(ctx, "INSERT INTO be_users (uid, username, password_hash) VALUES (7, 'erika', ?)", h); err != nil {
 			t.Fatal(err)
 		}
-		a := auth.NewLimited(db, clock.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)), nil, auth.Limits{HashCost: auth.MinCost})
+		a := auth.NewLimited(db, clock.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)), auth.Elsewhere{}, auth.Limits{HashCost: auth.MinCost})
 		if _, err := a.Login(ctx, "erika", pw+"anything"); !errors.Is(err, auth.ErrPasswordTooLong) {
 			t.Fatalf("Login with 80 bytes = %v, want ErrPasswordTooLong", err)
 		}

@@ -15,10 +15,6 @@ type TYPO3Sessions interface {
 	SessionActive(ctx context.Context, user int64, session string) (active bool, reason string, err error)
 }
 
-// UseTYPO3Sessions makes sessions opened through TYPO3 (SessionFromTYPO3)
-// hold only while their TYPO3 backend session does, as ts says.
-func (a *Authenticator) UseTYPO3Sessions(ts TYPO3Sessions) { a.typo3 = ts }
-
 // typo3SessionTTL is how long an answer of TYPO3 about a backend session is
 // believed: the end of a TYPO3 session is noticed at the next request after
 // it, as a change of rights is (access.WithActorMemo keeps a user as long).

@@ -168,10 +168,11 @@ func New(cfg Config) (*Server, error) {
 	if err := s.registerMetrics(); err != nil {
 		return nil, err
 	}
-	s.auth = auth.NewLimited(s.db, s.clock, cfg.Passwords, auth.Limits{HashCost: cfg.HashCost})
+	elsewhere := auth.Elsewhere{Passwords: cfg.Passwords}
 	if cfg.TYPO3Bridge != nil {
-		s.auth.UseTYPO3Sessions(cfg.TYPO3Bridge)
+		elsewhere.TYPO3Sessions = cfg.TYPO3Bridge
 	}
+	s.auth = auth.NewLimited(s.db, s.clock, elsewhere, auth.Limits{HashCost: cfg.HashCost})
 	// The screens' reads first: the authorization matrix calls the routes in
 	// this order, and its administration rows change the fixture's groups.
 	s.screenRoutes()

@@ -55,6 +55,7 @@
   // --- what the editor is told when an action did not get through ---
   // The message stays outside the swapped regions; the typed text stays in
   // the composer (and in sessionStorage, for a login in between).
+  var cutOff = false; // the server cannot be reached or the session ended
   function notice(msg, loginLink) {
     var n = document.getElementById("connection");
     if (!n && !msg) return;
@@ -171,17 +172,58 @@
 
   // syncComposer: Senden is disabled while a turn runs (the server would
   // refuse the message as busy); the typed text stays.
+  // Stopp beside it shows while a turn runs; once the turn ended, a Stopp
+  // that had the focus hands it to the message box.
   function syncComposer() {
     var el = conv(), f = document.getElementById("composer");
     if (!el || !f) return;
+    var running = el.dataset.status === "processing";
     var b = f.querySelector("button[type=submit]");
-    if (b) b.disabled = el.dataset.status === "processing";
+    if (b) b.disabled = running || cutOff;
+    var stop = document.getElementById("stop");
+    if (stop && stop.hidden === running) {
+      var had = document.activeElement === stop;
+      stop.hidden = !running;
+      if (had && !running) { var m = document.getElementById("message"); if (m) m.focus(); }
+    }
+  }
+
+  // --- the reply as it streams in ---
+  // A stream event that changes nothing but the draft (the model's reply
+  // growing, several times a second) updates the streaming text in place:
+  // the region is not redrawn, so nothing in it moves or loses the focus.
+  // Any other change fetches the region.
+  var lastKey = "", lastDraft = "";
+  function streamedInPlace(ev) {
+    var e;
+    try { e = JSON.parse(ev.data); } catch (x) { lastKey = ""; return false; }
+    var draft = e.draft || "";
+    delete e.draft;
+    var key = JSON.stringify(e), same = key === lastKey;
+    lastKey = key;
+    lastDraft = draft;
+    var el = conv();
+    if (!same || !draft || !el || el.dataset.status !== "processing") return false;
+    return showDraft();
+  }
+  // showDraft puts the latest draft into the streaming message; false when
+  // the region has none to put it in (then it is fetched).
+  function showDraft() {
+    var p = document.querySelector("#conversation .message.streaming .text p");
+    if (!p) return false;
+    if (p.textContent !== lastDraft && lastDraft.indexOf(p.textContent) === 0) {
+      var ms = p.closest(".messages"), atEnd = ms && ms.scrollHeight - ms.scrollTop - ms.clientHeight < 40;
+      p.textContent = lastDraft;
+      if (atEnd) scrollMessages();
+    }
+    return true;
   }
 
   function afterConversationSwap() {
     var el = conv();
     if (!el) return;
     syncComposer();
+    if (el.dataset.status === "processing") showDraft();
     scrollMessages();
     var now = snapshot(el);
     if (now.card && now.card !== last.card) {
@@ -219,7 +261,10 @@
     var broken = false, wait = 500;
     function open() {
       var src = new EventSource(url);
-      src.addEventListener(id, function () { changed(id); });
+      src.addEventListener(id, function (ev) {
+        if (id === "conversation" && streamedInPlace(ev)) return;
+        changed(id);
+      });
       src.addEventListener("open", function () {
         wait = 500;
         if (broken) { broken = false; notice(""); changed(id); }

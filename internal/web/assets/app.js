@@ -55,8 +55,21 @@
   // --- what the editor is told when an action did not get through ---
   // The message stays outside the swapped regions; the typed text stays in
   // the composer (and in sessionStorage, for a login in between).
-  var cutOff = false; // the server cannot be reached or the session ended
-  function notice(msg, loginLink) {
+  // While the server cannot be reached or the session ended (cut), what
+  // cannot work meanwhile is disabled: the answers of a card or question,
+  // the region's buttons, Senden. The message itself is fixed at the top of
+  // the window (app.css), where the editor sees it whatever she scrolled to.
+  var cutOff = false;
+  function applyCutOff() {
+    var els = document.querySelectorAll("#conversation fieldset, #conversation button, #inbox fieldset, #inbox button");
+    Array.prototype.forEach.call(els, function (el) {
+      if (cutOff && !el.disabled) { el.disabled = true; el.setAttribute("data-cut", ""); }
+      else if (!cutOff && el.hasAttribute("data-cut")) { el.disabled = false; el.removeAttribute("data-cut"); }
+    });
+    syncComposer();
+  }
+  function notice(msg, loginLink, cut) {
+    if (cutOff !== !!(msg && cut)) { cutOff = !!(msg && cut); applyCutOff(); }
     var n = document.getElementById("connection");
     if (!n && !msg) return;
     if (!n) {
@@ -271,17 +284,17 @@
       });
       src.addEventListener("error", function () {
         broken = true;
-        if (src.readyState !== 2) { notice(text("live.reconnecting")); return; }
+        if (src.readyState !== 2) { notice(text("live.reconnecting"), false, true); return; }
         // Closed by the browser: the session ended (401), or the server or
         // the network is away — then the stream is opened again, later.
         src.close();
         window.fetch("/api/me", { credentials: "same-origin" }).then(function (r) {
-          if (r.status === 401) { notice(text("live.expired"), true); return; }
-          notice(text("live.reconnecting"));
+          if (r.status === 401) { notice(text("live.expired"), true, true); return; }
+          notice(text("live.reconnecting"), false, true);
           window.setTimeout(open, wait);
           wait = Math.min(wait * 2, 8000);
         }, function () {
-          notice(text("live.offline"));
+          notice(text("live.offline"), false, true);
           window.setTimeout(open, wait);
           wait = Math.min(wait * 2, 8000);
         });
@@ -411,6 +424,7 @@
     document.body.addEventListener("htmx:afterSettle", function (ev) {
       var t = ev.detail && ev.detail.elt, xhr = ev.detail && ev.detail.xhr;
       if (!t) return;
+      if (cutOff) applyCutOff();
       if (t.id === "conversation" || (t.closest && t.closest("#conversation"))) {
         afterConversationSwap();
         if (behind("conversation", xhr)) refresh("conversation");
@@ -422,7 +436,7 @@
     });
     document.body.addEventListener("htmx:afterRequest", function (ev) {
       var d = ev.detail || {}, f = d.elt;
-      if (d.xhr && d.xhr.status === 401) notice(text("live.expired"), true);
+      if (d.xhr && d.xhr.status === 401) notice(text("live.expired"), true, true);
       else if (d.successful) notice("");
       if (f && f.id === "composer") {
         // The box is emptied only when the message was taken; a refusal
@@ -435,7 +449,7 @@
       }
     });
     // An action that did not reach the server, or that it did not take.
-    document.body.addEventListener("htmx:sendError", function () { notice(text("live.offline")); probe(); });
+    document.body.addEventListener("htmx:sendError", function () { notice(text("live.offline"), false, true); probe(); });
     document.body.addEventListener("htmx:responseError", function (ev) {
       var xhr = ev.detail && ev.detail.xhr;
       // The server's own sentence where it gave one (text/plain: invalid

@@ -111,6 +111,16 @@
       if (t.dataset.panel) togglePanel(t);
       else copy(t);
     });
+    // Escape closes an open panel (an Escape the slash menu took is not
+    // this one) and hands the focus back to its button.
+    document.addEventListener("keydown", function (e) {
+      if (e.key !== "Escape" || e.defaultPrevented) return;
+      var open = document.querySelector(".panel-toggles [data-panel][aria-expanded=true]");
+      if (!open) return;
+      e.preventDefault();
+      togglePanel(open);
+      open.focus();
+    });
     // Plain (non-htmx) forms that change something for good ask first.
     document.addEventListener("submit", function (e) {
       var f = e.target, b = e.submitter;

@@ -38,7 +38,7 @@ func TestLoginOpensTheChatAndLogoutEndsTheSession(t *testing.T) {
 		}
 		lp := b.get("/login")
 		contains(t, "login page", lp, `<label for="username">`, `<label for="password">`, `<button type="submit">`,
-			`<script src="/assets/htmx.min.js" defer></script>`)
+			`<script src="/assets/htmx.min.js?v=`)
 		if csp := lp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("login page CSP = %q", csp)
 		}

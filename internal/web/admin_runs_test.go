@@ -26,6 +26,8 @@ func TestAdministratorFindsAStuckTourAndEndsItsProcess(t *testing.T) {
 		admin := loginAdmin(t, e)
 		list := admin.get("/admin/runs")
 		contains(t, "run list", list, "<td>waiting for approval</td>", "<td>Chat</td><td>erika</td><td>seo</td>")
+		// Times as <time datetime> in UTC: the page shows them in the reader's zone (layout.js).
+		contains(t, "run list times", list, `<time datetime="`, `Z" data-seconds>`, ` UTC</time>`)
 		m := runLink.FindStringSubmatch(list.Body)
 		if m == nil {
 			t.Fatalf("no run in the list:\n%s", list.Body)

@@ -14,6 +14,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"waymark/internal/catalog"
 	"waymark/internal/site"
@@ -30,6 +31,7 @@ var templateFiles embed.FS
 var funcs = template.FuncMap{
 	"markdown": markdown,
 	"asset":    assetURL,
+	"stamp":    stamp,
 	"pretty": func(v any) string {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
@@ -184,6 +186,14 @@ var assets = func() map[string]*asset {
 	}
 	return out
 }()
+
+// stamp is a time as <time datetime> to the second, in UTC; the page shows
+// it in the reader's time zone (layout.js). It holds only digits the server
+// formatted, never text a user wrote.
+func stamp(t time.Time) template.HTML {
+	u := t.UTC()
+	return template.HTML(`<time datetime="` + u.Format(time.RFC3339) + `" data-seconds>` + u.Format("2006-01-02 15:04:05") + ` UTC</time>`)
+}
 
 // assetURL is the address of an embedded file with its version: a page
 // names the assets it was rendered with, and those may be kept for a year.

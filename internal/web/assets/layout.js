@@ -103,8 +103,26 @@
     s.addRange(r);
   }
 
+  // --- times in the reader's time zone and language ---
+  // The server writes <time datetime="…Z"> with the time in UTC; the page
+  // shows it as the reader's clock reads it (the UTC time stays as title).
+  function localTimes(root) {
+    var lang = document.documentElement.lang || undefined;
+    Array.prototype.forEach.call((root || document).querySelectorAll("time[datetime]"), function (t) {
+      if (t.hasAttribute("data-local")) return;
+      var d = new Date(t.getAttribute("datetime"));
+      if (isNaN(d.getTime())) return;
+      var opts = { dateStyle: "medium", timeStyle: t.hasAttribute("data-seconds") ? "medium" : "short" };
+      t.title = t.textContent.trim();
+      t.textContent = d.toLocaleString(lang, opts);
+      t.setAttribute("data-local", "");
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     setupSlashNone();
+    localTimes(document);
+    document.body.addEventListener("htmx:afterSettle", function (e) { localTimes(e.detail && e.detail.elt && e.detail.elt.parentNode || document); });
     document.addEventListener("click", function (e) {
       var t = e.target.closest && e.target.closest("[data-panel], [data-copy]");
       if (!t) return;

@@ -218,3 +218,38 @@ func TestUsersTokenIsRevokedInTheBrowser(t *testing.T) {
 		contains(t, "again", admin.post(b[1], nil), "Not found.")
 	})
 }
+
+var ownRevoke = regexp.MustCompile(`hx-post="(/settings/tokens/(\d+)/revoke)"[^>]*\s+hx-confirm="Revoke the token “deploy script”\?`)
+
+// Settings: a user sees her own API tokens and revokes one, after a
+// confirmation; it is refused from then on. A token id not hers changes
+// nothing.
+func TestOwnTokenIsRevokedInTheSettings(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newAdminEnv(t, db)
+		admin := loginAdmin(t, e)
+		m := shownToken.FindStringSubmatch(admin.post("/admin/users/4/tokens", url.Values{"label": {"deploy script"}}).Body)
+		if m == nil {
+			t.Fatal("no token shown")
+		}
+		otto := login(t, e, "otto", "otto-pass-1234")
+		page := otto.get("/settings")
+		b := ownRevoke.FindStringSubmatch(page.Body)
+		if b == nil {
+			t.Fatalf("otto's settings show no revocable token: %s", page.Body)
+		}
+		contains(t, "settings", page, "Your API tokens", `aria-label="Revoke token deploy script"`)
+		if a := otto.post("/settings/tokens/999999/revoke", nil); !strings.Contains(a.Body, "Not found.") {
+			t.Errorf("revoking a token not his = %d %s", a.Status, a.Body)
+		}
+		a := otto.post(b[1], nil)
+		contains(t, "revoked", a, "Revoked: the token is refused from now on.")
+		lacks(t, "revoked", a, "deploy script")
+		if s := apiStatus(t, e, m[1]); s != http.StatusUnauthorized {
+			t.Errorf("the revoked token = %d, want 401", s)
+		}
+		if n := mustAccount(t, e, 4).Tokens; n != 1 {
+			t.Errorf("otto has %d tokens, want one left", n)
+		}
+	})
+}

@@ -41,7 +41,8 @@ export class Session {
 
   // user opens a fresh browser profile and a page in it; options.viewport
   // ({ width, height }) sizes its window (a phone: 390×844).
-  async user(label, { viewport = { width: 1400, height: 900 }, locale = 'en-US' } = {}) {
+  // options.timezoneId is the browser's time zone (the machine's when unset).
+  async user(label, { viewport = { width: 1400, height: 900 }, locale = 'en-US', timezoneId } = {}) {
     const profile = mkdtempSync(join(tmpdir(), 'waymark-e2e-profile-'));
     const ctx = await chromium.launchPersistentContext(profile, {
       executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -49,6 +50,7 @@ export class Session {
       args: chromiumArgs,
       viewport,
       locale,
+      ...(timezoneId ? { timezoneId } : {}),
     });
     ctx.profile = profile;
     this.contexts.push(ctx);

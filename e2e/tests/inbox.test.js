@@ -14,7 +14,7 @@ e2e('the inbox lists only what the approver must decide, counts it in the naviga
   await startTour(s, erika, { pageTitle: 'About', language: 'English', process: 'SEO optimieren' });
   await expect(card(erika)).toBeVisible();
 
-  const paula = await s.user('paula');
+  const paula = await s.user('paula', { timezoneId: 'Pacific/Auckland' }); // she reads times in her zone
   await login(s, paula, 'paula', { lang: 'en' });
   await paula.goto(`${server.url}/inbox`);
   const nav = paula.getByRole('navigation', { name: /^(Main|Hauptnavigation)$/ });
@@ -43,6 +43,11 @@ e2e('the inbox lists only what the approver must decide, counts it in the naviga
   await expect(item.getByRole('link', { name: 'About' })).toBeVisible();
   await expect(item.getByText('English')).toBeVisible();
   await expect(item.locator('time')).toHaveAttribute('datetime', /^\d{4}-\d\d-\d\dT/);
+  // The time reads in paula's time zone and language, not in UTC.
+  const at = await item.locator('time').getAttribute('datetime');
+  const local = new Date(at).toLocaleString('en', { timeZone: 'Pacific/Auckland', dateStyle: 'medium', timeStyle: 'short' });
+  await expect(item.locator('time')).toContainText(local);
+  if (/UTC/.test(await item.locator('time').innerText())) throw new Error('the request time is shown in UTC');
   await expect(item.getByRole('link', { name: 'Link to this request' })).toHaveAttribute('href', /^\/inbox#run-/);
   await expect(nav.locator('.count'), { timeout: 8000 }).toContainText('1');
   await s.shot(paula, 'inbox-needs-you');

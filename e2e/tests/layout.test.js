@@ -77,6 +77,23 @@ e2e('on a phone (390×844) the conversation comes first, list and preview open f
   await s.shot(page, 'phone-list-open');
   await listButton.click();
   await expect(page.getByRole('navigation', { name: 'Unterhaltungen' })).toBeHidden();
+  // Escape closes an open panel and hands the focus back to its button.
+  for (const [button, panel] of [[previewButton, preview(page)], [listButton, page.getByRole('navigation', { name: 'Unterhaltungen' })]]) {
+    await button.click();
+    await expect(panel).toBeVisible();
+    await page.keyboard.press('Escape');
+    await expect(panel).toBeHidden();
+    await expect(button).toHaveAttribute('aria-expanded', 'false');
+    await expect(button).toBeFocused();
+  }
+
+  // Every button on the screen is a touch target of at least 24×24 px (×
+  // of the tour and of the process chip included).
+  const small = await page.evaluate(() => Array.from(document.querySelectorAll('button, a.button, [role=option]'))
+    .filter((b) => b.offsetParent !== null)
+    .map((b) => { const r = b.getBoundingClientRect(); return { name: b.getAttribute('aria-label') || b.textContent.trim(), w: r.width, h: r.height }; })
+    .filter((b) => b.w < 24 || b.h < 24));
+  if (small.length) throw new Error(`touch targets under 24 px: ${JSON.stringify(small)}`);
 
   // The card's answer works by touch size: Übernehmen brings point 2.
   await answer(page, 'Übernehmen');

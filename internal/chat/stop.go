@@ -13,9 +13,9 @@ const NoticeStopped = "stopped"
 // the runtime's guarded cancel: the run is cancelled only while it has not
 // ended (a turn that finished first keeps its answer, and Stop is
 // ErrNotRunning), and the conversation goes idle with a line saying it was
-// stopped — only while it is still processing that very run, so a late
-// result of the cancelled run changes nothing and nothing half-done is
-// shown. A turn queued whose run has not begun is taken back the same way:
+// stopped, with the part of the reply that had streamed in — only while it
+// is still processing that very run, so a late result of the cancelled run
+// changes nothing. A turn queued whose run has not begun is taken back the same way:
 // its job then finds its claim gone and starts no run.
 func (s *Service) Stop(ctx context.Context, actor, id int64) (View, error) {
 	return s.stop(ctx, actor, id, 3)
@@ -36,6 +36,13 @@ func (s *Service) stop(ctx context.Context, actor, id int64, tries int) (View, e
 	}
 	s.beforeClaim("stop")
 	lastRun := r.LastRun
+	// The part of the reply that had streamed in stays in the transcript,
+	// marked as stopped (the model's next turn does not read it: transcript);
+	// read before the cancel ends the call.
+	partial := ""
+	if r.PendingRun != "" {
+		partial = s.rt.Draft(r.PendingRun)
+	}
 	if r.PendingRun != "" {
 		won, err := s.rt.Cancel(ctx, r.Owner, r.PendingRun)
 		if err != nil {
@@ -60,7 +67,7 @@ func (s *Service) stop(ctx context.Context, actor, id int64, tries int) (View, e
 			if won, err = casTx(ctx, tx, r.ID, []Status{Processing}, c, now); err != nil || !won {
 				return err
 			}
-			return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Notice: NoticeStopped}, now)
+			return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Content: partial, Notice: NoticeStopped}, now)
 		})
 	}); err != nil {
 		return View{}, err
@@ -69,6 +76,14 @@ func (s *Service) stop(ctx context.Context, actor, id int64, tries int) (View, e
 		// The turn is recorded as stopped: now its model call may end at
 		// once (its late ending finds the conversation moved on).
 		s.rt.CutShort(pending)
+	}
+	if !won && partial != "" {
+		// The run's own settling recorded the stop first (the cancel reached
+		// it at once): its stopped line gets the part.
+		if _, err := s.db.Exec(ctx, `UPDATE conversation_messages SET content = ? WHERE id = (SELECT MAX(id) FROM conversation_messages WHERE conversation_id = ?) AND notice = ? AND content = ''`,
+			partial, r.ID, NoticeStopped); err != nil {
+			return View{}, err
+		}
 	}
 	if !won && pending == "" {
 		if tries > 1 {

@@ -223,11 +223,13 @@ func (s *Service) turn(ctx context.Context, r row, at int64) error {
 // errClaimLost: the conversation was released or moved on before the turn's run began.
 var errClaimLost = errors.New("the conversation's claim no longer holds")
 
-// transcript is the conversation as model messages: users and answers.
+// transcript is the conversation as model messages: users and answers. A
+// line with a notice is the transcript's own (a stopped reply's part): the
+// model never reads it.
 func transcript(msgs []Message) []llm.Message {
 	var out []llm.Message
 	for _, m := range msgs {
-		if (m.Role == "user" || m.Role == "assistant") && strings.TrimSpace(m.Content) != "" {
+		if (m.Role == "user" || m.Role == "assistant") && m.Notice == "" && strings.TrimSpace(m.Content) != "" {
 			out = append(out, llm.Message{Role: m.Role, Content: m.Content})
 		}
 	}

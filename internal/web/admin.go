@@ -24,6 +24,7 @@ func (u *UI) registerAdmin(m mountFunc) {
 	m("POST /admin/users/{uid}", u.authed(u.adminOnly(u.handleUserSave)))
 	m("POST /admin/users/{uid}/active", u.authed(u.adminOnly(u.handleUserActive)))
 	m("POST /admin/users/{uid}/tokens", u.authed(u.adminOnly(u.handleUserToken)))
+	m("POST /admin/users/{uid}/tokens/{id}/revoke", u.authed(u.adminOnly(u.handleUserTokenRevoke)))
 	m("GET /admin/groups", u.authed(u.adminOnly(u.handleGroupList)))
 	m("GET /admin/groups/new", u.authed(u.adminOnly(u.handleGroupNew)))
 	m("POST /admin/groups", u.authed(u.adminOnly(u.handleGroupCreate)))

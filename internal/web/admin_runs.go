@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,9 +52,12 @@ type runData struct {
 	runRow
 	Events  []agent.Event
 	Lineage *process.Lineage
-	Privacy llmconfig.Privacy
-	Notice  string
-	Error   string
+	// SubjectTitle is the subject page's title as the administrator reads it
+	// ("" when the subject is not a page).
+	SubjectTitle string
+	Privacy      llmconfig.Privacy
+	Notice       string
+	Error        string
 }
 
 // Terminal reports whether the run has ended (no cancel offered).
@@ -154,6 +158,9 @@ func (u *UI) runData(ctx context.Context, me *user, id string) (*runData, error)
 		if json.Unmarshal(e.Payload, &l) == nil {
 			d.Lineage = &l // the latest lineage event counts
 		}
+	}
+	if l := d.Lineage; l != nil && l.Subject != nil && l.Subject.Table == "pages" {
+		d.SubjectTitle = cmp.Or(u.Site.Title(ctx, me.A, l.Subject.UID, l.Subject.Language), me.T.Get("chat.pageNumber", l.Subject.UID))
 	}
 	return d, nil
 }

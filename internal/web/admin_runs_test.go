@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,8 @@ func TestAdministratorFindsAStuckTourAndEndsItsProcess(t *testing.T) {
 		admin := loginAdmin(t, e)
 		list := admin.get("/admin/runs")
 		contains(t, "run list", list, "<td>waiting for approval</td>", "<td>Chat</td><td>erika</td><td>seo</td>")
+		// Times as <time datetime> in UTC: the page shows them in the reader's zone (layout.js).
+		contains(t, "run list times", list, `<time datetime="`, `Z" data-seconds>`, ` UTC</time>`)
 		m := runLink.FindStringSubmatch(list.Body)
 		if m == nil {
 			t.Fatalf("no run in the list:\n%s", list.Body)
@@ -57,6 +60,13 @@ func TestAdministratorFindsAStuckTourAndEndsItsProcess(t *testing.T) {
 		page := admin.get("/admin/runs/" + id)
 		contains(t, "run page", page, "<dd>waiting for approval</dd>", "holds the process seo", "(privacy: metadata)",
 			"<strong>lineage</strong>", "<strong>llm</strong>", ">Cancel run</button>", ">End process</button>")
+		// In the editor's terms: the page as a link to it, the process by name,
+		// the raw lineage only behind "Technical details"; cancel asks first.
+		contains(t, "run page in words", page, `<a href="/chat?page=1&amp;language=0">Home (page 1)</a>`, `<a href="/admin/skills/`, ">seo</a>",
+			"<summary>Technical details</summary>", `hx-confirm="Cancel this run? Its turn ends now and nothing more of it is written."`)
+		if i, j := strings.Index(page.Body, "<pre>"), strings.Index(page.Body, "<summary>Technical details</summary>"); i >= 0 && i < j {
+			t.Error("raw JSON comes before the technical details")
+		}
 		a := admin.post("/admin/runs/"+id+"/end-process", nil)
 		if to := a.Header.Get("HX-Redirect"); to != "/admin/runs/"+id+"?done=ended" {
 			t.Fatalf("end process = %d, HX-Redirect %q: %s", a.Status, to, a.Body)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"waymark/internal/access"
@@ -33,6 +34,7 @@ type userData struct {
 	Languages []site.Language
 	Tokens    []auth.TokenInfo
 	Token     string // a token just created, shown this once
+	Revoked   bool   // a token was just revoked
 }
 
 // Grants are the grants a user may hold.
@@ -281,6 +283,38 @@ func (u *UI) handleUserToken(w http.ResponseWriter, r *http.Request, me *user) {
 		d.Token = token
 	}
 	if d.Tokens, err = auth.ListTokens(r.Context(), u.DB, uid); err != nil {
+		u.fail(w, r, me, err)
+		return
+	}
+	p := u.newPage(me, "admin", "admin.user.tokens")
+	p.Data = d
+	u.render(w, r, "admin_user", "user-tokens", p, http.StatusOK)
+}
+
+// handleUserTokenRevoke revokes one API token of the user (auth.DeleteToken,
+// as DELETE /api/admin/users/{uid}/tokens/{id}): it is refused from the next
+// request on. The page asked first (hx-confirm); a token that is not the
+// user's is "not found", and nothing changes.
+func (u *UI) handleUserTokenRevoke(w http.ResponseWriter, r *http.Request, me *user) {
+	a, ok := u.account(w, r, me)
+	if !ok {
+		return
+	}
+	d := &userData{Acc: a, formState: formState{Errors: map[string]string{}}}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	found := false
+	if err == nil && id > 0 {
+		if found, err = auth.DeleteToken(r.Context(), u.DB, a.UID, id); err != nil {
+			u.fail(w, r, me, err)
+			return
+		}
+	}
+	if found {
+		d.Revoked = true
+	} else {
+		d.Errors["token"] = me.T.Get("error.not_found")
+	}
+	if d.Tokens, err = auth.ListTokens(r.Context(), u.DB, a.UID); err != nil {
 		u.fail(w, r, me, err)
 		return
 	}

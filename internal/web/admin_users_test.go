@@ -180,3 +180,76 @@ func TestAdministratorCreatesAUserAndAGroup(t *testing.T) {
 		contains(t, "group page", admin.get("/admin/groups/2"), `<h1>Group Seniors</h1>`, `name="subgroups" value="1" checked`)
 	})
 }
+
+var revokeButton = regexp.MustCompile(`hx-post="(/admin/users/4/tokens/(\d+)/revoke)"[^>]*\s+hx-confirm="Revoke the token “deploy script”\?`)
+
+// Screen 4: one API token of a user is revoked in the browser, after a
+// confirmation: it is refused from the next request on, the user's other
+// tokens keep working, and a token not the user's changes nothing.
+func TestUsersTokenIsRevokedInTheBrowser(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newAdminEnv(t, db)
+		admin := loginAdmin(t, e)
+		m := shownToken.FindStringSubmatch(admin.post("/admin/users/4/tokens", url.Values{"label": {"deploy script"}}).Body)
+		if m == nil {
+			t.Fatal("no token shown")
+		}
+		page := admin.get("/admin/users/4")
+		b := revokeButton.FindStringSubmatch(page.Body)
+		if b == nil {
+			t.Fatalf("no revoke button with a confirmation for the token: %s", page.Body)
+		}
+		contains(t, "user page", page, `aria-label="Revoke token deploy script"`)
+		if a := admin.post("/admin/users/3/tokens/"+b[2]+"/revoke", nil); !strings.Contains(a.Body, "Not found.") {
+			t.Errorf("revoking otto's token as another user's = %d %s", a.Status, a.Body)
+		}
+		if s := apiStatus(t, e, m[1]); s != http.StatusOK {
+			t.Fatalf("the token after a refused revoke = %d, want 200", s)
+		}
+		a := admin.post(b[1], nil)
+		contains(t, "revoked", a, "Revoked: the token is refused from now on.")
+		lacks(t, "revoked", a, "deploy script")
+		if s := apiStatus(t, e, m[1]); s != http.StatusUnauthorized {
+			t.Errorf("the revoked token = %d, want 401", s)
+		}
+		if n := mustAccount(t, e, 4).Tokens; n != 1 {
+			t.Errorf("otto has %d tokens, want his own one left", n)
+		}
+		contains(t, "again", admin.post(b[1], nil), "Not found.")
+	})
+}
+
+var ownRevoke = regexp.MustCompile(`hx-post="(/settings/tokens/(\d+)/revoke)"[^>]*\s+hx-confirm="Revoke the token “deploy script”\?`)
+
+// Settings: a user sees her own API tokens and revokes one, after a
+// confirmation; it is refused from then on. A token id not hers changes
+// nothing.
+func TestOwnTokenIsRevokedInTheSettings(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newAdminEnv(t, db)
+		admin := loginAdmin(t, e)
+		m := shownToken.FindStringSubmatch(admin.post("/admin/users/4/tokens", url.Values{"label": {"deploy script"}}).Body)
+		if m == nil {
+			t.Fatal("no token shown")
+		}
+		otto := login(t, e, "otto", "otto-pass-1234")
+		page := otto.get("/settings")
+		b := ownRevoke.FindStringSubmatch(page.Body)
+		if b == nil {
+			t.Fatalf("otto's settings show no revocable token: %s", page.Body)
+		}
+		contains(t, "settings", page, "Your API tokens", `aria-label="Revoke token deploy script"`)
+		if a := otto.post("/settings/tokens/999999/revoke", nil); !strings.Contains(a.Body, "Not found.") {
+			t.Errorf("revoking a token not his = %d %s", a.Status, a.Body)
+		}
+		a := otto.post(b[1], nil)
+		contains(t, "revoked", a, "Revoked: the token is refused from now on.")
+		lacks(t, "revoked", a, "deploy script")
+		if s := apiStatus(t, e, m[1]); s != http.StatusUnauthorized {
+			t.Errorf("the revoked token = %d, want 401", s)
+		}
+		if n := mustAccount(t, e, 4).Tokens; n != 1 {
+			t.Errorf("otto has %d tokens, want one left", n)
+		}
+	})
+}

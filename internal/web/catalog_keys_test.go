@@ -66,3 +66,15 @@ func TestWordDiffMarksChangedWords(t *testing.T) {
 		t.Errorf("proposed side = %q", got)
 	}
 }
+
+// The German texts say "du" (CONVENTIONS: the web UI): no text addresses the
+// reader as "Sie" ("Sie haben sie gestartet" was the one that did).
+func TestGermanTextsSayDuNeverSie(t *testing.T) {
+	formal := regexp.MustCompile(`\bSie (haben|können|müssen|sind|werden|möchten|wollen|dürfen)\b|\bIhnen\b|\bIhre?[nmrs]?\b`)
+	de := catalog.For("de")
+	for _, k := range catalog.Keys("de") {
+		if s := de.Get(k); formal.MatchString(s) {
+			t.Errorf("%s = %q addresses the reader as Sie", k, s)
+		}
+	}
+}

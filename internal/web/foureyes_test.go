@@ -21,7 +21,9 @@ func TestFourEyesCardReleasedFromTheInboxShowsInTheEditorsChat(t *testing.T) {
 		contains(t, "picker", erika.get("/chat"), `<label for="picker-configuration">Assistent</label>`,
 			"Four eyes (eine zweite Person gibt Änderungen frei)")
 		a := erika.post("/chat", url.Values{"page": {"1"}, "language": {"0"}, "configuration": {"2"}, "skill": {seo}})
-		contains(t, "a process on four eyes", a, `role="alert"`, "Dieser Prozess ist nicht verfügbar.")
+		// It says why no process runs there and what to choose instead.
+		contains(t, "a process on four eyes", a, `role="alert"`, "Bei diesem Assistenten gibt eine zweite Person jede Änderung frei, und dort laufen keine Prozesse.",
+			"Wähle „Kein Prozess (freier Chat)“ oder einen anderen Assistenten.")
 		path := startTourIn(t, erika, "2")
 		erika.post(path+"/messages", url.Values{"content": {"Beschreibung bitte"}})
 		e.App.Chat.Wait()

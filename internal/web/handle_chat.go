@@ -230,7 +230,14 @@ func (u *UI) handleChatStart(w http.ResponseWriter, r *http.Request, me *user) {
 	v, err := u.Chat.Start(ctx, me.A.UID, page, lang, skill, cfg)
 	if err != nil {
 		u.logErr(ctx, "start conversation", err)
-		fail(u.errorText(me, errCode(err)))
+		msg := u.errorText(me, errCode(err))
+		if code := errCode(err); skill > 0 && cfg > 0 && (code == "skill_unavailable" || code == "second_approver_required") {
+			// A four-eyes assistant offers no process: say why, and what to choose.
+			if c, err := u.Configs.Get(ctx, cfg); err == nil && c.RequireSecondApprover {
+				msg = me.T.Get("picker.fourEyesNoProcess")
+			}
+		}
+		fail(msg)
 		return
 	}
 	if v.Skill != nil && v.Skill.Process {

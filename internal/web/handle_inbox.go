@@ -51,8 +51,7 @@ func (u *UI) mustDecide(ctx context.Context, me *user, st agent.Status, fourEyes
 // conversation's, else the record its first call targets (a page, or the
 // page a content element lies on, in the record's language).
 func (u *UI) subject(ctx context.Context, st agent.Status) (page, lang int64, ok bool) {
-	err := u.DB.QueryRow(ctx, "SELECT page_uid, language FROM conversations WHERE pending_run_uuid = ?", st.UUID).Scan(&page, &lang)
-	if err == nil && page > 0 {
+	if page, lang, ok, err := u.Chat.RunSubject(ctx, st.UUID); err == nil && ok {
 		return page, lang, true
 	}
 	for _, c := range st.Pending.Calls {

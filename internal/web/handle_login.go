@@ -17,10 +17,9 @@ type loginData struct {
 	Next     string // the local path to return to after logging in ("" for the chat)
 }
 
-// handleLoginPage renders the login form; a signed-in user goes on to the chat.
+// handleLoginPage renders the login form; a signed-in user goes on home.
 func (u *UI) handleLoginPage(w http.ResponseWriter, r *http.Request) {
-	if _, err := u.API.Authenticate(r); err == nil {
-		to := "/chat"
+	if to, ok := u.home(r); ok {
 		if next := r.URL.Query().Get("next"); localPath(next) {
 			to = next
 		}
@@ -94,8 +93,9 @@ func (u *UI) handleLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: csrf, Path: "/", HttpOnly: true, Secure: u.API.CookieSecure(r),
 		SameSite: http.SameSiteStrictMode, Expires: expires})
-	// Back to the screen the session ended on (a local path only), else the chat.
-	to := "/chat"
+	// Back to the screen the session ended on (a local path only), else
+	// home: / sends the new session on (an administrator to the administration).
+	to := "/"
 	if p.Login.Next != "" {
 		to = p.Login.Next
 	}

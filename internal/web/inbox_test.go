@@ -3,6 +3,8 @@ package web_test
 import (
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 	"testing"
 
 	"waymark/internal/store"
@@ -60,3 +62,28 @@ func TestInboxRefusesAnUnknownAnswer(t *testing.T) {
 }
 
 func contains2(body, s string) bool { return len(body) > 0 && stringsContains(body, s) }
+
+// A waiting card of a chat names the conversation's page (read through the
+// chat service), and the inbox's headings run in order: the page's h1, an h2
+// per waiting request, the card's h3 — no level skipped.
+func TestInboxNamesTheChatsPageAndItsHeadingsRunInOrder(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(write("c1", `{"description": "Zwei Personen haben diese Beschreibung geprüft."}`))
+		erika := login(t, e, "erika", "erika-pass-1234")
+		path := startTourIn(t, erika, "2")
+		erika.post(path+"/messages", url.Values{"content": {"Beschreibung bitte"}})
+		e.App.Chat.Wait()
+		inbox := login(t, e, "paula", "paula-pass-1234").get("/inbox")
+		contains(t, "paula's inbox", inbox, `<a class="page" href="/chat?page=1&amp;language=0">Home</a>`, `<h2 `)
+		main := inbox.Body[strings.Index(inbox.Body, "<main"):]
+		prev := 0
+		for _, m := range regexp.MustCompile(`<h([1-6])[ >]`).FindAllStringSubmatch(main, -1) {
+			level := int(m[1][0] - '0')
+			if level > prev+1 {
+				t.Errorf("heading h%d follows h%d: a level is skipped", level, prev)
+			}
+			prev = level
+		}
+	})
+}

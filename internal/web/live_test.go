@@ -28,6 +28,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// Stopp beside Senden, shown while a turn runs (app.js keeps it in step
+// with the region's status).
+const (
+	stopShown  = `hx-sync="this:drop">Stopp</button>`
+	stopHidden = `hx-sync="this:drop" hidden>Stopp</button>`
+)
+
 func convOf(t *testing.T, e *wt.Env, path string) map[string]any {
 	t.Helper()
 	return e.As(wt.Erika).Must("GET", "/api/conversations/"+strings.TrimPrefix(path, "/chat/"), nil, 200).Map(t)
@@ -45,7 +52,8 @@ func TestStopDuringASlowModelReplyEndsTheTurnAndSaysSo(t *testing.T) {
 		b := login(t, e, "erika", "erika-pass-1234")
 		path := startTour(t, b, "1", "0", "0")
 		sent := b.post(path+"/messages", url.Values{"content": {"Erzähl mir etwas."}})
-		contains(t, "while the turn runs", sent, ">Stopp</button>", `data-status="processing"`)
+		contains(t, "while the turn runs", sent, `data-status="processing"`)
+		contains(t, "the page while the turn runs", b.get(path), stopShown)
 		<-arrived
 		run := convOf(t, e, path)["pendingRunUuid"].(string)
 		if run == "" {
@@ -56,7 +64,7 @@ func TestStopDuringASlowModelReplyEndsTheTurnAndSaysSo(t *testing.T) {
 			t.Fatalf("stop = %d (refused %q): %s", stopped.Status, stopped.Header.Get("X-Waymark-Refused"), stopped.Body)
 		}
 		contains(t, "after Stopp", stopped, `data-status="idle"`, "Angehalten. Die Antwort wurde abgebrochen")
-		lacks(t, "after Stopp", stopped, ">Stopp</button>")
+		contains(t, "the page after Stopp", b.get(path), stopHidden)
 		close(hold) // the model answers late
 		e.App.Chat.Wait()
 		waitFor(t, "the run to end", func() bool {
@@ -181,8 +189,8 @@ func TestEndedSessionActionIsRefusedAndLoginReturnsToTheConversation(t *testing.
 		// Another host is never a destination.
 		for _, bad := range []string{"//evil.example/chat", "https://evil.example/", "/\\evil.example", "chat/1"} {
 			x := newBrowser(t, e)
-			if to := x.post("/login", url.Values{"username": {"erika"}, "password": {"erika-pass-1234"}, "next": {bad}}).Header.Get("HX-Redirect"); to != "/chat" {
-				t.Errorf("login with next %q sends to %q, want /chat", bad, to)
+			if to := x.post("/login", url.Values{"username": {"erika"}, "password": {"erika-pass-1234"}, "next": {bad}}).Header.Get("HX-Redirect"); to != "/" {
+				t.Errorf("login with next %q sends to %q, want / (home)", bad, to)
 			}
 		}
 	})
@@ -234,7 +242,8 @@ func TestModelReplyStreamsIntoTheTranscript(t *testing.T) {
 			t.Fatalf("draft while the model writes = %q, want a beginning of %q", draft, reply)
 		}
 		view := b.get(path + "/view")
-		contains(t, "while streaming", view, `class="message assistant streaming"`, draft, ">Stopp</button>")
+		contains(t, "while streaming", view, `class="message assistant streaming"`, draft)
+		contains(t, "the page while streaming", b.get(path), stopShown)
 		close(midway)
 		e.App.Chat.Wait()
 		c := convOf(t, e, path)
@@ -244,6 +253,45 @@ func TestModelReplyStreamsIntoTheTranscript(t *testing.T) {
 		view = b.get(path + "/view")
 		contains(t, "after the turn", view, reply)
 		lacks(t, "after the turn", view, "streaming")
+	})
+}
+
+// Stop while the reply streams in keeps the part that had arrived: the
+// transcript shows it marked as stopped (the API holds it with the notice),
+// and the model's next turn does not read it.
+func TestStopKeepsThePartOfTheStreamedReplyMarkedAsStopped(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := wt.New(t, db, site, &wt.Options{ModelStream: true})
+		midway := make(chan struct{})
+		reply := "Erstens ist die Seite kurz, zweitens fehlt eine Beschreibung, drittens passt der Titel."
+		e.LLM.Add(llmtest.Reply{Content: reply, HoldMidway: midway}, say("Weiter geht es."))
+		b := login(t, e, "erika", "erika-pass-1234")
+		path := startTour(t, b, "1", "0", "0")
+		b.post(path+"/messages", url.Values{"content": {"Was fällt dir auf?"}})
+		var draft string
+		waitFor(t, "a part of the reply to stream in", func() bool {
+			draft, _ = convOf(t, e, path)["draft"].(string)
+			return strings.Contains(draft, "zweitens")
+		})
+		stopped := b.post(path+"/stop", nil)
+		contains(t, "after Stopp", stopped, `data-status="idle"`, draft, "Angehalten. Die Antwort wurde abgebrochen")
+		lacks(t, "after Stopp", stopped, "streaming", "drittens")
+		close(midway)
+		e.App.Chat.Wait()
+		msgs := convOf(t, e, path)["messages"].([]any)
+		last := msgs[len(msgs)-1].(map[string]any)
+		if last["content"] != draft || last["notice"] != "stopped" {
+			t.Fatalf("the stopped reply = %v, want content %q with notice stopped", last, draft)
+		}
+		b.post(path+"/messages", url.Values{"content": {"Und jetzt?"}})
+		e.App.Chat.Wait()
+		contains(t, "next turn", b.get(path+"/view"), "Weiter geht es.", draft)
+		reqs := e.LLM.Requests()
+		for _, m := range reqs[len(reqs)-1].Messages {
+			if strings.Contains(m.Content, "zweitens fehlt") {
+				t.Errorf("the next turn's model request holds the stopped part: %s %q", m.Role, m.Content)
+			}
+		}
 	})
 }
 

@@ -38,7 +38,7 @@ func TestLoginOpensTheChatAndLogoutEndsTheSession(t *testing.T) {
 		}
 		lp := b.get("/login")
 		contains(t, "login page", lp, `<label for="username">`, `<label for="password">`, `<button type="submit">`,
-			`<script src="/assets/htmx.min.js" defer></script>`)
+			`<script src="/assets/htmx.min.js?v=`)
 		if csp := lp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("login page CSP = %q", csp)
 		}
@@ -50,6 +50,9 @@ func TestLoginOpensTheChatAndLogoutEndsTheSession(t *testing.T) {
 		contains(t, "chat (de)", chat, "Unterhaltung beginnen", "Angemeldet als erika", "Abmelden", "> Home</label>", "Kein Prozess")
 		if a := b.get("/login"); a.Status != http.StatusSeeOther || a.Header.Get("Location") != "/chat" {
 			t.Errorf("GET /login while signed in = %d %q, want 303 to /chat", a.Status, a.Header.Get("Location"))
+		}
+		if a := b.get("/"); a.Status != http.StatusSeeOther || a.Header.Get("Location") != "/chat" {
+			t.Errorf("GET / while signed in = %d %q, want 303 to /chat", a.Status, a.Header.Get("Location"))
 		}
 		if a := b.post("/logout", nil); a.Header.Get("HX-Redirect") != "/login" {
 			t.Fatalf("logout = %d %q, want HX-Redirect /login", a.Status, a.Header.Get("HX-Redirect"))
@@ -99,6 +102,23 @@ func TestLoginThrottlingShowsAMessage(t *testing.T) {
 		contains(t, "throttled login", a, `role="alert"`, "Zu viele Fehlversuche. Warte bitte")
 		if a.Header.Get("Retry-After") == "" {
 			t.Errorf("a throttled login has no Retry-After")
+		}
+	})
+}
+
+// An administrator lands on the administration after logging in (and on /
+// and /login while signed in); an editor in the chat.
+func TestAnAdministratorLandsOnTheAdministrationAfterLogin(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := skillsEnv(t, db, nil)
+		b := login(t, e, "admin", "admin-pass-1234")
+		for _, path := range []string{"/", "/login"} {
+			if a := b.get(path); a.Status != http.StatusSeeOther || a.Header.Get("Location") != "/admin" {
+				t.Errorf("GET %s as the administrator = %d %q, want 303 to /admin", path, a.Status, a.Header.Get("Location"))
+			}
+		}
+		if a := b.get("/login?next=/chat/7"); a.Header.Get("Location") != "/chat/7" {
+			t.Errorf("GET /login?next=/chat/7 as the administrator = %q, want the page asked for", a.Header.Get("Location"))
 		}
 	})
 }

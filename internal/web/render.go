@@ -2,13 +2,19 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
+	"path"
+	"strconv"
 	"strings"
+	"time"
 
 	"waymark/internal/catalog"
 	"waymark/internal/site"
@@ -24,6 +30,8 @@ var templateFiles embed.FS
 
 var funcs = template.FuncMap{
 	"markdown": markdown,
+	"asset":    assetURL,
+	"stamp":    stamp,
 	"pretty": func(v any) string {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
@@ -142,20 +150,104 @@ var assetFiles embed.FS
 
 var assetTypes = map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml"}
 
+// asset is one embedded file as served: its bytes, gzip-compressed where
+// that is smaller, and its version (a digest of its content).
+type asset struct {
+	data, gz []byte
+	typ      string
+	version  string
+}
+
+// assets are read and compressed once, at start.
+var assets = func() map[string]*asset {
+	out := map[string]*asset{}
+	entries, _ := fs.ReadDir(assetFiles, "assets")
+	for _, e := range entries {
+		data, err := fs.ReadFile(assetFiles, "assets/"+e.Name())
+		if err != nil {
+			panic(err)
+		}
+		a := &asset{data: data, typ: "text/plain; charset=utf-8"}
+		if t, ok := assetTypes[path.Ext(e.Name())]; ok {
+			a.typ = t
+		}
+		sum := sha256.Sum256(data)
+		a.version = hex.EncodeToString(sum[:6])
+		if a.typ != "image/png" {
+			var buf bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+			_, _ = zw.Write(data)
+			_ = zw.Close()
+			if buf.Len() < len(data) {
+				a.gz = buf.Bytes()
+			}
+		}
+		out[e.Name()] = a
+	}
+	return out
+}()
+
+// stamp is a time as <time datetime> to the second, in UTC; the page shows
+// it in the reader's time zone (layout.js). It holds only digits the server
+// formatted, never text a user wrote.
+func stamp(t time.Time) template.HTML {
+	u := t.UTC()
+	return template.HTML(`<time datetime="` + u.Format(time.RFC3339) + `" data-seconds>` + u.Format("2006-01-02 15:04:05") + ` UTC</time>`)
+}
+
+// assetURL is the address of an embedded file with its version: a page
+// names the assets it was rendered with, and those may be kept for a year.
+func assetURL(name string) string {
+	if a, ok := assets[name]; ok {
+		return "/assets/" + name + "?v=" + a.version
+	}
+	return "/assets/" + name
+}
+
+// handleAsset serves an embedded file: gzip-compressed to a client that
+// accepts it, with an ETag (a 304 when the client has it), kept for a year
+// when asked for by its version (assetURL) and revalidated otherwise.
 func (u *UI) handleAsset(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("file")
-	data, err := fs.ReadFile(assetFiles, "assets/"+name)
-	if err != nil || strings.Contains(name, "/") {
+	a, ok := assets[r.PathValue("file")]
+	if !ok {
 		http.NotFound(w, r)
 		return
 	}
-	ct := "text/plain; charset=utf-8"
-	if i := strings.LastIndexByte(name, '.'); i >= 0 {
-		if t, ok := assetTypes[name[i:]]; ok {
-			ct = t
+	h := w.Header()
+	h.Set("Content-Type", a.typ)
+	h.Set("Vary", "Accept-Encoding")
+	etag := `"` + a.version + `"`
+	h.Set("ETag", etag)
+	if r.URL.Query().Get("v") == a.version {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "public, no-cache")
+	}
+	if inm := r.Header.Get("If-None-Match"); inm != "" && (inm == etag || inm == "W/"+etag || strings.Contains(inm, etag)) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := a.data
+	if a.gz != nil && acceptsGzip(r) {
+		h.Set("Content-Encoding", "gzip")
+		body = a.gz
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(body)
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding takes gzip
+// (and does not refuse it with q=0).
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
 		}
 	}
-	w.Header().Set("Content-Type", ct)
-	w.Header().Set("Cache-Control", "public, max-age=300")
-	_, _ = w.Write(data)
+	return false
 }

@@ -117,8 +117,8 @@ func login(t testing.TB, e *wt.Env, user, password string) *browser {
 	t.Helper()
 	b := newBrowser(t, e)
 	a := b.post("/login", url.Values{"username": {user}, "password": {password}})
-	if a.Header.Get("HX-Redirect") != "/chat" {
-		t.Fatalf("login %s = %d %q, want HX-Redirect /chat: %s", user, a.Status, a.Header.Get("HX-Redirect"), a.Body)
+	if a.Header.Get("HX-Redirect") != "/" {
+		t.Fatalf("login %s = %d %q, want HX-Redirect /: %s", user, a.Status, a.Header.Get("HX-Redirect"), a.Body)
 	}
 	page := b.get("/chat")
 	m := hxHeaders.FindStringSubmatch(page.Body)

@@ -117,7 +117,24 @@ func (u *UI) Register() {
 }
 
 func (u *UI) handleRoot(w http.ResponseWriter, r *http.Request) {
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	to := "/login"
+	if h, ok := u.home(r); ok {
+		to = h
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// home is where a signed-in user starts (ok false: nobody is signed in): an
+// administrator on the administration, everyone else in the chat.
+func (u *UI) home(r *http.Request) (string, bool) {
+	r2, err := u.API.Authenticate(r)
+	if err != nil {
+		return "", false
+	}
+	if httpapi.ActorFrom(r2.Context()).IsAdmin() {
+		return "/admin", true
+	}
+	return "/chat", true
 }
 
 // errCode is the API's code of err ("internal" for anything unknown).

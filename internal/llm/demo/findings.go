@@ -182,8 +182,12 @@ func (t *tour) summary(all []finding) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString(t.say(fmt.Sprintf("The tour of “%s” is done: %d points.", title, len(all)),
-		fmt.Sprintf("Die Tour durch „%s“ ist fertig: %d Punkte.", title, len(all))))
+	en, de := "%d points", "%d Punkte"
+	if len(all) == 1 {
+		en, de = "%d point", "%d Punkt"
+	}
+	b.WriteString(t.say(fmt.Sprintf("The tour of “%s” is done: "+en+".", title, len(all)),
+		fmt.Sprintf("Die Tour durch „%s“ ist fertig: "+de+".", title, len(all))))
 	line := func(out, en, de string) {
 		if l := group[out]; len(l) > 0 {
 			b.WriteString(" " + t.say(en, de) + " " + strings.Join(l, ", ") + ".")

@@ -55,7 +55,21 @@
   // --- what the editor is told when an action did not get through ---
   // The message stays outside the swapped regions; the typed text stays in
   // the composer (and in sessionStorage, for a login in between).
-  function notice(msg, loginLink) {
+  // While the server cannot be reached or the session ended (cut), what
+  // cannot work meanwhile is disabled: the answers of a card or question,
+  // the region's buttons, Senden. The message itself is fixed at the top of
+  // the window (app.css), where the editor sees it whatever she scrolled to.
+  var cutOff = false;
+  function applyCutOff() {
+    var els = document.querySelectorAll("#conversation fieldset, #conversation button, #inbox fieldset, #inbox button");
+    Array.prototype.forEach.call(els, function (el) {
+      if (cutOff && !el.disabled) { el.disabled = true; el.setAttribute("data-cut", ""); }
+      else if (!cutOff && el.hasAttribute("data-cut")) { el.disabled = false; el.removeAttribute("data-cut"); }
+    });
+    syncComposer();
+  }
+  function notice(msg, loginLink, cut) {
+    if (cutOff !== !!(msg && cut)) { cutOff = !!(msg && cut); applyCutOff(); }
     var n = document.getElementById("connection");
     if (!n && !msg) return;
     if (!n) {
@@ -171,17 +185,58 @@
 
   // syncComposer: Senden is disabled while a turn runs (the server would
   // refuse the message as busy); the typed text stays.
+  // Stopp beside it shows while a turn runs; once the turn ended, a Stopp
+  // that had the focus hands it to the message box.
   function syncComposer() {
     var el = conv(), f = document.getElementById("composer");
     if (!el || !f) return;
+    var running = el.dataset.status === "processing";
     var b = f.querySelector("button[type=submit]");
-    if (b) b.disabled = el.dataset.status === "processing";
+    if (b) b.disabled = running || cutOff;
+    var stop = document.getElementById("stop");
+    if (stop && stop.hidden === running) {
+      var had = document.activeElement === stop;
+      stop.hidden = !running;
+      if (had && !running) { var m = document.getElementById("message"); if (m) m.focus(); }
+    }
+  }
+
+  // --- the reply as it streams in ---
+  // A stream event that changes nothing but the draft (the model's reply
+  // growing, several times a second) updates the streaming text in place:
+  // the region is not redrawn, so nothing in it moves or loses the focus.
+  // Any other change fetches the region.
+  var lastKey = "", lastDraft = "";
+  function streamedInPlace(ev) {
+    var e;
+    try { e = JSON.parse(ev.data); } catch (x) { lastKey = ""; return false; }
+    var draft = e.draft || "";
+    delete e.draft;
+    var key = JSON.stringify(e), same = key === lastKey;
+    lastKey = key;
+    lastDraft = draft;
+    var el = conv();
+    if (!same || !draft || !el || el.dataset.status !== "processing") return false;
+    return showDraft();
+  }
+  // showDraft puts the latest draft into the streaming message; false when
+  // the region has none to put it in (then it is fetched).
+  function showDraft() {
+    var p = document.querySelector("#conversation .message.streaming .text p");
+    if (!p) return false;
+    if (p.textContent !== lastDraft && lastDraft.indexOf(p.textContent) === 0) {
+      var ms = p.closest(".messages"), atEnd = ms && ms.scrollHeight - ms.scrollTop - ms.clientHeight < 40;
+      p.textContent = lastDraft;
+      if (atEnd) scrollMessages();
+    }
+    return true;
   }
 
   function afterConversationSwap() {
     var el = conv();
     if (!el) return;
     syncComposer();
+    if (el.dataset.status === "processing") showDraft();
     scrollMessages();
     var now = snapshot(el);
     if (now.card && now.card !== last.card) {
@@ -219,24 +274,27 @@
     var broken = false, wait = 500;
     function open() {
       var src = new EventSource(url);
-      src.addEventListener(id, function () { changed(id); });
+      src.addEventListener(id, function (ev) {
+        if (id === "conversation" && streamedInPlace(ev)) return;
+        changed(id);
+      });
       src.addEventListener("open", function () {
         wait = 500;
         if (broken) { broken = false; notice(""); changed(id); }
       });
       src.addEventListener("error", function () {
         broken = true;
-        if (src.readyState !== 2) { notice(text("live.reconnecting")); return; }
+        if (src.readyState !== 2) { notice(text("live.reconnecting"), false, true); return; }
         // Closed by the browser: the session ended (401), or the server or
         // the network is away — then the stream is opened again, later.
         src.close();
         window.fetch("/api/me", { credentials: "same-origin" }).then(function (r) {
-          if (r.status === 401) { notice(text("live.expired"), true); return; }
-          notice(text("live.reconnecting"));
+          if (r.status === 401) { notice(text("live.expired"), true, true); return; }
+          notice(text("live.reconnecting"), false, true);
           window.setTimeout(open, wait);
           wait = Math.min(wait * 2, 8000);
         }, function () {
-          notice(text("live.offline"));
+          notice(text("live.offline"), false, true);
           window.setTimeout(open, wait);
           wait = Math.min(wait * 2, 8000);
         });
@@ -366,6 +424,7 @@
     document.body.addEventListener("htmx:afterSettle", function (ev) {
       var t = ev.detail && ev.detail.elt, xhr = ev.detail && ev.detail.xhr;
       if (!t) return;
+      if (cutOff) applyCutOff();
       if (t.id === "conversation" || (t.closest && t.closest("#conversation"))) {
         afterConversationSwap();
         if (behind("conversation", xhr)) refresh("conversation");
@@ -377,7 +436,7 @@
     });
     document.body.addEventListener("htmx:afterRequest", function (ev) {
       var d = ev.detail || {}, f = d.elt;
-      if (d.xhr && d.xhr.status === 401) notice(text("live.expired"), true);
+      if (d.xhr && d.xhr.status === 401) notice(text("live.expired"), true, true);
       else if (d.successful) notice("");
       if (f && f.id === "composer") {
         // The box is emptied only when the message was taken; a refusal
@@ -390,7 +449,7 @@
       }
     });
     // An action that did not reach the server, or that it did not take.
-    document.body.addEventListener("htmx:sendError", function () { notice(text("live.offline")); probe(); });
+    document.body.addEventListener("htmx:sendError", function () { notice(text("live.offline"), false, true); probe(); });
     document.body.addEventListener("htmx:responseError", function (ev) {
       var xhr = ev.detail && ev.detail.xhr;
       // The server's own sentence where it gave one (text/plain: invalid

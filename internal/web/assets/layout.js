@@ -103,13 +103,41 @@
     s.addRange(r);
   }
 
+  // --- times in the reader's time zone and language ---
+  // The server writes <time datetime="…Z"> with the time in UTC; the page
+  // shows it as the reader's clock reads it (the UTC time stays as title).
+  function localTimes(root) {
+    var lang = document.documentElement.lang || undefined;
+    Array.prototype.forEach.call((root || document).querySelectorAll("time[datetime]"), function (t) {
+      if (t.hasAttribute("data-local")) return;
+      var d = new Date(t.getAttribute("datetime"));
+      if (isNaN(d.getTime())) return;
+      var opts = { dateStyle: "medium", timeStyle: t.hasAttribute("data-seconds") ? "medium" : "short" };
+      t.title = t.textContent.trim();
+      t.textContent = d.toLocaleString(lang, opts);
+      t.setAttribute("data-local", "");
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     setupSlashNone();
+    localTimes(document);
+    document.body.addEventListener("htmx:afterSettle", function (e) { localTimes(e.detail && e.detail.elt && e.detail.elt.parentNode || document); });
     document.addEventListener("click", function (e) {
       var t = e.target.closest && e.target.closest("[data-panel], [data-copy]");
       if (!t) return;
       if (t.dataset.panel) togglePanel(t);
       else copy(t);
+    });
+    // Escape closes an open panel (an Escape the slash menu took is not
+    // this one) and hands the focus back to its button.
+    document.addEventListener("keydown", function (e) {
+      if (e.key !== "Escape" || e.defaultPrevented) return;
+      var open = document.querySelector(".panel-toggles [data-panel][aria-expanded=true]");
+      if (!open) return;
+      e.preventDefault();
+      togglePanel(open);
+      open.focus();
     });
     // Plain (non-htmx) forms that change something for good ask first.
     document.addEventListener("submit", function (e) {

@@ -290,7 +290,11 @@ func (rt *Runtime) fault(ctx context.Context, seg *segment, err error, res Resul
 		rt.log.Info("segment stopped: the run is no longer ours", "run", seg.run.UUID, "owner", seg.owner)
 		return res
 	}
-	if store.Unreachable(err) && !errors.Is(err, content.ErrStateUnknown) {
+	// Waymark's own database not answering is an outage the run waits out
+	// (handed back); the site's CMS not answering at a write is the write's
+	// failure (write_target_unreachable), whatever its driver's error looks
+	// like, and a write whose state is unknown is never handed back blind.
+	if store.Unreachable(err) && !errors.Is(err, content.ErrStateUnknown) && !errors.Is(err, content.ErrUnreachable) {
 		rt.handBack(ctx, seg, err)
 		return res
 	}

@@ -84,7 +84,9 @@ type cachedToken struct {
 
 // New returns an Authenticator reading db and deciding expiry and login
 // windows by clk, with DefaultLimits.
-func New(db *store.DB, clk clock.Clock) *Authenticator { return NewLimited(db, clk, Elsewhere{}, Limits{}) }
+func New(db *store.DB, clk clock.Clock) *Authenticator {
+	return NewLimited(db, clk, Elsewhere{}, Limits{})
+}
 
 // Elsewhere is what an Authenticator asks beyond Waymark's own tables.
 type Elsewhere struct {

@@ -200,7 +200,7 @@ func TestTYPO3WriteChildProcess(t *testing.T) {
 	at := os.Getenv("WAYMARK_T3_CHILD")
 	t3w := typo3Writer(t, t3db, d)
 	if at == "before-typo3-commit" {
-		t3w.BeforeCommit = func() {
+		t3w.Test.BeforeCommit = func() {
 			fmt.Println(at)
 			time.Sleep(time.Minute) // killed here, inside the TYPO3 transaction
 		}

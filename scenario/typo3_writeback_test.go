@@ -373,7 +373,7 @@ func TestLaterCallOfAReleasedCardOnAFieldChangedInTYPO3IsAnsweredNotWritten(t *t
 		const edited = "Edited in TYPO3"
 		w := typo3Writer(t, db, d)
 		var once sync.Once
-		w.BeforeCommit = func() { // the first write's TYPO3 transaction, before its commit
+		w.Test.BeforeCommit = func() { // the first write's TYPO3 transaction, before its commit
 			once.Do(func() {
 				if _, err := db.Exec(t3q(d, "UPDATE tt_content SET header = ? WHERE uid = 110"), edited); err != nil {
 					t.Error(err)

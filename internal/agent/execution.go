@@ -76,8 +76,8 @@ type approvedWrite struct {
 func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, w approvedWrite) error {
 	call := rt.toolCall(seg, st, w.call)
 	call.Released = w.released
-	if rt.cfg.BeforeWrite != nil {
-		rt.cfg.BeforeWrite()
+	if rt.cfg.Test.BeforeWrite != nil {
+		rt.cfg.Test.BeforeWrite()
 	}
 	err := seg.commit(ctx, rt.db.InTx, w.lost, func(tx *store.Tx) (bool, error) {
 		call.Tx = tx

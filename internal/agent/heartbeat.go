@@ -48,8 +48,8 @@ func (s *segment) heartbeat(ctx context.Context, f func(ctx context.Context) err
 				cancel()
 				return
 			}
-			if s.rt.cfg.AfterBeat != nil {
-				s.rt.cfg.AfterBeat(s.run.UUID)
+			if s.rt.cfg.Test.AfterBeat != nil {
+				s.rt.cfg.Test.AfterBeat(s.run.UUID)
 			}
 		}
 	}()

@@ -20,7 +20,7 @@ func (e *env) beating(t *testing.T) (*agent.Runtime, chan string) {
 	beats := make(chan string, 1)
 	cfg := e.cfg
 	cfg.Heartbeat = 5 * time.Millisecond
-	cfg.AfterBeat = func(id string) {
+	cfg.Test.AfterBeat = func(id string) {
 		select {
 		case beats <- id:
 		default:

@@ -84,12 +84,8 @@ type Config struct {
 	// ObserveRefusal, when set, is called with the case of every refused
 	// invocation or continuation (metrics).
 	ObserveRefusal func(refusal string)
-	// BeforeWrite, for tests, runs between an approval's checks and each
-	// approved write's transaction: where a concurrent change lands.
-	BeforeWrite func()
-	// AfterBeat, for tests, is called with the run after each won heartbeat
-	// renewal.
-	AfterBeat func(run string)
+	// Test holds the hooks tests set (River's shape); zero in production.
+	Test TestConfig
 	// QueuedResult, when set, is called on the worker with the result of
 	// each segment of a queued run — a turn, or a decided turn continued
 	// after its worker died — but not of a resume job, once it
@@ -108,6 +104,15 @@ type Config struct {
 	// and the hand-over of its result (QueuedResult, a decision's job) does
 	// not take the reply with it. An error rolls the completion back.
 	CompletedTx func(ctx context.Context, tx *store.Tx, run, answer string) error
+}
+
+// TestConfig holds the runtime's test hooks.
+type TestConfig struct {
+	// BeforeWrite runs between an approval's checks and each approved
+	// write's transaction: where a concurrent change lands.
+	BeforeWrite func()
+	// AfterBeat is called with the run after each won heartbeat renewal.
+	AfterBeat func(run string)
 }
 
 // Runtime runs requests as runs. It is safe for concurrent use.

@@ -41,7 +41,7 @@ type env struct {
 	// providers and cfg build e.rt (runtime); withQueue rebuilds it with a queue.
 	providers agent.ProviderFunc
 	cfg       agent.Config
-	// beforeWrite, when set, runs where agent.Config.BeforeWrite runs.
+	// beforeWrite, when set, runs where agent.Config.Test.BeforeWrite runs.
 	beforeWrite func()
 }
 
@@ -110,11 +110,11 @@ func setup(t *testing.T, db *store.DB, stream bool, replies ...llmtest.Reply) *e
 	runs := run.NewStore(db, clk)
 	e := &env{db: db, runs: runs, configs: configs, tools: reg, srv: srv, clk: clk,
 		providers: providers.New(configs, openai.Config{Backoff: func(int) time.Duration { return time.Millisecond }})}
-	e.cfg = agent.Config{Clock: clk, Stream: stream, BeforeWrite: func() {
+	e.cfg = agent.Config{Clock: clk, Stream: stream, Test: agent.TestConfig{BeforeWrite: func() {
 		if e.beforeWrite != nil {
 			e.beforeWrite()
 		}
-	}}
+	}}}
 	e.rt = e.runtime(t, e.cfg)
 	return e
 }

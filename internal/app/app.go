@@ -119,9 +119,6 @@ type Config struct {
 	// a login of an unknown username pays (0: auth.DefaultCost, 10; tests
 	// pass auth.MinCost). A stored hash verifies whatever its cost.
 	HashCost int
-	// BeforeClaim, for tests, is chat.Deps.BeforeClaim: it runs in a
-	// conversation request right before its claim.
-	BeforeClaim func(op string)
 	// TYPO3, when set, is the TYPO3 installation Waymark runs beside
 	// (--typo3, --typo3-sites): its pages, content, languages, users, groups,
 	// rights and passwords are read live from it instead of Waymark's own
@@ -134,12 +131,6 @@ type Config struct {
 	// TYPO3 and may not be set here.
 	Source    content.Source
 	Directory access.Directory
-	// TYPO3Writer, for tests, replaces the writer into TYPO3 that TYPO3
-	// gives (live.TYPO3.Writer, the same connection), e.g. one reaching the
-	// database through a proxy or with a test hook. It needs TYPO3. With
-	// TYPO3 set, approved changes are written into the TYPO3 rows
-	// (typo3.RecordWriter); without, into Waymark's own (content.Writer).
-	TYPO3Writer *typo3.Writer
 	// Bridge, when set, is the TYPO3 extension of the installation beside
 	// (--typo3-bridge, --typo3-bridge-secret; docs/typo3-bridge.md): approved
 	// changes are written through TYPO3's DataHandler as the editor, in her
@@ -149,6 +140,19 @@ type Config struct {
 	// PasswordLogin keeps password logins on beside the bridge
 	// (--typo3-password-login); without the bridge they are always on.
 	PasswordLogin bool
+	// Test holds the hooks tests set (River's shape); zero in production.
+	Test TestConfig
+}
+
+// TestConfig holds the application's test hooks.
+type TestConfig struct {
+	// BeforeClaim is chat.TestConfig.BeforeClaim: it runs in a conversation
+	// request right before its claim.
+	BeforeClaim func(op string)
+	// TYPO3Writer replaces the writer into TYPO3 that TYPO3 gives
+	// (live.TYPO3.Writer, the same connection), e.g. one reaching the
+	// database through a proxy or with a test hook. It needs TYPO3.
+	TYPO3Writer *typo3.Writer
 }
 
 // App is the wired application.
@@ -207,7 +211,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if cfg.Bridge != nil && cfg.TYPO3 == nil {
 		return nil, errors.New("app.New: Bridge needs TYPO3: the TYPO3 extension writes into the installation Waymark reads")
 	}
-	if cfg.TYPO3Writer != nil && cfg.TYPO3 == nil {
+	if cfg.Test.TYPO3Writer != nil && cfg.TYPO3 == nil {
 		return nil, errors.New("app.New: TYPO3Writer needs TYPO3: approved changes are written into TYPO3 only beside it")
 	}
 	// The one seam: the source, the directory and the password check are
@@ -221,14 +225,13 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if cfg.TYPO3 != nil && (cfg.Source != nil || cfg.Directory != nil) {
 		return nil, errors.New("app.New: Source and Directory are TYPO3's beside TYPO3: set TYPO3 or them, not both")
 	}
+	typo3Writer := cfg.Test.TYPO3Writer
 	if cfg.TYPO3 != nil {
 		src, dir, passwords = cfg.TYPO3, cfg.TYPO3, cfg.TYPO3
-		if cfg.TYPO3Writer == nil {
-			w, err := cfg.TYPO3.Writer(clk.Now)
-			if err != nil {
+		if typo3Writer == nil {
+			if typo3Writer, err = cfg.TYPO3.Writer(clk.Now); err != nil {
 				return nil, err
 			}
-			cfg.TYPO3Writer = w
 		}
 	}
 	checker := access.NewChecker(db, src, dir)
@@ -239,8 +242,8 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		if writer, err = bridge.NewRecordWriter(cfg.Bridge, db, src, cfg.TYPO3); err != nil {
 			return nil, err
 		}
-	case cfg.TYPO3Writer != nil:
-		writer = &typo3.RecordWriter{TYPO3: cfg.TYPO3Writer, Local: content.NewWriter(db, src, checker, clk), DB: db}
+	case typo3Writer != nil:
+		writer = &typo3.RecordWriter{TYPO3: typo3Writer, Local: content.NewWriter(db, src, checker, clk), DB: db}
 	}
 	if err := tool.RegisterBuiltins(reg, db, src, dir, writer, checker); err != nil {
 		return nil, err
@@ -300,7 +303,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	catalogue := process.NewCatalogue(db, dir, configs, skills)
 	pages := site.New(db, src, checker)
 	conversations = chat.New(chat.Deps{DB: db, Source: src, Directory: dir, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
-		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(), BeforeClaim: cfg.BeforeClaim,
+		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(), Test: chat.TestConfig{BeforeClaim: cfg.Test.BeforeClaim},
 		Labeler: func(ctx context.Context, reader int64, targets []chat.LabelTarget) []*chat.TargetLabels {
 			out := make([]*chat.TargetLabels, len(targets))
 			a, err := access.LoadActor(ctx, dir, db, reader)

@@ -108,7 +108,7 @@ type Service struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // guards nothing; counts running turns
 
-	hookBeforeClaim func(op string) // Deps.BeforeClaim; may be nil
+	hookBeforeClaim func(op string) // Deps.Test.BeforeClaim; may be nil
 }
 
 func (s *Service) beforeClaim(op string) {
@@ -143,10 +143,15 @@ type Deps struct {
 	// Lease is the runtime's lease, after which a turn whose job was taken
 	// by a process that stopped counts as lost (default agent.DefaultLease).
 	Lease time.Duration
-	// BeforeClaim, for tests, runs after a request read the conversation and
-	// before its compare-and-set claim — op is "message", "answer" or
-	// "end-tour" — so that a test can land a concurrent request exactly
-	// there; nil in production (issue 16 item 5: a dependency, not a setter).
+	// Test holds the hooks tests set (River's shape); zero in production.
+	Test TestConfig
+}
+
+// TestConfig holds the chat's test hooks.
+type TestConfig struct {
+	// BeforeClaim runs after a request read the conversation and before its
+	// compare-and-set claim — op is "message", "answer" or "end-tour" — so
+	// that a test can land a concurrent request exactly there.
 	BeforeClaim func(op string)
 }
 
@@ -160,7 +165,7 @@ func New(d Deps) *Service {
 	return &Service{db: d.DB, src: content.OrBuiltin(d.Source), dir: access.OrBuiltin(d.Directory), rt: d.Runtime, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
 		ender: d.Ender, labeler: d.Labeler, queue: d.Queue, clk: d.Clock, log: log,
 		ctx: ctx, cancel: cancel, lease: cmp.Or(d.Lease, agent.DefaultLease), wake: make(chan struct{}, 1),
-		hookBeforeClaim: d.BeforeClaim}
+		hookBeforeClaim: d.Test.BeforeClaim}
 }
 
 // Close stops accepting work and waits for running turns.

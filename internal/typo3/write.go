@@ -77,8 +77,14 @@ type Writer struct {
 	db  *sql.DB
 	d   Dialect
 	now func() time.Time
-	// BeforeCommit, for tests, runs when everything is written and the
-	// TYPO3 transaction is about to commit: where a test kills the writer.
+	// Test holds the hooks tests set; zero in production.
+	Test WriterTest
+}
+
+// WriterTest holds the Writer's test hooks.
+type WriterTest struct {
+	// BeforeCommit runs when everything is written and the TYPO3
+	// transaction is about to commit: where a test kills the writer.
 	BeforeCommit func()
 }
 
@@ -138,8 +144,8 @@ func (w *Writer) ApplyAll(ctx context.Context, cs []Change) ([]WriteResult, erro
 			return nil, err
 		}
 	}
-	if w.BeforeCommit != nil {
-		w.BeforeCommit()
+	if w.Test.BeforeCommit != nil {
+		w.Test.BeforeCommit()
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("typo3 write %s:%d: commit: %w: %w", c.Table, c.UID, ErrStateUnknown, err)

@@ -136,15 +136,14 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 		SecureCookies: opts.SecureCookies,
 		SkillsRoot:    opts.SkillsRoot,
 		Tracer:        opts.Tracer,
-		BeforeClaim:   opts.BeforeClaim,
 		TYPO3:         opts.TYPO3,
 		Source:        opts.Source,
 		Directory:     opts.Directory,
-		TYPO3Writer:   opts.TYPO3Writer,
 		Bridge:        opts.Bridge,
 		PasswordLogin: opts.PasswordLogin,
 		Logger:        opts.Logger,
 		HashCost:      auth.MinCost, // passwords and tokens of tests are not secrets; bcrypt's minimum keeps them fast
+		Test:          app.TestConfig{BeforeClaim: opts.BeforeClaim, TYPO3Writer: opts.TYPO3Writer},
 	})
 	if err != nil {
 		t.Fatalf("app: %v", err)

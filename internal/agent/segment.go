@@ -109,26 +109,11 @@ func (s *segment) commit(ctx context.Context, begin beginTx, lost error, transit
 // guard loses: lost). A refusal of the run store (run.ErrInvalid) and a lost
 // guard are not retried, nor is anything once ctx is done.
 func (s *segment) commitEnd(ctx context.Context, lost error, transition func(tx *store.Tx) (bool, error)) error {
-	var err error
-	since := time.Now()
-	for n := 1; ; n++ {
-		err = s.commit(ctx, s.rt.db.InTx, lost, transition)
-		if err == nil || errors.Is(err, lost) || errors.Is(err, run.ErrInvalid) || ctx.Err() != nil {
-			return err
-		}
-		wait, again := store.RetryWait(err, n, since)
-		if !again {
-			return err
-		}
-		s.rt.log.Warn("run transition failed; retrying", "run", s.run.UUID, "attempt", n, "wait", wait, "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		}
-	}
+	return store.Retry(ctx, func() error { return s.commit(ctx, s.rt.db.InTx, lost, transition) },
+		func(err error) bool { return errors.Is(err, lost) || errors.Is(err, run.ErrInvalid) },
+		func(n int, wait time.Duration, err error) {
+			s.rt.log.Warn("run transition failed; retrying", "run", s.run.UUID, "attempt", n, "wait", wait, "err", err)
+		})
 }
 
 // renew is a guarded renewal of the lease that commits the buffered events

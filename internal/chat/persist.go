@@ -22,25 +22,11 @@ import (
 // (an outcome row whose commit was reported unknown but landed is the one
 // thing a retry can repeat).
 func (s *Service) persist(ctx context.Context, what string, step func() error) error {
-	var err error
-	since := time.Now()
-	for n := 1; ; n++ {
-		if err = step(); err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, openpoint.ErrInvalidKey) || ctx.Err() != nil {
-			return err
-		}
-		wait, again := store.RetryWait(err, n, since)
-		if !again {
-			return err
-		}
+	return store.Retry(ctx, step, func(err error) bool {
+		return errors.Is(err, ErrInvalid) || errors.Is(err, openpoint.ErrInvalidKey)
+	}, func(n int, wait time.Duration, err error) {
 		s.log.Warn("chat step failed; retrying", "step", what, "attempt", n, "wait", wait, "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		}
-	}
+	})
 }
 
 // outlast runs read, and runs it again while it fails because the database
@@ -49,23 +35,7 @@ func (s *Service) persist(ctx context.Context, what string, step func() error) e
 // job's first reads use it, so an outage does not fail the job and leave
 // its conversation to the reaper.
 func (s *Service) outlast(ctx context.Context, what string, read func() error) error {
-	since := time.Now()
-	for n := 1; ; n++ {
-		err := read()
-		if err == nil || !store.Unreachable(err) || ctx.Err() != nil {
-			return err
-		}
-		wait, again := store.RetryWait(err, n, since)
-		if !again {
-			return err
-		}
+	return store.Retry(ctx, read, func(err error) bool { return !store.Unreachable(err) }, func(n int, wait time.Duration, err error) {
 		s.log.Warn("database unreachable; waiting", "step", what, "attempt", n, "wait", wait, "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		}
-	}
+	})
 }

@@ -81,3 +81,29 @@ func RetryWait(err error, n int, since time.Time) (time.Duration, bool) {
 	}
 	return time.Duration(10<<(2*(n-1))) * time.Millisecond, true
 }
+
+// Retry runs step until it succeeds, final says its error is not to be
+// retried, ctx ends, or RetryWait gives up, and returns step's last error.
+// Before each wait it calls onRetry with the attempt, the wait and the
+// error (a log line).
+func Retry(ctx context.Context, step func() error, final func(error) bool, onRetry func(n int, wait time.Duration, err error)) error {
+	since := time.Now()
+	for n := 1; ; n++ {
+		err := step()
+		if err == nil || final(err) || ctx.Err() != nil {
+			return err
+		}
+		wait, again := RetryWait(err, n, since)
+		if !again {
+			return err
+		}
+		onRetry(n, wait, err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
+}

@@ -101,12 +101,11 @@ func (q *Queue) RescueStaleChatJobs(ctx context.Context, heldSince time.Time, li
 		if held {
 			continue
 		}
-		res, err := q.db.Exec(ctx, `UPDATE river_job SET state = 'available' WHERE id = ? AND kind = ? AND state = 'running' AND attempt = ?`,
-			j.id, ChatArgs{}.Kind(), j.attempt)
+		ok, err := q.handBack(ctx, j.id, ChatArgs{}.Kind(), j.attempt)
 		if err != nil {
 			return n, fmt.Errorf("rescue stale chat job %d: %w", j.id, err)
 		}
-		if k, err := res.RowsAffected(); err == nil && k == 1 {
+		if ok {
 			n++
 		}
 	}

@@ -126,18 +126,28 @@ func (q *Queue) RescueStuckResumes(ctx context.Context, heldSince time.Time, bus
 		if worked {
 			continue
 		}
-		// A guarded transition: a job finished or taken again meanwhile
-		// (its attempt moved) is left alone.
-		res, err := q.db.Exec(ctx, `UPDATE river_job SET state = 'available' WHERE id = ? AND kind = ? AND state = 'running' AND attempt = ?`,
-			j.id, ResumeArgs{}.Kind(), j.attempt)
+		ok, err := q.handBack(ctx, j.id, ResumeArgs{}.Kind(), j.attempt)
 		if err != nil {
 			return n, fmt.Errorf("rescue resume job %d: %w", j.id, err)
 		}
-		if k, err := res.RowsAffected(); err == nil && k == 1 {
+		if ok {
 			n++
 		}
 	}
 	return n, nil
+}
+
+// handBack makes a running job of kind available to the workers again, as
+// a guarded transition: a job finished or taken again meanwhile (its
+// attempt moved) is left alone, and false says so.
+func (q *Queue) handBack(ctx context.Context, id int64, kind string, attempt int) (bool, error) {
+	res, err := q.db.Exec(ctx, `UPDATE river_job SET state = 'available' WHERE id = ? AND kind = ? AND state = 'running' AND attempt = ?`,
+		id, kind, attempt)
+	if err != nil {
+		return false, err
+	}
+	k, err := res.RowsAffected()
+	return err == nil && k == 1, nil
 }
 
 // stuckResume is a resume job a worker took and has not finished: the run it

@@ -69,8 +69,9 @@ const (
 
 // DefaultPollInterval is how often idle workers look for jobs on
 // PostgreSQL, where the listener wakes them on every insert and polling is
-// only the fallback.
-const DefaultPollInterval = 200 * time.Millisecond
+// only the fallback (a job a reaper handed back waits for it). At 200 ms an
+// idle worker process used 0.7–1.1 % of a core on its polls alone.
+const DefaultPollInterval = time.Second
 
 // DefaultSQLitePoll is how often idle workers look for jobs on SQLite: a
 // fallback only. A job this process commits wakes its producers at once

@@ -293,16 +293,63 @@ func (c change) guarded(r row, from Status) change {
 	return c
 }
 
-// casTx is the compare-and-set of change c from the statuses from.
+// cardValue is the value change c gives the card column, and whether it
+// gives it one.
 //
 // The card column holds the decision the conversation waits for — a card
 // while awaiting approval, a question while awaiting input — and nothing
 // else: every change to a status that waits for none clears it (a decided,
 // withdrawn or handed-back card leaves) — except the claim of a card's
 // decision or a question's answer (keepCard), which keeps the card or
-// question until the decision is carried out. Every change not naming follows
-// ends following a run.
-func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c change, now int64) (bool, error) {
+// question until the decision is carried out.
+func (c change) cardValue() (string, bool) {
+	decision := ""
+	switch {
+	case c.keepCard:
+		return "", false
+	case c.status == AwaitingApproval && c.card != nil:
+		if *c.card != nil {
+			b, _ := json.Marshal(*c.card)
+			decision = string(b)
+		}
+	case c.status == AwaitingInput && c.question != nil:
+		if q := *c.question; q != nil {
+			b, _ := json.Marshal(storedQuestion{Question: *q, Schema: q.Schema})
+			decision = string(b)
+		}
+	case c.status == AwaitingApproval || c.status == AwaitingInput:
+		return "", false
+	}
+	return decision, true
+}
+
+// columns is the set of columns change c sets besides status and
+// updated_at (follows_run: only when it sets it; every other change clears
+// it).
+func (c change) columns() column {
+	var cols column
+	for _, x := range []struct {
+		set bool
+		col column
+	}{
+		{c.lastRun != nil, colLastRun}, {c.pendingRun != nil, colPendingRun}, {c.err != nil, colError},
+		{c.progress != nil, colProgress}, {c.highlight != nil, colHighlight}, {c.skill != nil, colSkill},
+		{c.process != nil, colProcess}, {c.follows, colFollows},
+	} {
+		if x.set {
+			cols |= x.col
+		}
+	}
+	if _, ok := c.cardValue(); ok {
+		cols |= colCard
+	}
+	return cols
+}
+
+// casTx is the compare-and-set of change c from status from: the one
+// statement that changes a conversation, applied by applyTx only (the
+// transition table). Every change not naming follows ends following a run.
+func casTx(ctx context.Context, q store.Querier, id int64, from Status, c change, now int64) (bool, error) {
 	set := "status = ?, updated_at = ?, follows_run = ?"
 	args := []any{string(c.status), now, c.follows}
 	str := func(col string, v *string) {
@@ -314,21 +361,7 @@ func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c chan
 	str("last_run_uuid", c.lastRun)
 	str("pending_run_uuid", c.pendingRun)
 	str("error", c.err)
-	switch decision := ""; {
-	case c.keepCard:
-	case c.status == AwaitingApproval && c.card != nil:
-		if *c.card != nil {
-			b, _ := json.Marshal(*c.card)
-			decision = string(b)
-		}
-		str("card", &decision)
-	case c.status == AwaitingInput && c.question != nil:
-		if q := *c.question; q != nil {
-			b, _ := json.Marshal(storedQuestion{Question: *q, Schema: q.Schema})
-			decision = string(b)
-		}
-		str("card", &decision)
-	case c.status != AwaitingApproval && c.status != AwaitingInput:
+	if decision, ok := c.cardValue(); ok {
 		str("card", &decision)
 	}
 	raw := func(col string, v *json.RawMessage) {
@@ -347,16 +380,8 @@ func casTx(ctx context.Context, q store.Querier, id int64, from []Status, c chan
 		set += ", process = ?"
 		args = append(args, *c.process)
 	}
-	where := " WHERE id = ? AND status IN ("
-	args = append(args, id)
-	for i, s := range from {
-		if i > 0 {
-			where += ", "
-		}
-		where += "?"
-		args = append(args, string(s))
-	}
-	where += ")"
+	where := " WHERE id = ? AND status = ?"
+	args = append(args, id, string(from))
 	if c.seen != nil {
 		where += " AND card = ?"
 		args = append(args, *c.seen)

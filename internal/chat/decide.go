@@ -86,7 +86,7 @@ func (s *Service) claimDecision(ctx context.Context, r row, said string, j job) 
 		// accepted is settled even when the job that took it is lost. A
 		// question's claim keeps the question (row.Answered): an answer whose
 		// job is lost before it reached the run is handed to the workers again.
-		won, err := casTx(ctx, tx, r.ID, []Status{r.Status}, change{status: Processing, seen: &r.card, keepCard: true}, now)
+		won, err := applyTx(ctx, tx, r.ID, evClaimAnswer, r.Status, change{seen: &r.card, keepCard: true}, now)
 		if err != nil || !won {
 			return won, err
 		}
@@ -479,7 +479,7 @@ func (s *Service) handBack(ctx context.Context, r row, cause error) {
 		now := s.now()
 		err = s.persist(ctx, "hand back", func() error {
 			return s.db.InTx(ctx, func(tx *store.Tx) error {
-				won, err := casTx(ctx, tx, r.ID, []Status{Processing}, c, now)
+				won, err := applyTx(ctx, tx, r.ID, evHandBack, Processing, c, now)
 				if err != nil || !won {
 					return err
 				}

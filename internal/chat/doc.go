@@ -6,7 +6,11 @@
 // decided card records or closes them (settleCard) and offers them again in
 // the system prompt of a process conversation.
 //
-// A conversation's status changes only by compare-and-set (casTx). A message,
+// A conversation's status changes only by compare-and-set, and only by one
+// of the events of the transition table (transitions, applyTx): each names
+// the statuses it may leave from, those it goes to and the columns it may
+// change besides status and updated_at; applyTx refuses any other. A
+// change not naming follows_run ends following a run. A message,
 // an answer and an end-tour each claim the conversation on the card or
 // question they read before they touch the run, so the loser of a race
 // changes nothing; a decision taken elsewhere (inbox, runs API) is handed
@@ -18,4 +22,69 @@
 // only while the request's claim still holds. A turn or decision whose
 // worker stopped is released on a read once its run is settled and no job of
 // it waits, at least one lease after the claim (issue 15 items 1 and 2).
+//
+// The transition table (generated from transitions by
+// TestDocShowsTheTransitionTable; go test ./internal/chat -run
+// TestDocShowsTheTransitionTable -update rewrites it):
+//
+//	start: (new) → idle
+//	    changes: -
+//	    why: a conversation is started (Start inserts it)
+//	send: idle | failed | processing → processing
+//	    changes: last_run_uuid, pending_run_uuid, card
+//	    why: a message claims the conversation for its turn (processing: after its withdrawal)
+//	withdraw: awaiting_approval | awaiting_input → processing
+//	    changes: card
+//	    why: a message or an end-tour claims the decision it read, to cancel the waiting run
+//	unclaim: processing → awaiting_approval | awaiting_input
+//	    changes: card, error
+//	    why: a claim that changed nothing is given back: the decision waits as before
+//	claim answer: awaiting_approval | awaiting_input → processing
+//	    changes: -
+//	    why: an answer claims the card or question it read; the card column keeps it (decided)
+//	hand back: processing → awaiting_approval | awaiting_input
+//	    changes: card, error
+//	    why: the runtime refused the answer: the decision goes back to the editor with the reason
+//	decided elsewhere: processing | awaiting_approval | awaiting_input → processing
+//	    changes: card, follows_run
+//	    why: the run was decided elsewhere and still runs: the conversation follows it
+//	follow: processing → processing
+//	    changes: card, follows_run
+//	    why: a claim whose run is in a state the caller cannot tell: the conversation follows it
+//	card shown: processing | awaiting_approval | awaiting_input → awaiting_approval
+//	    changes: pending_run_uuid, card, error, progress, highlight
+//	    why: the run paused for an approval: its card is shown
+//	question asked: processing | awaiting_approval | awaiting_input → awaiting_input
+//	    changes: pending_run_uuid, card, error, progress, highlight
+//	    why: the run paused for input: its question is asked
+//	reply applied: processing | awaiting_approval | awaiting_input → idle
+//	    changes: last_run_uuid, pending_run_uuid, card, error, progress, highlight
+//	    why: the run completed: its reply is applied
+//	run cancelled: processing | awaiting_approval | awaiting_input → idle
+//	    changes: last_run_uuid, pending_run_uuid, card, error, progress, highlight
+//	    why: the run was cancelled (stopped, withdrawn or through the runs API)
+//	run failed: processing | awaiting_approval | awaiting_input → failed
+//	    changes: last_run_uuid, pending_run_uuid, card, error, progress, highlight
+//	    why: the run failed or was refused: its reason is shown
+//	stop: processing → idle
+//	    changes: last_run_uuid, pending_run_uuid, card, error
+//	    why: the editor stopped the turn
+//	fail: processing → failed
+//	    changes: card, error
+//	    why: a turn or decision failed with an error it cannot hand on (recovery: interrupted)
+//	restart turn: processing → processing
+//	    changes: card
+//	    why: recovery: a turn lost before its run began is claimed again, once
+//	claim end-tour: idle | failed → processing
+//	    changes: card, error
+//	    why: an end-tour claims the conversation (the error column marks the claim)
+//	end tour: processing → idle
+//	    changes: last_run_uuid, pending_run_uuid, card, error, progress, highlight, skill_uid, process
+//	    why: the tour ended (by its request, or by recovery of an interrupted end-tour)
+//	give back: processing → idle | failed
+//	    changes: card, error
+//	    why: an end-tour that failed gives its claim back: the status and error read
+//	set skill: idle | failed → idle
+//	    changes: last_run_uuid, card, progress, highlight, skill_uid, process
+//	    why: the skill changed: a new tour starts with the next message
 package chat

@@ -98,9 +98,9 @@ func (s *Service) handOver(ctx context.Context, r row, from Status, st agent.Sta
 	now := s.now()
 	// While the run goes on, the decided card is kept (row.Decided) so that
 	// the run's end settles it (reconcile).
-	follow := change{status: Processing, follows: true, keepCard: r.Card != nil}
+	follow := change{follows: true, keepCard: r.Card != nil}
 	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := casTx(ctx, tx, r.ID, []Status{from}, follow.guarded(r, from), now)
+		won, err := applyTx(ctx, tx, r.ID, evDecidedElsewhere, from, follow.guarded(r, from), now)
 		if err != nil || !won {
 			return err
 		}
@@ -328,7 +328,7 @@ func (s *Service) restartTurn(ctx context.Context, r row) bool {
 	}
 	now, noRun := s.now(), ""
 	won, err := s.commit(ctx, &job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
-		won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Processing, seenRun: &noRun}.guarded(r, Processing), now)
+		won, err := applyTx(ctx, tx, r.ID, evRestartTurn, Processing, change{seenRun: &noRun}.guarded(r, Processing), now)
 		if err != nil || !won {
 			return won, err
 		}

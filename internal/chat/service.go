@@ -253,7 +253,7 @@ func (s *Service) Start(ctx context.Context, actor, page, language, skillUID, co
 	err = s.db.InTx(ctx, func(tx *store.Tx) error { // a write: under the store's write lock on SQLite
 		return tx.QueryRow(ctx, `INSERT INTO conversations (owner_uid, configuration_uid, page_uid, language, skill_uid, process, status,
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, actor, cfg.UID, page, language, skillUID, process,
-			string(Idle), now, now).Scan(&id)
+			string(initialStatus()), now, now).Scan(&id)
 	})
 	if err != nil {
 		return View{}, fmt.Errorf("start conversation: %w", err)

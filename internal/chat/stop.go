@@ -54,7 +54,7 @@ func (s *Service) stop(ctx context.Context, actor, id int64, tries int) (View, e
 		lastRun = r.PendingRun // the stopped run is the next turn's predecessor
 	}
 	pending, empty, at := r.PendingRun, "", r.UpdatedAt.UnixMicro()
-	c := change{status: Idle, lastRun: &lastRun, pendingRun: &empty, err: &empty, seenRun: &pending}
+	c := change{lastRun: &lastRun, pendingRun: &empty, err: &empty, seenRun: &pending}
 	if pending == "" {
 		c.seenAt = &at // the queued turn as read: its run has not begun
 	}
@@ -64,7 +64,7 @@ func (s *Service) stop(ctx context.Context, actor, id int64, tries int) (View, e
 		now := s.now()
 		return s.db.InTx(ctx, func(tx *store.Tx) error {
 			var err error
-			if won, err = casTx(ctx, tx, r.ID, []Status{Processing}, c, now); err != nil || !won {
+			if won, err = applyTx(ctx, tx, r.ID, evStop, Processing, c, now); err != nil || !won {
 				return err
 			}
 			return addMessageTx(ctx, tx, r.ID, Message{Role: "assistant", Content: partial, Notice: NoticeStopped}, now)

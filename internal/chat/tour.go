@@ -47,11 +47,14 @@ func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 			return View{}, err
 		}
 		withdrawn = r.Status == Processing // else handed back after a run that ended
+		if r.Status == AwaitingApproval || r.Status == AwaitingInput {
+			return View{}, ErrBusy // another decision waits since (read after the hand-back)
+		}
 	}
 	var claim *int64 // the end-tour's own claim (not a withdrawal's)
 	if !withdrawn {
 		at, mark := s.now(), endingTour
-		won, err := casTx(ctx, s.db, r.ID, []Status{r.Status}, change{status: Processing, err: &mark}, at)
+		won, err := applyTx(ctx, s.db, r.ID, evClaimEndTour, r.Status, change{err: &mark}, at)
 		if err != nil {
 			return View{}, err
 		}
@@ -96,7 +99,7 @@ func (s *Service) endTour(ctx context.Context, r row, claim *int64) error {
 	return s.persist(ctx, "end tour", func() error {
 		now := s.now()
 		return s.db.InTx(ctx, func(tx *store.Tx) error {
-			won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Idle, skill: &zero, process: &no,
+			won, err := applyTx(ctx, tx, r.ID, evEndTour, Processing, change{skill: &zero, process: &no,
 				pendingRun: &empty, lastRun: &ended, progress: emptyJSON(), highlight: emptyJSON(), err: &empty, seenAt: claim}, now)
 			if err != nil || !won {
 				return err
@@ -137,7 +140,7 @@ func (s *Service) release(ctx context.Context, r row) {
 func (s *Service) giveBack(ctx context.Context, r row, at int64) {
 	ctx = context.WithoutCancel(ctx)
 	if err := s.persist(ctx, "release", func() error {
-		_, err := casTx(ctx, s.db, r.ID, []Status{Processing}, change{status: r.Status, err: &r.Error, seenAt: &at}, s.now())
+		_, err := applyTx(ctx, s.db, r.ID, evGiveBack, Processing, change{status: r.Status, err: &r.Error, seenAt: &at}, s.now())
 		return err
 	}); err != nil {
 		s.log.Error("release claim", "conversation", r.ID, "err", err)
@@ -178,7 +181,7 @@ func (s *Service) SetSkill(ctx context.Context, actor, id, skillUID int64) (View
 		}
 	}
 	empty := ""
-	won, err := casTx(ctx, s.db, r.ID, []Status{r.Status}, change{status: Idle, skill: &skillUID, process: &isProcess, lastRun: &empty,
+	won, err := applyTx(ctx, s.db, r.ID, evSetSkill, r.Status, change{skill: &skillUID, process: &isProcess, lastRun: &empty,
 		progress: emptyJSON(), highlight: emptyJSON()}, s.now())
 	if err != nil {
 		return View{}, err

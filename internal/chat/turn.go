@@ -52,13 +52,16 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 			return err
 		}
 		withdrawn = r.Status == Processing // else handed back after a run that ended
+		if r.Status == AwaitingApproval || r.Status == AwaitingInput {
+			return ErrBusy // another decision waits since (read after the hand-back): no send leaves from it
+		}
 	default:
 		s.beforeClaim("message")
 	}
 	from, now := r.Status, s.now()
 	empty := ""
 	won, err := s.commit(ctx, &job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
-		won, err := casTx(ctx, tx, r.ID, []Status{from}, change{status: Processing, lastRun: &r.LastRun, pendingRun: &empty}, now)
+		won, err := applyTx(ctx, tx, r.ID, evSend, from, change{lastRun: &r.LastRun, pendingRun: &empty}, now)
 		if err != nil || !won {
 			return won, err
 		}
@@ -94,7 +97,7 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 // that ended — as handed back. ErrBusy when the claim lost (nothing
 // changed) or the run decided elsewhere still runs.
 func (s *Service) withdraw(ctx context.Context, r row) (row, error) {
-	won, err := casTx(ctx, s.db, r.ID, []Status{r.Status}, change{status: Processing, seen: &r.card}, s.now())
+	won, err := applyTx(ctx, s.db, r.ID, evWithdraw, r.Status, change{seen: &r.card}, s.now())
 	if err != nil {
 		return row{}, err
 	}
@@ -131,7 +134,7 @@ func (s *Service) unclaim(ctx context.Context, r row) {
 	c := change{status: r.Status, card: &r.Card, question: &r.Question, err: &r.Error}
 	ctx = context.WithoutCancel(ctx)
 	if err := s.persist(ctx, "unclaim", func() error {
-		_, err := casTx(ctx, s.db, r.ID, []Status{Processing}, c, s.now())
+		_, err := applyTx(ctx, s.db, r.ID, evUnclaim, Processing, c, s.now())
 		return err
 	}); err != nil {
 		s.log.Error("unclaim", "conversation", r.ID, "run", r.PendingRun, "err", err)
@@ -143,7 +146,7 @@ func (s *Service) unclaim(ctx context.Context, r row) {
 func (s *Service) follow(ctx context.Context, r row) {
 	ctx = context.WithoutCancel(ctx)
 	if err := s.persist(ctx, "follow", func() error {
-		_, err := casTx(ctx, s.db, r.ID, []Status{Processing}, change{status: Processing, follows: true}, s.now())
+		_, err := applyTx(ctx, s.db, r.ID, evFollow, Processing, change{follows: true}, s.now())
 		return err
 	}); err != nil {
 		s.log.Error("follow run", "conversation", r.ID, "run", r.PendingRun, "err", err)
@@ -434,7 +437,7 @@ func (s *Service) settleRunWith(ctx context.Context, r row, from Status, st agen
 				msgs = append(msgs, Message{Role: "assistant", Content: answer})
 			}
 		}
-		won, err := casTx(ctx, tx, r.ID, []Status{from}, c.guarded(r, from), now)
+		won, err := applyTx(ctx, tx, r.ID, settleEvent(c.status, completed), from, c.guarded(r, from), now)
 		if err != nil || !won {
 			return err
 		}
@@ -495,7 +498,7 @@ func (s *Service) fail(ctx context.Context, r row, cause error) {
 	}
 	err := s.persist(ctx, "fail", func() error {
 		return s.db.InTx(ctx, func(tx *store.Tx) error {
-			won, err := casTx(ctx, tx, r.ID, []Status{Processing}, change{status: Failed, err: &code}.guarded(r, Processing), s.now())
+			won, err := applyTx(ctx, tx, r.ID, evFail, Processing, change{err: &code}.guarded(r, Processing), s.now())
 			if err != nil || !won {
 				return err
 			}

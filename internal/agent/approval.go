@@ -24,7 +24,7 @@ import (
 // turn as the run's initiator; a denial feeds the model the denial token.
 // Once its checks passed, the resumed turn runs detached from ctx's
 // cancellation: a caller that goes away does not leave the run running.
-func (rt *Runtime) Approve(ctx context.Context, actor int64, id string, d Decision) (Result, error) {
+func (rt *Decider) Approve(ctx context.Context, actor int64, id string, d Decision) (Result, error) {
 	if err := d.validate(); err != nil {
 		return Result{}, err
 	}
@@ -159,7 +159,7 @@ func fourEyesTurnedOn(cfg llmconfig.Configuration, s suspended) bool {
 // item 2: "as on resume"), under the guarded waiting-only transition, and
 // answers ErrApprovalDenied. A run that left waiting meanwhile is not
 // touched: the decision lost (ErrNotWaiting).
-func (rt *Runtime) denyFourEyes(ctx context.Context, r run.Run) error {
+func (rt *Decider) denyFourEyes(ctx context.Context, r run.Run) error {
 	won := false
 	err := rt.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
@@ -199,7 +199,7 @@ type approvalChecks struct {
 // grant; never a service account), and d names the waiting turn. Approve
 // runs them again on the worker, after ApproveOnWorker ran them in the
 // request; d was validated.
-func (rt *Runtime) checkApproval(ctx context.Context, actor int64, id string, d Decision) (approvalChecks, error) {
+func (rt *Decider) checkApproval(ctx context.Context, actor int64, id string, d Decision) (approvalChecks, error) {
 	r, a, v, err := rt.visibleRun(ctx, actor, id)
 	if err != nil {
 		return approvalChecks{}, err
@@ -238,7 +238,7 @@ func (rt *Runtime) checkApproval(ctx context.Context, actor int64, id string, d 
 
 // claim takes the waiting run for seg (waiting → running), with the buffered
 // events and, for an approval whose first call writes, the write fence.
-func (rt *Runtime) claim(ctx context.Context, seg *segment, from run.Status, fence []byte) error {
+func (rt *Decider) claim(ctx context.Context, seg *segment, from run.Status, fence []byte) error {
 	return seg.commit(ctx, rt.db.InTx, ErrNotWaiting, func(tx *store.Tx) (bool, error) {
 		return rt.runs.ResumeTx(ctx, tx, seg.run.UUID, run.Resumption{From: from, Owner: seg.owner, Lease: rt.cfg.Lease, Fence: fence}, seg.flush())
 	})
@@ -255,7 +255,7 @@ func (rt *Runtime) claim(ctx context.Context, seg *segment, from run.Status, fen
 // as they were, when it does not apply (the run's process ended) or the
 // write failed: the caller then takes the long way (claim, then execute),
 // which records the end or the failure.
-func (rt *Runtime) claimAndWrite(ctx context.Context, seg *segment, st *state, c pendingCall, lang string) (bool, error) {
+func (rt *Decider) claimAndWrite(ctx context.Context, seg *segment, st *state, c pendingCall, lang string) (bool, error) {
 	if held, _, _ := rt.processHeld(ctx, st); !held {
 		return false, nil
 	}
@@ -284,7 +284,7 @@ func toolCalls(calls []pendingCall) []llm.ToolCall {
 
 // currentCalls is the waiting turn's calls with their previews as the
 // records read now (in one snapshot).
-func (rt *Runtime) currentCalls(ctx context.Context, seg *segment, st *state, s suspended) []pendingCall {
+func (rt *Decider) currentCalls(ctx context.Context, seg *segment, st *state, s suspended) []pendingCall {
 	rctx, end := rt.db.ReadScope(ctx)
 	defer end()
 	return rt.pendingCalls(rctx, seg, st, toolCalls(s.Calls), s.Lang)
@@ -310,7 +310,7 @@ func previewsDiffer(shown, now []pendingCall) bool {
 
 // resuspend stores the current previews on a waiting run (the turn digest stays:
 // it names the calls) and answers ErrPreviewChanged.
-func (rt *Runtime) resuspend(ctx context.Context, seg *segment, s suspended, fresh []pendingCall) error {
+func (rt *Decider) resuspend(ctx context.Context, seg *segment, s suspended, fresh []pendingCall) error {
 	s.Calls = fresh
 	body, err := json.Marshal(s)
 	if err != nil {

@@ -9,18 +9,18 @@ import (
 // Cancel ends run id as cancelled from any non-terminal status, as its
 // initiator or an administrator. A running segment stops cooperatively at its
 // next step boundary. It reports whether this call ended the run.
-func (rt *Runtime) Cancel(ctx context.Context, actor int64, id string) (bool, error) {
+func (rt *Decider) Cancel(ctx context.Context, actor int64, id string) (bool, error) {
 	return rt.cancel(ctx, actor, id, false)
 }
 
 // CancelIfWaiting cancels run id only while it waits for a decision (the
 // guarded waiting-only transition), as its initiator or an administrator, and
 // reports whether it won.
-func (rt *Runtime) CancelIfWaiting(ctx context.Context, actor int64, id string) (bool, error) {
+func (rt *Decider) CancelIfWaiting(ctx context.Context, actor int64, id string) (bool, error) {
 	return rt.cancel(ctx, actor, id, true)
 }
 
-func (rt *Runtime) cancel(ctx context.Context, actor int64, id string, waitingOnly bool) (bool, error) {
+func (rt *Decider) cancel(ctx context.Context, actor int64, id string, waitingOnly bool) (bool, error) {
 	r, _, err := rt.ownRun(ctx, actor, id)
 	if err != nil {
 		return false, err

@@ -45,7 +45,7 @@ type recordedCall struct {
 
 // continueDecided continues seg's run (claimed from the queue, its
 // suspended state stored) after the decision its previous worker took.
-func (rt *Runtime) continueDecided(ctx context.Context, seg *segment) (Result, error) {
+func (rt *Decider) continueDecided(ctx context.Context, seg *segment) (Result, error) {
 	res := Result{UUID: seg.run.UUID}
 	seg.resumed = true
 	s, err := decodeSuspended(seg.run.Suspended)
@@ -209,7 +209,7 @@ func callsAfter(evs []run.Event, seq int64, ids []string) map[string]recordedCal
 
 // recall puts a call that ran before the interruption back into the
 // transcript as recorded, without recording it again.
-func (rt *Runtime) recall(seg *segment, st *state, c llm.ToolCall, rc recordedCall) {
+func (rt *Decider) recall(seg *segment, st *state, c llm.ToolCall, rc recordedCall) {
 	content := continuedNote
 	if len(rc.result) > 0 && json.Valid(rc.result) && seg.privacy == run.PrivacyFull {
 		content = string(rc.result)

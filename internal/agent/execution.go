@@ -73,7 +73,7 @@ type approvedWrite struct {
 // reported as w.lost — rolls the write back with it. With w.released set, a
 // record whose preview is no longer the released one rolls back with
 // tool.ErrPreviewChanged.
-func (rt *Runtime) writeInTx(ctx context.Context, seg *segment, st *state, w approvedWrite) error {
+func (rt *Decider) writeInTx(ctx context.Context, seg *segment, st *state, w approvedWrite) error {
 	call := rt.toolCall(seg, st, w.call)
 	call.Released = w.released
 	if rt.cfg.Test.BeforeWrite != nil {
@@ -124,7 +124,7 @@ type approvedCall struct {
 // A content write whose record no longer shows the preview released writes
 // nothing: the run is past its claim, so the model gets the fixed error
 // result previewChangedResult and the turn goes on.
-func (rt *Runtime) execute(ctx context.Context, seg *segment, st *state, c approvedCall) error {
+func (rt *Decider) execute(ctx context.Context, seg *segment, st *state, c approvedCall) error {
 	lc := llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}
 	if rt.processEnded(ctx, seg, st) {
 		return errLost // settled process_ended; the segment stops

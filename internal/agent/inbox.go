@@ -28,7 +28,7 @@ type InboxPage struct {
 }
 
 // Inbox is the first page of InboxAfter with the default limit.
-func (rt *Runtime) Inbox(ctx context.Context, actor int64) ([]Status, error) {
+func (rt *Reader) Inbox(ctx context.Context, actor int64) ([]Status, error) {
 	page, err := rt.InboxAfter(ctx, actor, "", 0)
 	return page.Runs, err
 }
@@ -40,7 +40,7 @@ func (rt *Runtime) Inbox(ctx context.Context, actor int64) ([]Status, error) {
 // limits (issue 12 item 2): the page holds up to limit runs the actor may
 // decide, however many others wait. after is the Next of the previous page
 // ("" for the first); limit 0 is DefaultInboxLimit.
-func (rt *Runtime) InboxAfter(ctx context.Context, actor int64, after string, limit int) (InboxPage, error) {
+func (rt *Reader) InboxAfter(ctx context.Context, actor int64, after string, limit int) (InboxPage, error) {
 	if limit == 0 {
 		limit = DefaultInboxLimit
 	}
@@ -124,7 +124,7 @@ func parseInboxCursor(s string) (*inboxCursor, error) {
 
 // waitingRuns reads the next batch of runs waiting for approval after cur
 // (nil: from the newest), newest first; own: only actor's.
-func (rt *Runtime) waitingRuns(ctx context.Context, actor int64, own bool, cur *inboxCursor) ([]inboxCursor, error) {
+func (rt *Reader) waitingRuns(ctx context.Context, actor int64, own bool, cur *inboxCursor) ([]inboxCursor, error) {
 	p := run.FindParams{Status: run.StatusWaitingForApproval, Limit: inboxBatch}
 	if own {
 		p.Initiator = actor

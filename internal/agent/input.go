@@ -22,7 +22,7 @@ type Input struct {
 // SubmitInput answers the question run id waits for, as actor (the initiator
 // or an administrator). Once its checks passed, the resumed turn runs detached
 // from ctx's cancellation, as Approve does.
-func (rt *Runtime) SubmitInput(ctx context.Context, actor int64, id string, in Input) (Result, error) {
+func (rt *Decider) SubmitInput(ctx context.Context, actor int64, id string, in Input) (Result, error) {
 	if in.TurnDigest == "" {
 		return Result{}, invalidf("turnDigest: required")
 	}
@@ -63,7 +63,7 @@ type inputChecks struct {
 // not a service account, in names the waiting turn and its values match the
 // question's schema. SubmitInput runs them again on the worker, after
 // SubmitInputOnWorker ran them in the request; in has a turn digest.
-func (rt *Runtime) checkInput(ctx context.Context, actor int64, id string, in Input) (inputChecks, error) {
+func (rt *Decider) checkInput(ctx context.Context, actor int64, id string, in Input) (inputChecks, error) {
 	r, a, err := rt.ownRun(ctx, actor, id)
 	if err != nil {
 		return inputChecks{}, err

@@ -13,7 +13,7 @@ import (
 // card that Status reads too (issue 15: the poll of a turn under way cost
 // most of a `waymark bench` answer). Unknown and invisible runs are
 // ErrNotFound, as for Status.
-func (rt *Runtime) Live(ctx context.Context, actor int64, id string) (progress, highlight map[string]any, err error) {
+func (rt *Reader) Live(ctx context.Context, actor int64, id string) (progress, highlight map[string]any, err error) {
 	ctx, end := rt.db.ReadScope(ctx)
 	defer end()
 	if _, _, _, err := rt.visibleRun(ctx, actor, id); err != nil {

@@ -71,7 +71,7 @@ func (st *state) offers(name string) bool {
 }
 
 // drive runs model rounds until the run suspends, ends, or the segment loses the run.
-func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
+func (rt *Driver) drive(ctx context.Context, seg *segment, st *state) Result {
 	res := Result{UUID: seg.run.UUID}
 	provider, err := rt.providers(ctx, seg.cfg)
 	if err != nil {
@@ -170,7 +170,7 @@ func (rt *Runtime) drive(ctx context.Context, seg *segment, st *state) Result {
 
 // gate decides about one turn of tool calls: it suspends the run before any
 // approval-bound call or for an input question, or runs the turn's reads.
-func (rt *Runtime) gate(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall) (bool, error) {
+func (rt *Driver) gate(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall) (bool, error) {
 	var approval, input bool
 	for _, c := range calls {
 		d, ok := rt.tools.Def(c.Name)
@@ -200,7 +200,7 @@ func (rt *Runtime) gate(ctx context.Context, seg *segment, st *state, calls []ll
 }
 
 // runRead runs one call that needs no decision (or answers why it cannot run).
-func (rt *Runtime) runRead(ctx context.Context, seg *segment, st *state, c llm.ToolCall) error {
+func (rt *Driver) runRead(ctx context.Context, seg *segment, st *state, c llm.ToolCall) error {
 	d, ok := rt.tools.Def(c.Name)
 	switch {
 	case !ok || !st.offers(c.Name):
@@ -231,7 +231,7 @@ func (rt *Runtime) runRead(ctx context.Context, seg *segment, st *state, c llm.T
 }
 
 // toolCall builds the call as the run's initiator.
-func (rt *Runtime) toolCall(seg *segment, st *state, c llm.ToolCall) tool.Call {
+func (rt *Driver) toolCall(seg *segment, st *state, c llm.ToolCall) tool.Call {
 	call := tool.Call{Run: seg.run.UUID, CallID: c.ID, User: seg.run.Initiator, Language: st.Language, Args: json.RawMessage(c.Arguments),
 		Emit: func(kind string, payload any) error { seg.emit(run.Kind(kind), payload); return nil }}
 	if st.Process != nil {
@@ -241,7 +241,7 @@ func (rt *Runtime) toolCall(seg *segment, st *state, c llm.ToolCall) tool.Call {
 }
 
 // answer appends a tool result to the transcript and records the tool event.
-func (rt *Runtime) answer(seg *segment, st *state, c llm.ToolCall, res tool.Result) {
+func (rt *Driver) answer(seg *segment, st *state, c llm.ToolCall, res tool.Result) {
 	body, err := json.Marshal(res.Content)
 	if err != nil {
 		body = []byte(`{"error":"unrepresentable result"}`)
@@ -260,7 +260,7 @@ func (rt *Runtime) answer(seg *segment, st *state, c llm.ToolCall, res tool.Resu
 }
 
 // providerFailed settles or requeues after a failed model call.
-func (rt *Runtime) providerFailed(ctx context.Context, seg *segment, err error) {
+func (rt *Driver) providerFailed(ctx context.Context, seg *segment, err error) {
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return // the worker is shutting down: the lease expires and the reaper requeues
 	}
@@ -285,7 +285,7 @@ func (rt *Runtime) providerFailed(ctx context.Context, seg *segment, err error) 
 }
 
 // fault handles an infrastructure error inside a segment.
-func (rt *Runtime) fault(ctx context.Context, seg *segment, err error, res Result) Result {
+func (rt *Driver) fault(ctx context.Context, seg *segment, err error, res Result) Result {
 	if errors.Is(err, errLost) {
 		rt.log.Info("segment stopped: the run is no longer ours", "run", seg.run.UUID, "owner", seg.owner)
 		return res
@@ -347,7 +347,7 @@ func llmPayload(resp llm.Response) map[string]any {
 // says — and a reaper pass requeues the run, so its conversation waits for
 // the outage and not for a lease on top. Given up, the lease lapses and the
 // installation's reaper takes the run a lease later.
-func (rt *Runtime) handBack(ctx context.Context, seg *segment, cause error) {
+func (rt *Driver) handBack(ctx context.Context, seg *segment, cause error) {
 	rt.log.Warn("database unreachable; the run is handed back to the reaper", "run", seg.run.UUID, "err", cause)
 	since := time.Now()
 	for n := 1; ; n++ {

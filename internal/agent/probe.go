@@ -42,7 +42,7 @@ type ProbeError struct {
 // provider is a result, not an error; the error is ErrConfiguration for an
 // unknown uid, or a failed read. Script configurations answer without a
 // call, so that a test does not consume their canned replies.
-func (rt *Runtime) Probe(ctx context.Context, uid int64) (ProbeResult, error) {
+func (rt *Starter) Probe(ctx context.Context, uid int64) (ProbeResult, error) {
 	cfg, err := rt.configs.Get(ctx, uid)
 	if errors.Is(err, llmconfig.ErrNotFound) {
 		return ProbeResult{}, fmt.Errorf("configuration %d: %w", uid, ErrConfiguration)

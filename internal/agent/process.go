@@ -112,7 +112,7 @@ func (refusedRequestUnreadable) SecondApproverDenied() bool { return false }
 // decoded as a refusal (L1.3): failed, policy_denied, request_unreadable —
 // never run, never retried. The preparer records the lineage a refused
 // continuation of the predecessor its opening request event names records.
-func (rt *Runtime) refuseUnreadable(ctx context.Context, seg *segment, cfgFound bool, cause error) {
+func (rt *Starter) refuseUnreadable(ctx context.Context, seg *segment, cfgFound bool, cause error) {
 	rt.log.Warn("stored request cannot be decoded; run refused", "run", seg.run.UUID, "err", cause)
 	var refused Refused = refusedRequestUnreadable{}
 	if rt.preparer != nil {
@@ -128,7 +128,7 @@ func (rt *Runtime) refuseUnreadable(ctx context.Context, seg *segment, cfgFound 
 
 // openingPredecessor is the predecessor the run's opening request event
 // names ("" when it names none or cannot be read).
-func (rt *Runtime) openingPredecessor(ctx context.Context, id string) string {
+func (rt *Starter) openingPredecessor(ctx context.Context, id string) string {
 	evs, err := rt.runs.Events(ctx, id, 0, 1)
 	if err != nil || len(evs) == 0 {
 		return ""
@@ -166,7 +166,7 @@ func (refusedLineageUnstored) SecondApproverDenied() bool { return false }
 var ErrProcessEnded = fault.New(fault.Conflict, "process_ended", "the process of this run was ended")
 
 // prepare runs the preparer for a request that names an invocation or a predecessor.
-func (rt *Runtime) prepare(ctx context.Context, seg *segment, cfgFound bool, inv *Invocation, pred string) (Prepared, error) {
+func (rt *Starter) prepare(ctx context.Context, seg *segment, cfgFound bool, inv *Invocation, pred string) (Prepared, error) {
 	if inv == nil && pred == "" {
 		return Prepared{}, nil
 	}
@@ -179,7 +179,7 @@ func (rt *Runtime) prepare(ctx context.Context, seg *segment, cfgFound bool, inv
 
 // refuse settles a refused run: failed, policy_denied (approval_denied for a
 // continued process on a configuration that turned four-eyes on), outside any retry.
-func (rt *Runtime) refuse(ctx context.Context, seg *segment, r Refused) {
+func (rt *Starter) refuse(ctx context.Context, seg *segment, r Refused) {
 	reason := run.ReasonPolicyDenied
 	if r.SecondApproverDenied() {
 		reason = run.ReasonApprovalDenied

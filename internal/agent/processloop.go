@@ -17,7 +17,7 @@ const setProgressTool = "set_progress"
 // the run still holds its process (ADR-228 item 7); when it does not — or the
 // lineage cannot be read (fail closed) — it settles the run failed with
 // process_ended under the owner guard and reports true.
-func (rt *Runtime) processEnded(ctx context.Context, seg *segment, st *state) bool {
+func (rt *Driver) processEnded(ctx context.Context, seg *segment, st *state) bool {
 	held, msg, err := rt.processHeld(ctx, st)
 	if held {
 		return false
@@ -33,7 +33,7 @@ func (rt *Runtime) processEnded(ctx context.Context, seg *segment, st *state) bo
 // processHeld reports whether the run may go on: it holds no process, or
 // its process is still held; otherwise why not, and the error of a lineage
 // that could not be read.
-func (rt *Runtime) processHeld(ctx context.Context, st *state) (bool, string, error) {
+func (rt *Driver) processHeld(ctx context.Context, st *state) (bool, string, error) {
 	if st.Process == nil || rt.preparer == nil {
 		return true, "", nil
 	}
@@ -51,7 +51,7 @@ func (rt *Runtime) processHeld(ctx context.Context, st *state) (bool, string, er
 // approval-bound call per turn is pending — the first that declares a write,
 // else the first approval-bound one; reads run before the suspend, in turn
 // order; every other call gets an error result.
-func (rt *Runtime) processGate(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall) (suspended bool, ended bool, err error) {
+func (rt *Driver) processGate(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall) (suspended bool, ended bool, err error) {
 	pending := -1
 	for i, c := range calls {
 		d, ok := rt.tools.Def(c.Name)
@@ -109,7 +109,7 @@ func (rt *Runtime) processGate(ctx context.Context, seg *segment, st *state, cal
 // process on. The run itself goes on without the process to its closing
 // answer and ends completed; a stop as process_ended is only for an explicit
 // end or a withdrawn pin.
-func (rt *Runtime) complete(ctx context.Context, seg *segment, st *state) error {
+func (rt *Driver) complete(ctx context.Context, seg *segment, st *state) error {
 	if origin := st.Process.Origin; origin != "" && origin != seg.run.UUID {
 		if err := rt.preparer.Release(ctx, origin); err != nil {
 			return err
@@ -122,7 +122,7 @@ func (rt *Runtime) complete(ctx context.Context, seg *segment, st *state) error 
 	return nil
 }
 
-func (rt *Runtime) declaresWrite(name string) bool {
+func (rt *Driver) declaresWrite(name string) bool {
 	d, ok := rt.tools.Def(name)
 	return ok && d.Effect.Writes()
 }

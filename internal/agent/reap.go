@@ -39,7 +39,7 @@ type ResumeRescuer interface {
 // Then it gives a new job to each queued run whose job is lost, and hands
 // each decision whose resume job a worker took more than a lease ago and
 // left unfinished back to the workers (rescueResumes).
-func (rt *Runtime) Reap(ctx context.Context) (ReapReport, error) {
+func (rt *Reaper) Reap(ctx context.Context) (ReapReport, error) {
 	var rep ReapReport
 	expired, err := rt.runs.ExpiredLeases(ctx, rt.clk.Now())
 	if err != nil {
@@ -87,7 +87,7 @@ func (rt *Runtime) Reap(ctx context.Context) (ReapReport, error) {
 // claimed the run holds its lease while it works the continuation, and a
 // run whose lease lapsed is settled above first. Without it such a decision
 // would be carried out when River rescues the job, a day later.
-func (rt *Runtime) rescueResumes(ctx context.Context) (int, error) {
+func (rt *Reaper) rescueResumes(ctx context.Context) (int, error) {
 	rr, ok := rt.queue.(ResumeRescuer)
 	if !ok {
 		return 0, nil
@@ -104,7 +104,7 @@ func (rt *Runtime) rescueResumes(ctx context.Context) (int, error) {
 // restartStranded gives a new job to each queued run whose job is gone (River
 // discarded it after its attempts), so no queued run waits for ever. A
 // duplicate job is harmless: its pickup loses the claim.
-func (rt *Runtime) restartStranded(ctx context.Context) (int, error) {
+func (rt *Reaper) restartStranded(ctx context.Context) (int, error) {
 	if rt.queue == nil {
 		return 0, nil
 	}
@@ -127,7 +127,7 @@ func (rt *Runtime) restartStranded(ctx context.Context) (int, error) {
 // strandedRuns lists up to limit queued runs, oldest first, unchanged for
 // a lease and without a job left in the queue: the run store lists the
 // candidates page by page, the queue says which have no live job.
-func (rt *Runtime) strandedRuns(ctx context.Context, limit int) ([]string, error) {
+func (rt *Reaper) strandedRuns(ctx context.Context, limit int) ([]string, error) {
 	const page = 200
 	var ids []string
 	var from run.QueuedMark
@@ -186,7 +186,7 @@ func deadLetter(r run.Run, maxRequeues int) (run.Reason, string) {
 	return "", ""
 }
 
-func (rt *Runtime) statusEvent(ctx context.Context, r run.Run, payload map[string]any) {
+func (rt *Reaper) statusEvent(ctx context.Context, r run.Run, payload map[string]any) {
 	priv := run.PrivacyMetadata
 	if cfg, err := rt.configs.Get(ctx, r.Configuration); err == nil {
 		priv = privacyOf(cfg)
@@ -198,7 +198,7 @@ func (rt *Runtime) statusEvent(ctx context.Context, r run.Run, payload map[strin
 
 // ReapJob is one pass of the installation's reaper, as the queue's periodic
 // job runs it (on the elected leader only): Reap, logged.
-func (rt *Runtime) ReapJob(ctx context.Context) error {
+func (rt *Reaper) ReapJob(ctx context.Context) error {
 	rep, err := rt.Reap(ctx)
 	if err != nil {
 		rt.log.Error("reaper", "err", err)
@@ -208,4 +208,22 @@ func (rt *Runtime) ReapJob(ctx context.Context) error {
 		rt.log.Info("reaper", "requeued", rep.Requeued, "deadLettered", rep.DeadLettered, "restarted", rep.Restarted, "resumesRescued", rep.ResumesRescued)
 	}
 	return nil
+}
+
+// Release hands back, at the end of a process's stop, the runs this
+// runtime still holds (their segments halted): each lease is ended in one
+// guarded update (only while the run still runs under this runtime's
+// lease), and one reaper pass requeues them by the reaper's rules at once
+// — a worker of another process, or of this one started again, takes them
+// without waiting for the lease to expire. It reports how many runs it
+// released.
+func (rt *Reaper) Release(ctx context.Context) (int, error) {
+	n, err := rt.runs.ExpireLeasesOf(ctx, rt.cfg.Identity)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	if _, err := rt.Reap(ctx); err != nil {
+		return n, fmt.Errorf("release %d runs: %w", n, err)
+	}
+	return n, nil
 }

@@ -73,7 +73,7 @@ type resumeOutcome struct {
 // the run as it is then, possibly still running. When ctx ends first it
 // returns ctx's error; the decision is carried out all the same. Without a
 // Resumer it is Approve.
-func (rt *Runtime) ApproveOnWorker(ctx context.Context, actor int64, id string, d Decision) (Result, error) {
+func (rt *Decider) ApproveOnWorker(ctx context.Context, actor int64, id string, d Decision) (Result, error) {
 	rq, ok := rt.queue.(Resumer)
 	if !ok {
 		return rt.Approve(ctx, actor, id, d)
@@ -92,7 +92,7 @@ func (rt *Runtime) ApproveOnWorker(ctx context.Context, actor int64, id string, 
 
 // SubmitInputOnWorker is SubmitInput carried out by a worker of any
 // process, as ApproveOnWorker is Approve.
-func (rt *Runtime) SubmitInputOnWorker(ctx context.Context, actor int64, id string, in Input) (Result, error) {
+func (rt *Decider) SubmitInputOnWorker(ctx context.Context, actor int64, id string, in Input) (Result, error) {
 	rq, ok := rt.queue.(Resumer)
 	if !ok {
 		return rt.SubmitInput(ctx, actor, id, in)
@@ -122,7 +122,7 @@ const (
 // an approver no longer sees a run that left waiting, yet the answer shows
 // it as it is after the decision. The waits are in real time, not the
 // runtime's clock: they bound a request, they decide nothing.
-func (rt *Runtime) resumeOnWorker(ctx context.Context, rq Resumer, a *access.Actor, v viewer, j resumeJob) (Result, error) {
+func (rt *Decider) resumeOnWorker(ctx context.Context, rq Resumer, a *access.Actor, v viewer, j resumeJob) (Result, error) {
 	j.Ticket = uuid.NewString()
 	got := rt.resumes.add(j.Ticket)
 	defer rt.resumes.remove(j.Ticket)
@@ -180,7 +180,7 @@ func (rt *Runtime) resumeOnWorker(ctx context.Context, rq Resumer, a *access.Act
 }
 
 // viewNow is run id as a, with viewer v, sees it now.
-func (rt *Runtime) viewNow(ctx context.Context, a *access.Actor, v viewer, id string) (Result, error) {
+func (rt *Decider) viewNow(ctx context.Context, a *access.Actor, v viewer, id string) (Result, error) {
 	ctx, end := rt.db.ReadScope(ctx)
 	defer end()
 	r, err := rt.runs.Get(ctx, id)
@@ -199,7 +199,7 @@ func (rt *Runtime) viewNow(ctx context.Context, a *access.Actor, v viewer, id st
 // — the run is gone, decided already, or the claim went to another decision
 // — changes nothing and is the outcome; a failure without a fault (a store
 // error before the claim) is returned, and River retries the job.
-func (rt *Runtime) WorkResume(ctx context.Context, payload json.RawMessage) (any, error) {
+func (rt *Decider) WorkResume(ctx context.Context, payload json.RawMessage) (any, error) {
 	var j resumeJob
 	if err := json.Unmarshal(payload, &j); err != nil {
 		rt.log.Error("resume job unreadable; dropped", "err", err)

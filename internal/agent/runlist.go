@@ -39,7 +39,7 @@ type RunPage struct {
 // administrator sees — the run list of issue 14. Only an active
 // administrator may list (ErrNotPermitted otherwise); a malformed filter is
 // ErrInvalid naming the parameter.
-func (rt *Runtime) List(ctx context.Context, actor int64, f RunFilter) (RunPage, error) {
+func (rt *Reader) List(ctx context.Context, actor int64, f RunFilter) (RunPage, error) {
 	a, err := access.LoadActor(ctx, rt.dir, rt.db, actor)
 	if errors.Is(err, access.ErrNoUser) || (err == nil && !a.IsAdmin()) {
 		return RunPage{}, ErrNotPermitted

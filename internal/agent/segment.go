@@ -15,7 +15,7 @@ import (
 // interactive start, a worker pickup or a resume. Its events are buffered and
 // committed with the next guarded transition.
 type segment struct {
-	rt      *Runtime
+	rt      *Driver
 	run     run.Run
 	owner   string
 	cfg     llmconfig.Configuration
@@ -32,7 +32,7 @@ type segment struct {
 	answered map[string]CallResult
 }
 
-func (rt *Runtime) newSegment(r run.Run, owner string, cfg llmconfig.Configuration, queued bool) *segment {
+func (rt *Driver) newSegment(r run.Run, owner string, cfg llmconfig.Configuration, queued bool) *segment {
 	return &segment{rt: rt, run: r, owner: owner, cfg: cfg, privacy: privacyOf(cfg), queued: queued}
 }
 

@@ -89,7 +89,7 @@ type CallView struct {
 }
 
 // Status returns run id as actor sees it; unknown and invisible runs are ErrNotFound.
-func (rt *Runtime) Status(ctx context.Context, actor int64, id string) (Status, error) {
+func (rt *Reader) Status(ctx context.Context, actor int64, id string) (Status, error) {
 	ctx, end := rt.db.ReadScope(ctx) // the status is read from one snapshot
 	defer end()
 	r, a, v, err := rt.visibleRun(ctx, actor, id)
@@ -105,7 +105,7 @@ func (rt *Runtime) Status(ctx context.Context, actor int64, id string) (Status, 
 // (a waiting conversation checks it at every read: chat's reconcile).
 // Unknown and invisible runs are ErrNotFound; a state that cannot be decoded
 // waits for no decision, as it shows no Pending.
-func (rt *Runtime) WaitsFor(ctx context.Context, actor int64, id, digest string) (bool, error) {
+func (rt *Reader) WaitsFor(ctx context.Context, actor int64, id, digest string) (bool, error) {
 	r, _, _, err := rt.visibleRun(ctx, actor, id)
 	if err != nil {
 		return false, err
@@ -119,7 +119,7 @@ func (rt *Runtime) WaitsFor(ctx context.Context, actor int64, id, digest string)
 
 // view is run r as actor a sees it: an approver (approverViewer) gets the
 // status and the card, not the answer or error text of the transcript.
-func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run, v viewer) Status {
+func (rt *Reader) view(ctx context.Context, a *access.Actor, r run.Run, v viewer) Status {
 	s := Status{UUID: r.UUID, Status: r.Status, TerminationReason: r.Reason, ErrorClass: r.ErrorClass, Error: r.ErrorMessage,
 		Configuration: r.Configuration, Initiator: r.Initiator, Answer: r.Answer, Iterations: r.Usage.Iterations,
 		Usage:        UsageView{PromptTokens: r.Usage.PromptTokens, CompletionTokens: r.Usage.CompletionTokens},
@@ -148,7 +148,7 @@ func (rt *Runtime) view(ctx context.Context, a *access.Actor, r run.Run, v viewe
 // progress and highlight — the latest of each counts. The events it needs
 // (those kinds, the opening request event and, without a preparer that
 // reads lineages, the lineage events) are one read.
-func (rt *Runtime) processView(ctx context.Context, s *Status, r run.Run) {
+func (rt *Reader) processView(ctx context.Context, s *Status, r run.Run) {
 	s.Notices = []Notice{}
 	f := false
 	s.HoldsProcess = &f
@@ -231,7 +231,7 @@ func requestedPredecessor(r run.Run, evs []run.Event) string {
 	return predecessorOf(evs[0])
 }
 
-func (rt *Runtime) pendingView(ctx context.Context, a *access.Actor, r run.Run, s suspended) *Pending {
+func (rt *Reader) pendingView(ctx context.Context, a *access.Actor, r run.Run, s suspended) *Pending {
 	p := &Pending{Kind: "approval", TurnDigest: s.Digest, Answers: "approval", Calls: make([]CallView, len(s.Calls))}
 	if s.Input != nil {
 		p.Kind, p.Answers, p.Question = "input", "input", s.Input.Question
@@ -267,7 +267,7 @@ type Event struct {
 // transcript, for the initiator and administrators only (anyone else,
 // approvers included, gets ErrNotFound). A stored payload that is not valid
 // JSON (a damaged row) reads null, so the stream still answers.
-func (rt *Runtime) Events(ctx context.Context, actor int64, id string, after int64, limit int) ([]Event, error) {
+func (rt *Reader) Events(ctx context.Context, actor int64, id string, after int64, limit int) ([]Event, error) {
 	if _, _, err := rt.ownRun(ctx, actor, id); err != nil {
 		return nil, err
 	}

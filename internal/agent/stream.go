@@ -21,7 +21,7 @@ type modelCall struct {
 // Draft is the text of the model's reply to run id as it streams in, while
 // a call of that run is under way in this process ("" otherwise, also when
 // the provider does not stream). A run driven by another process shows none.
-func (rt *Runtime) Draft(id string) string {
+func (rt *Driver) Draft(id string) string {
 	v, ok := rt.calls.Load(id)
 	if !ok {
 		return ""
@@ -36,7 +36,7 @@ func (rt *Runtime) Draft(id string) string {
 // the streamed text (req.OnDelta, when the runtime streams) for Draft and
 // registering the call so that CutShort can end it. The draft ends with the call: the reply's text is then in the
 // run's events and, once the turn ends, in the transcript.
-func (rt *Runtime) callModel(ctx context.Context, id string, provider llm.Provider, req llm.Request) (llm.Response, error) {
+func (rt *Driver) callModel(ctx context.Context, id string, provider llm.Provider, req llm.Request) (llm.Response, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c := &modelCall{cancel: cancel}
@@ -59,7 +59,7 @@ func (rt *Runtime) callModel(ctx context.Context, id string, provider llm.Provid
 // any, once its run was cancelled: the segment stops at once instead of at
 // its next heartbeat. The caller cuts after it has recorded the cancel's
 // consequence (the chat's stopped turn), so the segment's ending finds it.
-func (rt *Runtime) CutShort(id string) {
+func (rt *Driver) CutShort(id string) {
 	if v, ok := rt.calls.Load(id); ok {
 		v.(*modelCall).cancel()
 	}

@@ -127,7 +127,7 @@ func compactJSON(b json.RawMessage) string {
 }
 
 // previewLang is the initiator's backend language (previews are in the acting user's language).
-func (rt *Runtime) previewLang(ctx context.Context, user int64) string {
+func (rt *Driver) previewLang(ctx context.Context, user int64) string {
 	u, err := access.LoadActor(ctx, rt.dir, rt.db, user)
 	if err != nil || u.BackendLanguage == "" {
 		return "en"
@@ -136,7 +136,7 @@ func (rt *Runtime) previewLang(ctx context.Context, user int64) string {
 }
 
 // pendingCalls describes the turn's calls with targets and previews.
-func (rt *Runtime) pendingCalls(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall, lang string) []pendingCall {
+func (rt *Driver) pendingCalls(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall, lang string) []pendingCall {
 	out := make([]pendingCall, len(calls))
 	for i, c := range calls {
 		p := pendingCall{ID: c.ID, Tool: c.Name, Args: json.RawMessage(c.Arguments)}
@@ -184,7 +184,7 @@ func previewError(err error) string {
 // preview's refusal ("permission_denied: …") as the call's error result, and
 // when no call of the turn needs an approval then, the rest of the turn runs
 // as reads and the run goes on.
-func (rt *Runtime) suspendForApproval(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall) (bool, error) {
+func (rt *Driver) suspendForApproval(ctx context.Context, seg *segment, st *state, calls []llm.ToolCall) (bool, error) {
 	rctx, end := rt.db.ReadScope(ctx) // the previews read one snapshot
 	lang := rt.previewLang(rctx, seg.run.Initiator)
 	pending := rt.pendingCalls(rctx, seg, st, calls, lang)
@@ -226,7 +226,7 @@ func (rt *Runtime) suspendForApproval(ctx context.Context, seg *segment, st *sta
 }
 
 // suspendForInput stores a question and waits for the answer.
-func (rt *Runtime) suspendForInput(ctx context.Context, seg *segment, st *state, c llm.ToolCall, schema json.RawMessage) error {
+func (rt *Driver) suspendForInput(ctx context.Context, seg *segment, st *state, c llm.ToolCall, schema json.RawMessage) error {
 	var q struct {
 		Question string `json:"question"`
 	}

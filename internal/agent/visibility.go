@@ -28,7 +28,7 @@ const (
 // administrator, or an approver in scope of the waiting run (approverScope) —
 // with the actor as stored now and how much it may see. Unknown and
 // invisible runs are ErrNotFound alike.
-func (rt *Runtime) visibleRun(ctx context.Context, actor int64, id string) (run.Run, *access.Actor, viewer, error) {
+func (rt *Reader) visibleRun(ctx context.Context, actor int64, id string) (run.Run, *access.Actor, viewer, error) {
 	a, err := access.LoadActor(ctx, rt.dir, rt.db, actor)
 	if errors.Is(err, access.ErrNoUser) {
 		return run.Run{}, nil, noViewer, ErrNotFound
@@ -55,7 +55,7 @@ func (rt *Runtime) visibleRun(ctx context.Context, actor int64, id string) (run.
 
 // ownRun is visibleRun for what only the initiator and administrators may
 // see (the transcript): anyone else, approvers included, gets ErrNotFound.
-func (rt *Runtime) ownRun(ctx context.Context, actor int64, id string) (run.Run, *access.Actor, error) {
+func (rt *Reader) ownRun(ctx context.Context, actor int64, id string) (run.Run, *access.Actor, error) {
 	r, a, v, err := rt.visibleRun(ctx, actor, id)
 	if err != nil {
 		return run.Run{}, nil, err
@@ -68,7 +68,7 @@ func (rt *Runtime) ownRun(ctx context.Context, actor int64, id string) (run.Run,
 
 // viewerOf decides how much of r the actor sees, reading everything it
 // depends on as stored now.
-func (rt *Runtime) viewerOf(ctx context.Context, a *access.Actor, r run.Run) (viewer, error) {
+func (rt *Reader) viewerOf(ctx context.Context, a *access.Actor, r run.Run) (viewer, error) {
 	switch {
 	case !a.Active():
 		return noViewer, nil
@@ -90,7 +90,7 @@ func (rt *Runtime) viewerOf(ctx context.Context, a *access.Actor, r run.Run) (vi
 // mounts and page permissions, its language — as all of these are now. A
 // write that names no target record, a suspended state that cannot be read
 // and a target that is gone refuse (fail closed).
-func (rt *Runtime) approverScope(ctx context.Context, a *access.Actor, r run.Run) (bool, error) {
+func (rt *Reader) approverScope(ctx context.Context, a *access.Actor, r run.Run) (bool, error) {
 	cfg, err := rt.configs.Get(ctx, r.Configuration)
 	if errors.Is(err, llmconfig.ErrNotFound) {
 		return false, nil
@@ -131,7 +131,7 @@ func (rt *Runtime) approverScope(ctx context.Context, a *access.Actor, r run.Run
 }
 
 // withStatus adds the run's status as the decider sees it now.
-func (rt *Runtime) withStatus(ctx context.Context, a *access.Actor, v viewer, res Result) Result {
+func (rt *Reader) withStatus(ctx context.Context, a *access.Actor, v viewer, res Result) Result {
 	ctx, end := rt.db.ReadScope(ctx)
 	defer end()
 	if r, err := rt.runs.Get(ctx, res.UUID); err == nil {

@@ -287,3 +287,39 @@ func TestWriteRefusesAndChangesNothing(t *testing.T) {
 		}
 	})
 }
+
+// GetWithOnPage reads in one statement what Get and OnPage read in two.
+func TestGetWithOnPageReadsThePageAndItsRecordsAsGetAndOnPage(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		setup(t, db)
+		ctx := context.Background()
+		var b content.Builtin
+		for _, langs := range [][]int64{{0, content.LanguageAll}, nil} {
+			for _, uid := range []int64{pageRoot, pageAbout} {
+				before := db.Statements()
+				page, on, err := b.GetWithOnPage(ctx, db, "pages", uid, "tt_content", langs...)
+				if err != nil {
+					t.Fatalf("GetWithOnPage(%d, %v): %v", uid, langs, err)
+				}
+				if n := db.Statements() - before; n != 1 {
+					t.Errorf("GetWithOnPage ran %d statements, want 1", n)
+				}
+				wantPage, err := b.Get(ctx, db, "pages", uid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantOn, err := b.OnPage(ctx, db, "tt_content", uid, langs...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(page, wantPage) || !reflect.DeepEqual(on, wantOn) {
+					t.Errorf("GetWithOnPage(%d, %v) = %+v, %+v; want (Get, OnPage) %+v, %+v", uid, langs, page, on, wantPage, wantOn)
+				}
+			}
+		}
+		if _, _, err := b.GetWithOnPage(ctx, db, "pages", 999, "tt_content"); !errors.Is(err, content.ErrNotFound) {
+			t.Errorf("GetWithOnPage(missing) = %v, want ErrNotFound", err)
+		}
+	})
+}

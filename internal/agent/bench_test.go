@@ -19,6 +19,7 @@ import (
 	"waymark/internal/llmconfig"
 	"waymark/internal/run"
 	"waymark/internal/store"
+	"waymark/internal/store/storetest"
 )
 
 // instantModel answers the standard shape at once: read the page, propose
@@ -46,7 +47,14 @@ var instantModel = script.Func(func(ctx context.Context, req llm.Request) (llm.R
 // benchEnv is setup on a file SQLite database with the instant model.
 func benchEnv(b *testing.B) *env {
 	b.Helper()
-	db, err := store.Open(context.Background(), "sqlite:"+filepath.Join(b.TempDir(), "bench.db"))
+	return benchEnvAt(b, "sqlite:"+filepath.Join(b.TempDir(), "bench.db"))
+}
+
+// benchEnvAt is benchEnv on the database at url (opened with the defaults,
+// as the service opens it).
+func benchEnvAt(b *testing.B, url string) *env {
+	b.Helper()
+	db, err := store.Open(context.Background(), url)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +115,11 @@ func BenchmarkApprovalCycleParallel(b *testing.B) {
 // baseline measures an empty one-row commit on the same database.
 func baseline(b *testing.B, db *store.DB, n int) time.Duration {
 	ctx := context.Background()
-	if _, err := db.Exec(ctx, "CREATE TABLE IF NOT EXISTS bench_baseline (id INTEGER PRIMARY KEY, v BIGINT)"); err != nil {
+	create := "CREATE TABLE IF NOT EXISTS bench_baseline (id INTEGER PRIMARY KEY, v BIGINT)"
+	if db.Dialect() == store.Postgres {
+		create = "CREATE TABLE IF NOT EXISTS bench_baseline (id BIGSERIAL PRIMARY KEY, v BIGINT)"
+	}
+	if _, err := db.Exec(ctx, create); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
@@ -123,11 +135,17 @@ func baseline(b *testing.B, db *store.DB, n int) time.Duration {
 }
 
 // BenchmarkApprovalCycle: start → read → suspend on a write → approve → write → complete,
-// interactively, with a model that answers at once. Reports cycles/s,
-// commits/cycle, ms/round (runtime overhead per model round) and the raw
-// commit baseline of the same database.
+// interactively, with a model that answers at once, on SQLite and on
+// PostgreSQL (WAYMARK_TEST_POSTGRES; skipped without it). Reports cycles/s,
+// commits/cycle, statements/cycle, ms/round (runtime overhead per model
+// round), the raw commit baseline of the same database and the cycle's time
+// in empty commits (cycle/commit_ratio).
 func BenchmarkApprovalCycle(b *testing.B) {
-	e := benchEnv(b)
+	b.Run("sqlite", func(b *testing.B) { approvalCycle(b, benchEnv(b)) })
+	b.Run("postgres", func(b *testing.B) { approvalCycle(b, benchEnvAt(b, storetest.PostgresURL(b))) })
+}
+
+func approvalCycle(b *testing.B, e *env) {
 	ctx := context.Background()
 	base := baseline(b, e.db, 2000)
 	req := agent.Request{Configuration: cfgPlain, Messages: user("Improve page 1")}

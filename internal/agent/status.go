@@ -92,7 +92,9 @@ type CallView struct {
 func (rt *Reader) Status(ctx context.Context, actor int64, id string) (Status, error) {
 	ctx, end := rt.db.ReadScope(ctx) // the status is read from one snapshot
 	defer end()
-	r, a, v, err := rt.visibleRun(ctx, actor, id)
+	r, a, v, err := rt.visibleRunRead(ctx, actor, id, func(ctx context.Context, id string) (run.Run, error) {
+		return rt.runs.GetWithEvents(ctx, id, rt.statusEventKinds()...) // the view's events come with the run
+	})
 	if err != nil {
 		return Status{}, err
 	}
@@ -143,21 +145,32 @@ func (rt *Reader) view(ctx context.Context, a *access.Actor, r run.Run, v viewer
 	return s
 }
 
+// statusEventKinds are the kinds of the events the status view reads
+// besides the opening request event: progress, highlight and notices, and,
+// without a preparer that reads lineages, the lineage events.
+func (rt *Reader) statusEventKinds() []run.Kind {
+	kinds := []run.Kind{run.EventProgress, run.EventHighlight, run.EventNotice}
+	if _, viewer := rt.preparer.(LineageViewer); !viewer {
+		kinds = append(kinds, run.EventLineage)
+	}
+	return kinds
+}
+
 // processView fills what the event stream says about the run's process:
 // lineage (holdsProcess, processSkill), predecessor, refusal, notices,
 // progress and highlight — the latest of each counts. The events it needs
-// (those kinds, the opening request event and, without a preparer that
-// reads lineages, the lineage events) are one read.
+// (statusEventKinds, the opening request event and, without a preparer that
+// reads lineages, the lineage events) are one read, or came with the run
+// (run.Store.GetWithEvents).
 func (rt *Reader) processView(ctx context.Context, s *Status, r run.Run) {
 	s.Notices = []Notice{}
 	f := false
 	s.HoldsProcess = &f
 	lv, viewer := rt.preparer.(LineageViewer)
-	kinds := []run.Kind{run.EventProgress, run.EventHighlight, run.EventNotice}
-	if !viewer {
-		kinds = append(kinds, run.EventLineage)
+	evs, err := r.Events, error(nil)
+	if evs == nil {
+		evs, err = rt.runs.EventsOfKindsAndFirst(ctx, s.UUID, rt.statusEventKinds()...)
 	}
-	evs, err := rt.runs.EventsOfKindsAndFirst(ctx, s.UUID, kinds...)
 	if err != nil {
 		s.HoldsProcess = nil
 	}

@@ -29,6 +29,12 @@ const (
 // with the actor as stored now and how much it may see. Unknown and
 // invisible runs are ErrNotFound alike.
 func (rt *Reader) visibleRun(ctx context.Context, actor int64, id string) (run.Run, *access.Actor, viewer, error) {
+	return rt.visibleRunRead(ctx, actor, id, rt.runs.Get)
+}
+
+// visibleRunRead is visibleRun reading the run with read (the status view
+// reads it with its events: run.Store.GetWithEvents).
+func (rt *Reader) visibleRunRead(ctx context.Context, actor int64, id string, read func(context.Context, string) (run.Run, error)) (run.Run, *access.Actor, viewer, error) {
 	a, err := access.LoadActor(ctx, rt.dir, rt.db, actor)
 	if errors.Is(err, access.ErrNoUser) {
 		return run.Run{}, nil, noViewer, ErrNotFound
@@ -36,7 +42,7 @@ func (rt *Reader) visibleRun(ctx context.Context, actor int64, id string) (run.R
 	if err != nil {
 		return run.Run{}, nil, noViewer, err
 	}
-	r, err := rt.runs.Get(ctx, id)
+	r, err := read(ctx, id)
 	if errors.Is(err, run.ErrNotFound) {
 		return run.Run{}, nil, noViewer, ErrNotFound
 	}
@@ -134,7 +140,7 @@ func (rt *Reader) approverScope(ctx context.Context, a *access.Actor, r run.Run)
 func (rt *Reader) withStatus(ctx context.Context, a *access.Actor, v viewer, res Result) Result {
 	ctx, end := rt.db.ReadScope(ctx)
 	defer end()
-	if r, err := rt.runs.Get(ctx, res.UUID); err == nil {
+	if r, err := rt.runs.GetWithEvents(ctx, res.UUID, rt.statusEventKinds()...); err == nil {
 		st := rt.view(ctx, a, r, v)
 		if res.Answer != "" && v == ownerViewer {
 			st.Answer = res.Answer

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"waymark/internal/store"
 )
@@ -61,6 +62,62 @@ func (Builtin) OnPage(ctx context.Context, q store.Querier, table string, pid in
 		return nil, fmt.Errorf("records on page %d: %w", pid, err)
 	}
 	return out, nil
+}
+
+// GetWithOnPage is Get of record uid of table and OnPage of onTable on page
+// uid in one statement (a UNION ALL): the record, deleted or not, and the
+// live records of onTable on it in one of languages, ordered by uid.
+// ErrNotFound when the record does not exist.
+func (Builtin) GetWithOnPage(ctx context.Context, q store.Querier, table string, uid int64, onTable string, languages ...int64) (Record, []Record, error) {
+	query := "SELECT 0, " + recordColumns + " FROM records WHERE tbl = ? AND uid = ? UNION ALL SELECT 1, " + recordColumns +
+		" FROM records WHERE tbl = ? AND pid = ? AND deleted = FALSE AND workspace = 0"
+	args := []any{table, uid, onTable, uid}
+	if len(languages) > 0 {
+		query += " AND language IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(languages)), ", ") + ")"
+		for _, l := range languages {
+			args = append(args, l)
+		}
+	}
+	rows, err := q.Query(ctx, query+" ORDER BY 1, 3", args...)
+	if err != nil {
+		return Record{}, nil, fmt.Errorf("read %s:%d and the %s on it: %w", table, uid, onTable, err)
+	}
+	defer rows.Close()
+	var (
+		rec   Record
+		found bool
+	)
+	on := []Record{}
+	for rows.Next() {
+		var part int
+		r, err := scanRecord(partScanner{rows, &part})
+		if err != nil {
+			return Record{}, nil, fmt.Errorf("read %s:%d and the %s on it: %w", table, uid, onTable, err)
+		}
+		if part == 0 {
+			rec, found = r, true
+		} else {
+			on = append(on, r)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Record{}, nil, fmt.Errorf("read %s:%d and the %s on it: %w", table, uid, onTable, err)
+	}
+	if !found {
+		return Record{}, nil, fmt.Errorf("%s:%d: %w", table, uid, ErrNotFound)
+	}
+	return rec, on, nil
+}
+
+// partScanner scans a row whose first column (into part) precedes those its
+// destinations take.
+type partScanner struct {
+	sc   interface{ Scan(...any) error }
+	part *int
+}
+
+func (p partScanner) Scan(dest ...any) error {
+	return p.sc.Scan(append([]any{p.part}, dest...)...)
 }
 
 // Translation returns the live translation of a default-language record into

@@ -2,8 +2,10 @@ package content
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 
 	"waymark/internal/clock"
@@ -136,6 +138,56 @@ type WriteRequest struct {
 	// writer into the site's own database refuses with *ConflictError when
 	// a field holds another value now. Nil: the record as read.
 	Shown map[string]string
+	// Locked is the record as the caller read it in the write's
+	// transaction with Writer.ReadLockedTx: the built-in writer takes it
+	// in place of reading the record again. Nil, or read in another
+	// transaction or of another record: the writer locks and reads it.
+	Locked *Locked
+}
+
+// Locked is a record read in a write's transaction after its row lock
+// (Writer.ReadLockedTx), as the built-in writer reads it before writing.
+type Locked struct {
+	rec Record
+	tx  *store.Tx
+}
+
+// Record returns the record read (its own copy of the fields).
+func (l *Locked) Record() Record {
+	r := l.rec
+	r.Fields = maps.Clone(l.rec.Fields)
+	return r
+}
+
+// ReadLockedTx reads record uid of table in tx as the writer reads it before
+// a write (CheckTx): on the built-in source under its row lock — on
+// PostgreSQL one SELECT … FOR UPDATE, so a concurrent write of it waits for
+// tx and the row read is the committed one. ErrNotFound when none exists.
+// A caller that checks the record before writing it hands the result on
+// (WriteRequest.Locked), and the record is read once.
+func (w *Writer) ReadLockedTx(ctx context.Context, tx *store.Tx, table string, uid int64) (*Locked, error) {
+	rec, err := w.readLocked(ctx, tx, table, uid)
+	if err != nil {
+		return nil, err
+	}
+	return &Locked{rec: rec, tx: tx}, nil
+}
+
+// readLocked reads the record for a write in tx: on the built-in source
+// after locking its row (SQLite's immediate transactions already serialise
+// writers, so there it needs no lock), on another source as it reads it.
+func (w *Writer) readLocked(ctx context.Context, tx *store.Tx, table string, uid int64) (Record, error) {
+	if !IsBuiltin(w.src) || tx.Dialect() != store.Postgres {
+		return w.src.Get(ctx, tx, table, uid)
+	}
+	rec, err := scanRecord(tx.QueryRow(ctx, "SELECT "+recordColumns+" FROM records WHERE tbl = ? AND uid = ? FOR UPDATE", table, uid))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, fmt.Errorf("%s:%d: %w", table, uid, ErrNotFound)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("lock %s:%d: %w", table, uid, err)
+	}
+	return rec, nil
 }
 
 // Write applies req in one transaction.
@@ -217,17 +269,14 @@ func (w *Writer) CheckTx(ctx context.Context, tx *store.Tx, req WriteRequest) (R
 		names = append(names, f)
 	}
 	sort.Strings(names)
-	// Lock the row before reading it, so a concurrent write of the same record
-	// waits here and then reads the committed fields instead of storing a
-	// stale copy over them (a lost update on PostgreSQL; SQLite's immediate
-	// transactions already serialise writers, so it needs no lock).
-	if IsBuiltin(w.src) && tx.Dialect() == store.Postgres {
-		if _, err := tx.Exec(ctx, "SELECT 1 FROM records WHERE tbl = ? AND uid = ? FOR UPDATE", req.Table, req.UID); err != nil {
-			return Record{}, nil, fmt.Errorf("lock %s:%d: %w", req.Table, req.UID, err)
-		}
-	}
-	rec, err := w.src.Get(ctx, tx, req.Table, req.UID)
-	if err != nil {
+	// The row is locked as it is read, so a concurrent write of the same
+	// record waits here and then reads the committed fields instead of
+	// storing a stale copy over them (a lost update on PostgreSQL). A record
+	// the caller read so in this transaction is not read again.
+	var rec Record
+	if l := req.Locked; l != nil && l.tx == tx && l.rec.Table == req.Table && l.rec.UID == req.UID {
+		rec = l.Record()
+	} else if rec, err = w.readLocked(ctx, tx, req.Table, req.UID); err != nil {
 		return Record{}, nil, err
 	}
 	if err := w.auth.AuthorizeWrite(ctx, tx, req.User, rec, names); err != nil {

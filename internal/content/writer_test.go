@@ -184,6 +184,56 @@ func TestWriteChangesFieldsAndRecordsHistory(t *testing.T) {
 	})
 }
 
+// A record read with ReadLockedTx and handed to the write in the same
+// transaction is not read again; one read in another transaction is no
+// stand-in: the writer reads the record as it is now, and records the
+// change over the value stored now.
+func TestAWriteTakesTheLockedRecordOnlyOfItsOwnTransaction(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db)
+		ctx := context.Background()
+		write := func(header string, lock bool, locked *content.Locked) (*content.Locked, int64) {
+			t.Helper()
+			var n int64
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				if lock {
+					l, err := b.writer.ReadLockedTx(ctx, tx, "tt_content", ceText)
+					if err != nil {
+						return err
+					}
+					locked = l
+				}
+				before := db.Statements()
+				_, err := b.writer.WriteTx(ctx, tx, content.WriteRequest{Table: "tt_content", UID: ceText, User: editor,
+					Fields: map[string]string{"header": header}, Locked: locked})
+				n = db.Statements() - before
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			b.clock.Advance(time.Minute)
+			return locked, n
+		}
+		_, plain := write("Hello world", false, nil)
+		l, withLock := write("Hello again", true, nil)
+		if withLock != plain-1 {
+			t.Errorf("a write handed its locked record ran %d statements, one without it %d: want one fewer (no read of the record)", withLock, plain)
+		}
+		if r := l.Record(); r.Fields["header"] != "Hello world" {
+			t.Errorf("locked read header = %q, want Hello world", r.Fields["header"])
+		}
+		write("Hello at last", false, l) // l is of the previous transaction
+		h := history(t, db, "tt_content", ceText)
+		if len(h) != 3 || h[2].Old != "Hello again" || h[2].New != "Hello at last" {
+			t.Errorf("history = %+v, want the third change over Hello again (as stored), not over the stale Hello world", h)
+		}
+		if f := fieldsOf(t, db, "tt_content", ceText); f["header"] != "Hello at last" {
+			t.Errorf("header = %q, want Hello at last", f["header"])
+		}
+	})
+}
+
 func TestWriteOfUnchangedValuesRecordsNothing(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -234,6 +284,42 @@ func TestWriteRefusesAndChangesNothing(t *testing.T) {
 			if after := snapshot(t, db); after != before {
 				t.Fatalf("%s: a refused write changed the store:\nbefore:\n%s\nafter:\n%s", tt.name, before, after)
 			}
+		}
+	})
+}
+
+// GetWithOnPage reads in one statement what Get and OnPage read in two.
+func TestGetWithOnPageReadsThePageAndItsRecordsAsGetAndOnPage(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		setup(t, db)
+		ctx := context.Background()
+		var b content.Builtin
+		for _, langs := range [][]int64{{0, content.LanguageAll}, nil} {
+			for _, uid := range []int64{pageRoot, pageAbout} {
+				before := db.Statements()
+				page, on, err := b.GetWithOnPage(ctx, db, "pages", uid, "tt_content", langs...)
+				if err != nil {
+					t.Fatalf("GetWithOnPage(%d, %v): %v", uid, langs, err)
+				}
+				if n := db.Statements() - before; n != 1 {
+					t.Errorf("GetWithOnPage ran %d statements, want 1", n)
+				}
+				wantPage, err := b.Get(ctx, db, "pages", uid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantOn, err := b.OnPage(ctx, db, "tt_content", uid, langs...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(page, wantPage) || !reflect.DeepEqual(on, wantOn) {
+					t.Errorf("GetWithOnPage(%d, %v) = %+v, %+v; want (Get, OnPage) %+v, %+v", uid, langs, page, on, wantPage, wantOn)
+				}
+			}
+		}
+		if _, _, err := b.GetWithOnPage(ctx, db, "pages", 999, "tt_content"); !errors.Is(err, content.ErrNotFound) {
+			t.Errorf("GetWithOnPage(missing) = %v, want ErrNotFound", err)
 		}
 	})
 }

@@ -375,6 +375,75 @@ func (s *Store) EventsOfKindsAndFirst(ctx context.Context, id string, kinds ...K
 	return out, nil
 }
 
+// blankRunColumns stand in for runColumns in the event rows of GetWithEvents.
+const blankRunColumns = `'', 0, 0, '', '', '', '', 0, 0, 0, '', 0, 0, '', '', '', 'null', '', 0, 0, 0`
+
+// GetWithEvents is Get with the events EventsOfKindsAndFirst reads (in
+// Run.Events), in one statement: the run's row, then its first event and
+// its events of kinds, oldest first. ErrNotFound when there is no run.
+func (s *Store) GetWithEvents(ctx context.Context, id string, kinds ...Kind) (Run, error) {
+	q := `SELECT 0, ` + runColumns + `, 0, '', '', 0 FROM runs WHERE uuid = ?
+		UNION ALL
+		SELECT 1, ` + blankRunColumns + `, sequence, kind, payload, created_at FROM run_events WHERE run_uuid = ? AND (sequence =
+		(SELECT MIN(sequence) FROM run_events WHERE run_uuid = ?)`
+	args := []any{id, id, id}
+	if len(kinds) > 0 {
+		q += ` OR kind IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(kinds)), ", ") + `)`
+		for _, k := range kinds {
+			args = append(args, string(k))
+		}
+	}
+	rows, err := s.db.Query(ctx, q+`) ORDER BY 1, 23`, args...)
+	if err != nil {
+		return Run{}, fmt.Errorf("run %s: %w", id, err)
+	}
+	defer rows.Close()
+	var (
+		r     Run
+		found bool
+	)
+	events := []Event{}
+	for rows.Next() {
+		var (
+			part          int
+			ev            Event
+			kind, payload string
+			created       int64
+		)
+		row, err := scanRun(withColumns{rows, []any{&part}, []any{&ev.Sequence, &kind, &payload, &created}})
+		if err != nil {
+			return Run{}, fmt.Errorf("run %s: %w", id, err)
+		}
+		if part == 0 {
+			r, found = row, true
+			continue
+		}
+		ev.Kind, ev.Payload, ev.CreatedAt = Kind(kind), json.RawMessage(payload), store.Time(created)
+		events = append(events, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return Run{}, fmt.Errorf("run %s: %w", id, err)
+	}
+	if !found {
+		return Run{}, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	r.Events = events
+	return r, nil
+}
+
+// withColumns scans a row with columns before and after those its
+// destinations take.
+type withColumns struct {
+	sc            scanner
+	before, after []any
+}
+
+func (w withColumns) Scan(dest ...any) error {
+	all := make([]any, 0, len(w.before)+len(dest)+len(w.after))
+	all = append(append(append(all, w.before...), dest...), w.after...)
+	return w.sc.Scan(all...)
+}
+
 // LatestEvent returns the run's newest event of kind; ok is false when it
 // has none.
 func (s *Store) LatestEvent(ctx context.Context, id string, kind Kind) (ev Event, ok bool, err error) {

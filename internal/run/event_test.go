@@ -3,6 +3,7 @@ package run_test
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -113,6 +114,42 @@ func TestEventsOfKindsAndFirstReadsTheKindsAndTheOpeningEventInOrder(t *testing.
 		}
 		if evs, err := b.store.EventsOfKindsAndFirst(b.ctx, uuid.NewString(), run.EventProgress); err != nil || len(evs) != 0 {
 			t.Errorf("EventsOfKindsAndFirst(unknown) = %v, %v; want none", evs, err)
+		}
+	})
+}
+
+// GetWithEvents reads in one statement what Get and EventsOfKindsAndFirst
+// read in two.
+func TestGetWithEventsReadsTheRunAndTheEventsOfEventsOfKindsAndFirst(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db)
+		id := b.in(t, run.StatusRunning)
+		for i, k := range []run.Kind{run.EventRequest, run.EventLLM, run.EventProgress, run.EventTool, run.EventNotice, run.EventProgress} {
+			if _, err := b.store.AppendEvent(b.ctx, id, k, map[string]any{"uid": i}, run.PrivacyMetadata); err != nil {
+				t.Fatalf("AppendEvent %d: %v", i, err)
+			}
+		}
+		for _, kinds := range [][]run.Kind{{run.EventProgress, run.EventNotice}, nil} {
+			before := db.Statements()
+			r, err := b.store.GetWithEvents(b.ctx, id, kinds...)
+			if err != nil {
+				t.Fatalf("GetWithEvents(%v): %v", kinds, err)
+			}
+			if n := db.Statements() - before; n != 1 {
+				t.Errorf("GetWithEvents ran %d statements, want 1", n)
+			}
+			want := b.get(t, id)
+			evs, err := b.store.EventsOfKindsAndFirst(b.ctx, id, kinds...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Events = evs
+			if !reflect.DeepEqual(r, want) {
+				t.Errorf("GetWithEvents(%v) =\n%+v\nwant (Get and EventsOfKindsAndFirst)\n%+v", kinds, r, want)
+			}
+		}
+		if _, err := b.store.GetWithEvents(b.ctx, uuid.NewString(), run.EventProgress); !errors.Is(err, run.ErrNotFound) {
+			t.Errorf("GetWithEvents(unknown) = %v, want ErrNotFound", err)
 		}
 	})
 }

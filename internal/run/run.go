@@ -59,6 +59,9 @@ type Run struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	FinishedAt time.Time // zero until terminal
+	// Events are the events read with the run by GetWithEvents, oldest
+	// first; nil when the run was read without them.
+	Events []Event
 }
 
 // Store reads and writes runs and their events. It is safe for concurrent use.

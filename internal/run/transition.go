@@ -87,6 +87,9 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 		}
 		return won == 1, nil
 	}
+	if q.Dialect() == store.Postgres {
+		return s.guardedWithEvents(ctx, q, id, op, query, all, f.Events, bodies)
+	}
 	var last int64
 	err = q.QueryRow(ctx, query+" RETURNING event_sequence", all...).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -99,6 +102,35 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 		return false, err
 	}
 	return true, nil
+}
+
+// guardedWithEvents runs the guarded UPDATE query (with its arguments all)
+// and the INSERT of its events as one PostgreSQL statement: the UPDATE in a
+// data-modifying WITH, the events inserted from its returned sequence, so
+// they are inserted only when it won (one round trip instead of two). The
+// events' sequences are those insertEvents gives them.
+func (s *Store) guardedWithEvents(ctx context.Context, q store.Querier, id, op, query string, all []any, evs []NewEvent, bodies [][]byte) (bool, error) {
+	var b strings.Builder
+	b.WriteString("WITH won AS (" + query + " RETURNING event_sequence) INSERT INTO run_events (run_uuid, sequence, kind, payload, created_at) ")
+	fmt.Fprintf(&b, "SELECT CAST(? AS TEXT), won.event_sequence - %d + e.k, e.kind, e.payload, CAST(? AS BIGINT) FROM won, (VALUES ", len(evs))
+	all = append(all, id, store.Micros(s.clk.Now()))
+	for i, e := range evs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "(%d, CAST(? AS TEXT), CAST(? AS TEXT))", i+1)
+		all = append(all, string(e.Kind), string(bodies[i]))
+	}
+	b.WriteString(") AS e (k, kind, payload)")
+	res, err := q.Exec(ctx, b.String(), all...)
+	if err != nil {
+		return false, fmt.Errorf("%s run %s: %w", op, id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("%s run %s: %w", op, id, err)
+	}
+	return n == int64(len(evs)), nil
 }
 
 func invalid(op, id, format string, args ...any) error {

@@ -29,11 +29,16 @@ type readScopeKey struct{}
 // settings generation is read once. It is meant for a stretch that only
 // reads; a write through db under the scope (DB.Exec, InTx) ends its use of
 // the snapshot, so a read after it sees the write (it goes to the pool).
-// On PostgreSQL (where a transaction costs round trips) and with the fast
-// paths off it does nothing.
+// On PostgreSQL (where a transaction costs round trips) the reads go to the
+// pool one by one, each seeing the latest commit, and the scope is a
+// settings scope (SettingsScope): the generation is read once, as under
+// SQLite's snapshot. With the fast paths off it does nothing.
 func (db *DB) ReadScope(ctx context.Context) (context.Context, func()) {
-	if db.dialect != SQLite || !db.fast {
+	if !db.fast {
 		return ctx, func() {}
+	}
+	if db.dialect != SQLite {
+		return db.SettingsScope(ctx)
 	}
 	if s, ok := ctx.Value(readScopeKey{}).(*readScope); ok && s.db == db {
 		return ctx, func() {} // already in one: the outer scope ends it

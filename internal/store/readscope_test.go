@@ -61,7 +61,8 @@ func TestReadScopeReadsOneSnapshotUntilItEnds(t *testing.T) {
 	end() // a second end is harmless
 }
 
-// On PostgreSQL a scope changes nothing: every read sees the latest commit.
+// On PostgreSQL a scope takes no snapshot: every read sees the latest
+// commit; only the settings generation is read once (a settings scope).
 func TestReadScopeOnPostgresReadsLive(t *testing.T) {
 	db := storetest.Postgres(t)
 	ctx := context.Background()
@@ -76,6 +77,18 @@ func TestReadScopeOnPostgresReadsLive(t *testing.T) {
 	}
 	if got := title(t, sctx, db); got != "after" {
 		t.Errorf("read = %q, want after", got)
+	}
+	skipWithoutFastPaths(t, db)
+	first, err := store.Generation(sctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := db.Statements()
+	if g, err := store.Generation(sctx, db); err != nil || g != first {
+		t.Fatalf("second generation read under the scope = %d, %v; want %d", g, err, first)
+	}
+	if n := db.Statements() - before; n != 0 {
+		t.Errorf("a second generation read under the scope ran %d statements, want 0", n)
 	}
 }
 

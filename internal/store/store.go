@@ -666,7 +666,7 @@ func (tx *Tx) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 	if err := tx.hit("exec", q); err != nil {
 		return nil, err
 	}
-	tx.gen = 0
+	tx.wrote(q) // a plain SELECT run for its lock (FOR UPDATE, an advisory lock) keeps the generation
 	if tx.conn != nil {
 		tx.db.queries.Add(1)
 		return tx.conn.ExecContext(ctx, q, args...)

@@ -47,7 +47,20 @@ func (t *readPage) Execute(ctx context.Context, call Call) (Result, error) {
 	if args.Language != nil {
 		lang = *args.Language
 	}
-	page, err := t.b.src.Get(ctx, t.b.db, "pages", args.Page)
+	// On the built-in source the page and the content elements on it are
+	// one read; they are read again below when the page named is a
+	// translation (another page, perhaps another language).
+	var (
+		page     content.Record
+		onPage   []content.Record
+		prefetch = content.IsBuiltin(t.b.src)
+		err      error
+	)
+	if prefetch {
+		page, onPage, err = content.Builtin{}.GetWithOnPage(ctx, t.b.db, "pages", args.Page, "tt_content", lang, content.LanguageAll)
+	} else {
+		page, err = t.b.src.Get(ctx, t.b.db, "pages", args.Page)
+	}
 	if errors.Is(err, content.ErrNotFound) {
 		return ErrorResult(MsgPageNotFound), nil
 	}
@@ -56,6 +69,7 @@ func (t *readPage) Execute(ctx context.Context, call Call) (Result, error) {
 	}
 	if page.Language > 0 && page.L10nParent > 0 {
 		// A translation was named: read its default-language page in the translation's language.
+		prefetch = false
 		if args.Language == nil {
 			lang = page.Language
 		}
@@ -87,9 +101,11 @@ func (t *readPage) Execute(ctx context.Context, call Call) (Result, error) {
 		}
 	}
 	if actor.CanReadTable("tt_content") {
-		recs, err := t.b.src.OnPage(ctx, t.b.db, "tt_content", page.UID, lang, content.LanguageAll)
-		if err != nil {
-			return Result{}, err
+		recs := onPage
+		if !prefetch {
+			if recs, err = t.b.src.OnPage(ctx, t.b.db, "tt_content", page.UID, lang, content.LanguageAll); err != nil {
+				return Result{}, err
+			}
 		}
 		views := make([]recordView, 0, len(recs))
 		for _, r := range recs {

@@ -159,7 +159,7 @@ func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if err != nil {
 		return ErrorResult(err.Error()), nil
 	}
-	rec, err := readable(ctx, t.b, call, t.spec.table, a.uid)
+	rec, locked, err := readableForWrite(ctx, t.b, call, t.spec.table, a.uid)
 	if err != nil {
 		return Result{}, err
 	}
@@ -182,7 +182,7 @@ func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 			return Result{}, ErrPreviewChanged
 		}
 	}
-	req := content.WriteRequest{Table: t.spec.table, UID: a.uid, Fields: a.fields, User: call.User, Run: call.Run}
+	req := content.WriteRequest{Table: t.spec.table, UID: a.uid, Fields: a.fields, User: call.User, Run: call.Run, Locked: locked}
 	if call.Run != "" && call.CallID != "" {
 		req.Key = call.Run + "/" + call.CallID // the same on every retry of this approved call
 	}
@@ -240,6 +240,32 @@ func (t *updateTool) Execute(ctx context.Context, call Call) (Result, error) {
 		return res, fmt.Errorf("record %s after writing %s:%d: %w", EventToolWrite, t.spec.table, a.uid, emitErr)
 	}
 	return res, nil
+}
+
+// readableForWrite is readable for a write in call.Tx through the built-in
+// writer on the built-in source: the record is read as the writer reads it,
+// under its row lock (content.Writer.ReadLockedTx), and handed on to the
+// write, so the preview comparison sees what is written over and the record
+// is read once. Otherwise it is readable, and the lock nil.
+func readableForWrite(ctx context.Context, b *builtins, call Call, table string, uid int64) (*content.Record, *content.Locked, error) {
+	w, ok := b.writer.(*content.Writer)
+	if call.Tx == nil || !ok || !content.IsBuiltin(b.src) || !content.IsBuiltin(w.Source()) {
+		rec, err := readable(ctx, b, call, table, uid)
+		return rec, nil, err
+	}
+	locked, err := w.ReadLockedTx(ctx, call.Tx, table, uid)
+	if errors.Is(err, content.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	rec := locked.Record()
+	may, err := access.NewChecker(call.Tx, b.src, b.dir).MayReadRecord(ctx, call.User, rec)
+	if err != nil || !may {
+		return nil, nil, err
+	}
+	return &rec, locked, nil
 }
 
 // withCurrentOf is p with the values now of shown, field by field.

@@ -108,11 +108,24 @@ func sharedDB(t *testing.T, d store.Dialect) *store.DB {
 }
 
 // eachDB runs fn as subtests "sqlite" and "postgres" on the package's
-// shared databases.
+// shared databases, each starting with no conversation: what a subtest
+// leaves is deleted after it (the package's tests run one at a time), so
+// that a reaper pass sees only the test's own conversations.
 func eachDB(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { fn(t, sharedDB(t, store.SQLite)) })
-	t.Run("postgres", func(t *testing.T) { fn(t, sharedDB(t, store.Postgres)) })
+	run := func(t *testing.T, db *store.DB) {
+		t.Cleanup(func() {
+			// Children first: SQLite enforces no cascade without its foreign keys pragma.
+			for _, table := range []string{"conversation_messages", "conversation_outcomes", "conversation_replies", "conversations"} {
+				if _, err := db.Exec(context.Background(), "DELETE FROM "+table); err != nil {
+					t.Errorf("clean %s: %v", table, err)
+				}
+			}
+		})
+		fn(t, db)
+	}
+	t.Run("sqlite", func(t *testing.T) { run(t, sharedDB(t, store.SQLite)) })
+	t.Run("postgres", func(t *testing.T) { run(t, sharedDB(t, store.Postgres)) })
 }
 
 // fakeRuntime is the agent runtime as the chat uses it, in memory: runs by

@@ -103,6 +103,10 @@ var transitionCases = []transitionCase{
 		if len(h.rt.decisions) != 1 || !h.rt.decisions[0].Approve {
 			t.Errorf("decisions %+v, want one approval", h.rt.decisions)
 		}
+		// The decided card's outcome commits with the run's state, once.
+		if got, err := outcomes(ctx, h.db, id); err != nil || len(got) != 1 || got[0].Run != "run-7" {
+			t.Errorf("outcomes %+v, %v; want the card's one", got, err)
+		}
 	}},
 	{"a question's answer is claimed and carried out", []event{evClaimAnswer}, func(t *testing.T, h *harness) {
 		st := waitingForInput("q1")

@@ -9,7 +9,6 @@ import (
 	"waymark/internal/clock"
 	"waymark/internal/run"
 	"waymark/internal/store"
-	"waymark/internal/store/storetest"
 )
 
 // claimingRuntime answers Status with a run waiting for the card digest
@@ -38,7 +37,7 @@ func (rt *claimingRuntime) Status(ctx context.Context, actor int64, id string) (
 // for their own skip). The editor's claim holds, both when it lands before
 // the result is applied and when the conversation was settled already.
 func TestALateResultOfALostTurnDoesNotTakeBackAnAnswerClaimedSince(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
+	eachDB(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		const turnAt, settledAt, claimAt = 1, 2, 3
 		card := `{"turnDigest":"d1","answers":["approve","cancel"],"approveBlocked":"","calls":[]}`

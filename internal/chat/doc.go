@@ -23,6 +23,18 @@
 // worker stopped is released on a read once its run is settled and no job of
 // it waits, at least one lease after the claim (issue 15 items 1 and 2).
 //
+// One card answer, from the request to its commit: Answer (decide.go) reads
+// the conversation the actor owns, hands back a decision taken elsewhere
+// first (reconcile), checks the card (stale digest, offered answers,
+// four-eyes), then claimDecision commits in one transaction (commit,
+// job.go) the event "claim answer" (applyTx), the editor's line and the
+// decision's job — the request's 202. A chat worker then takes the job
+// (Work): while the claim holds, decide hands the decision to the runtime
+// (carryOut); a refusal is handed back (the event "hand back"), an accepted
+// decision commits the card's outcome and open points with the run's state
+// (applyWith, settleRunWith: "card shown", "question asked", "reply
+// applied", "run cancelled" or "run failed") in one transaction.
+//
 // The transition table (generated from transitions by
 // TestDocShowsTheTransitionTable; go test ./internal/chat -run
 // TestDocShowsTheTransitionTable -update rewrites it):

@@ -12,7 +12,6 @@ import (
 	"waymark/internal/clock"
 	"waymark/internal/run"
 	"waymark/internal/store"
-	"waymark/internal/store/storetest"
 )
 
 // hookEnder is an Ender whose EndProcess runs hook (when set) first; it
@@ -91,7 +90,7 @@ func wantTourEnded(t *testing.T, db *store.DB, id int64) {
 func TestAnEndTourKilledAfterItsClaimIsCarriedOutByTheRecovery(t *testing.T) {
 	for _, recovery := range []string{"read", "reaper"} {
 		t.Run(recovery, func(t *testing.T) {
-			storetest.Each(t, func(t *testing.T, db *store.DB) {
+			eachDB(t, func(t *testing.T, db *store.DB) {
 				ctx := context.Background()
 				id := completedTour(t, db)
 				clk := clock.NewFake(time.Now())
@@ -143,7 +142,7 @@ func TestAnEndTourKilledAfterItsClaimIsCarriedOutByTheRecovery(t *testing.T) {
 // end then changes nothing, not even a message claimed since.
 func TestAnEndTourAndARecoveryMeetingEndTheTourOnce(t *testing.T) {
 	t.Run("recovery within the lease", func(t *testing.T) {
-		storetest.Each(t, func(t *testing.T, db *store.DB) {
+		eachDB(t, func(t *testing.T, db *store.DB) {
 			ctx := context.Background()
 			id := completedTour(t, db)
 			clk := clock.NewFake(time.Now())
@@ -175,7 +174,7 @@ func TestAnEndTourAndARecoveryMeetingEndTheTourOnce(t *testing.T) {
 		})
 	})
 	t.Run("recovery after the lease", func(t *testing.T) {
-		storetest.Each(t, func(t *testing.T, db *store.DB) {
+		eachDB(t, func(t *testing.T, db *store.DB) {
 			ctx := context.Background()
 			id := completedTour(t, db)
 			clk := clock.NewFake(time.Now())

@@ -33,6 +33,10 @@ type Item struct {
 // for the last notice of those whose tour may have been ended, and the
 // skills' names.
 func (s *Service) Items(ctx context.Context, actor int64) ([]Item, error) {
+	return s.reads.items(ctx, actor)
+}
+
+func (s *reads) items(ctx context.Context, actor int64) ([]Item, error) {
 	ctx, end := s.db.ReadScope(ctx)
 	defer end()
 	list, err := store.Collect(ctx, s.db, scanRow, "SELECT "+convColumns+" FROM conversations WHERE owner_uid = ? ORDER BY updated_at DESC, id DESC LIMIT 200", actor)

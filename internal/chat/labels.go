@@ -32,7 +32,7 @@ type LabelFunc func(ctx context.Context, reader int64, targets []LabelTarget) []
 // label fills the labels of each outcome's record and of each card call's
 // target for the reader; a target that cannot be described keeps only its
 // identity. card, when not nil, gets calls of its own.
-func (s *Service) label(ctx context.Context, reader int64, os []Outcome, card *Card) {
+func (s *reads) label(ctx context.Context, reader int64, os []Outcome, card *Card) {
 	if s.labeler == nil {
 		return
 	}

@@ -95,8 +95,8 @@ type Service struct {
 	skills  *skill.Store
 	checker *access.Checker
 	points  PointKeeper
-	ender   Ender     // may be nil
-	labeler LabelFunc // may be nil
+	ender   Ender // may be nil
+	reads   *reads
 	clk     clock.Clock
 	log     *slog.Logger
 
@@ -162,8 +162,9 @@ func New(d Deps) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{db: d.DB, src: content.OrBuiltin(d.Source), dir: access.OrBuiltin(d.Directory), rt: d.Runtime, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
-		ender: d.Ender, labeler: d.Labeler, queue: d.Queue, clk: d.Clock, log: log,
+	src := content.OrBuiltin(d.Source)
+	return &Service{db: d.DB, src: src, dir: access.OrBuiltin(d.Directory), rt: d.Runtime, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
+		ender: d.Ender, queue: d.Queue, clk: d.Clock, log: log, reads: newReads(d.DB, src, d.Runtime, d.Skills, d.Labeler),
 		ctx: ctx, cancel: cancel, lease: cmp.Or(d.Lease, agent.DefaultLease), wake: make(chan struct{}, 1),
 		hookBeforeClaim: d.Test.BeforeClaim}
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"waymark/internal/store"
-	"waymark/internal/store/storetest"
 )
 
 // A decided card is settled once, by the database's key and not only by the
@@ -16,7 +15,7 @@ import (
 // the settle-once rule, DESIGN §6). settleCardTx records the outcome first
 // and touches open points only when the key let it in.
 func TestACardsOutcomeIsRecordedOnceEvenWhenTwoSettlementsCountedNone(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
+	eachDB(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		var id int64
 		if err := db.InTx(ctx, func(tx *store.Tx) error {

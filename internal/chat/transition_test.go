@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"waymark/internal/store"
-	"waymark/internal/store/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite doc.go's transition table from transitions")
@@ -76,7 +75,7 @@ func rawConversation(t *testing.T, db *store.DB, id int64) string {
 // not in the table. The error names the event and both states; nothing
 // changes.
 func TestATransitionNotInTheTableIsRefusedNamingTheEventAndBothStates(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
+	eachDB(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		id := storedConversation(t, db, AwaitingApproval, `{"turnDigest":"d"}`)
 		before := rawConversation(t, db, id)
@@ -108,7 +107,7 @@ func TestATransitionNotInTheTableIsRefusedNamingTheEventAndBothStates(t *testing
 // a follow that would set the error are refused, naming the column; nothing
 // changes.
 func TestAnEventChangingAColumnItDoesNotDeclareIsRefused(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
+	eachDB(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		waitingID := storedConversation(t, db, AwaitingApproval, `{"turnDigest":"d"}`)
 		busyID := storedConversation(t, db, Processing, "")

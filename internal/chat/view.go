@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"waymark/internal/content"
+	"waymark/internal/skill"
 	"waymark/internal/store"
 )
 
@@ -71,11 +72,31 @@ func (s *Service) Get(ctx context.Context, actor, id int64) (View, error) {
 	if r, err = s.reconcile(ctx, r); err != nil {
 		return View{}, err
 	}
-	return s.view(ctx, r)
+	return s.reads.view(ctx, r)
 }
 
 // List returns the actor's conversations, newest first.
 func (s *Service) List(ctx context.Context, actor int64) ([]View, error) {
+	return s.reads.list(ctx, actor)
+}
+
+// reads renders conversations for their readers — views, inbox items,
+// the reader's words for targets — and changes none: a read that may
+// change a conversation (reconcile) is the Service's, before it.
+type reads struct {
+	db      *store.DB
+	src     content.Source
+	rt      Runtime
+	skills  *skill.Store
+	labeler LabelFunc // may be nil
+}
+
+func newReads(db *store.DB, src content.Source, rt Runtime, skills *skill.Store, labeler LabelFunc) *reads {
+	return &reads{db: db, src: src, rt: rt, skills: skills, labeler: labeler}
+}
+
+// list is actor's conversations as stored, newest first, each as its view.
+func (s *reads) list(ctx context.Context, actor int64) ([]View, error) {
 	list, err := store.Collect(ctx, s.db, scanRow, "SELECT "+convColumns+" FROM conversations WHERE owner_uid = ? ORDER BY updated_at DESC, id DESC LIMIT 200", actor)
 	if err != nil {
 		return nil, err
@@ -91,7 +112,7 @@ func (s *Service) List(ctx context.Context, actor int64) ([]View, error) {
 	return out, nil
 }
 
-func (s *Service) view(ctx context.Context, r row) (View, error) {
+func (s *reads) view(ctx context.Context, r row) (View, error) {
 	v := View{ID: r.ID, Status: r.Status, Page: r.Page, Language: r.Language, Progress: r.Progress, Highlight: r.Highlight,
 		Card: r.Card, Question: r.Question, LastRun: r.LastRun, PendingRun: r.PendingRun, Error: r.Error, UpdatedAt: r.UpdatedAt, Configuration: r.Configuration}
 	if r.Status == Processing && r.PendingRun != "" {
@@ -132,7 +153,7 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 	return v, nil
 }
 
-func (s *Service) tour(ctx context.Context, r row) *Tour {
+func (s *reads) tour(ctx context.Context, r row) *Tour {
 	t := &Tour{}
 	if p, err := s.src.Get(ctx, s.db, "pages", r.Page); err == nil {
 		t.PageTitle = p.Fields["title"]

@@ -12,18 +12,30 @@
 // transition, so an approval cycle costs a handful of commits: every such
 // commit goes through segment.commit (segment.go), the one guarded commit.
 //
-// The files by concern (issue 16 item 5): runtime.go (Config, New, Run,
-// Enqueue, RunQueued), loop.go (the tool loop), segment.go (a segment's
-// buffered events and its guarded transitions), suspend.go (suspension and
-// the card), decision.go (Decision, its validation and the denial token),
-// approval.go (Approve: checks, claim, previews, re-suspension),
-// execution.go (running approved calls under the fence; the approved write
-// in the transaction of its guard), input.go (SubmitInput), resume.go
-// (ApproveOnWorker and SubmitInputOnWorker: decisions carried out by a
-// worker through a resume job, and that job's handler, issue 15 item 1),
-// visibility.go (who sees a run, and how much), cancel.go, heartbeat.go,
-// reap.go, and the skill and process seams (skills.go, process.go,
-// processloop.go). The provider factory is the wiring's
-// (internal/llm/providers); the queue, the observers and the test hooks are
-// Config fields: nothing is set after New.
+// The Runtime is the composition of five parts, each owning its own state
+// and built in New with the dependencies it needs (runtime.go: Config, Deps,
+// New):
+//
+//   - Reader (reader.go): reads runs and events as an actor may see them —
+//     status.go, inbox.go, runlist.go, live.go, visibility.go (who sees a
+//     run, and how much).
+//   - Driver (driver.go): drives a segment — segment.go (its buffered events
+//     and guarded transitions), heartbeat.go, stream.go (the model call),
+//     loop.go (the tool loop), processloop.go, suspend.go (suspension and
+//     the card), halt.go, skills.go (load_skill).
+//   - Starter (start.go): Run, Enqueue, RunQueued, the process's start
+//     checks (process.go) and Probe (probe.go).
+//   - Decider (decider.go): decisions on suspended runs — decision.go
+//     (Decision, its validation and the denial token), approval.go (checks,
+//     claim, previews, re-suspension), execution.go (approved calls under
+//     the fence; the approved write in the transaction of its guard),
+//     input.go, resume.go (decisions carried out by a worker through a
+//     resume job, and that job's handler), cancel.go, recheck.go (a waiting
+//     run's skills) and continue.go (a decided turn whose worker died).
+//   - Reaper (reaper.go): reap.go (expired leases, stranded runs and resume
+//     jobs, Release).
+//
+// The provider factory is the wiring's (internal/llm/providers); the queue,
+// the observers and the test hooks are Config fields: nothing is set after
+// New.
 package agent

@@ -36,6 +36,15 @@ func LoadSkillDef() tool.Def {
 	}
 }
 
+// LoadSkillEntry is load_skill as the tool registry lists it: the runtime
+// answers the call itself (loadSkill), so the registry's own answer is only
+// the one a call outside a run gets.
+func LoadSkillEntry() *tool.FuncTool {
+	return tool.NewFuncTool(LoadSkillDef(), func(context.Context, tool.Call) (tool.Result, error) {
+		return tool.ErrorResult("load_skill is answered by the runtime"), nil
+	})
+}
+
 // ErrSkillWithdrawn: an instruction the run holds is no longer approved (or
 // its source no longer trusted): the waiting run was ended instead of resumed.
 var ErrSkillWithdrawn = fault.New(fault.Conflict, "skill_withdrawn", "an instruction of this run was withdrawn")

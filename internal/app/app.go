@@ -12,17 +12,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
 	"waymark/internal/auth"
 	"waymark/internal/buildinfo"
-	"waymark/internal/catalog"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
 	"waymark/internal/content"
@@ -189,68 +186,30 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	}
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	clk := cmp.Or[clock.Clock](cfg.Clock, clock.Real{})
-	key, source := cfg.Key, "the configuration"
-	firstSealed := func(ctx context.Context) (string, bool, error) { return llmconfig.FirstSealedKey(ctx, db) }
-	if key == nil {
-		k, err := loadKey(ctx, db, cfg.DataDir, cfg.SecretKey, firstSealed)
-		if err != nil {
-			return nil, err
-		}
-		if k.Generated {
-			log.Warn("generated a new secret key", "path", k.Source)
-		}
-		key, source = k.Bytes, k.Source
-	}
-	box, err := secret.New(key)
+	box, err := openBox(ctx, db, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	if err := secret.CheckKey(ctx, db, box, source, firstSealed); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
-	}
-	if cfg.Bridge != nil && cfg.TYPO3 == nil {
-		return nil, errors.New("app.New: Bridge needs TYPO3: the TYPO3 extension writes into the installation Waymark reads")
-	}
-	if cfg.Test.TYPO3Writer != nil && cfg.TYPO3 == nil {
-		return nil, errors.New("app.New: TYPO3Writer needs TYPO3: approved changes are written into TYPO3 only beside it")
 	}
 	// The one seam: the source, the directory and the password check are
 	// handed to every service that reads them, here; nothing looks them up
 	// by database, so two applications on one database may read two sources.
-	var (
-		src       = content.OrBuiltin(cfg.Source)
-		dir       = access.OrBuiltin(cfg.Directory)
-		passwords auth.PasswordDirectory // nil: Waymark's own password hashes
-	)
-	if cfg.TYPO3 != nil && (cfg.Source != nil || cfg.Directory != nil) {
-		return nil, errors.New("app.New: Source and Directory are TYPO3's beside TYPO3: set TYPO3 or them, not both")
-	}
-	typo3Writer := cfg.Test.TYPO3Writer
+	src, dir, passwords := content.OrBuiltin(cfg.Source), access.OrBuiltin(cfg.Directory), auth.PasswordDirectory(nil)
 	if cfg.TYPO3 != nil {
 		src, dir, passwords = cfg.TYPO3, cfg.TYPO3, cfg.TYPO3
-		if typo3Writer == nil {
-			if typo3Writer, err = cfg.TYPO3.Writer(clk.Now); err != nil {
-				return nil, err
-			}
-		}
 	}
 	checker := access.NewChecker(db, src, dir)
 	reg := tool.NewRegistry(db, cfg.Tracer)
-	var writer content.RecordWriter = content.NewWriter(db, src, checker, clk)
-	switch {
-	case cfg.Bridge != nil:
-		if writer, err = bridge.NewRecordWriter(cfg.Bridge, db, src, cfg.TYPO3); err != nil {
-			return nil, err
-		}
-	case typo3Writer != nil:
-		writer = &typo3.RecordWriter{TYPO3: typo3Writer, Local: content.NewWriter(db, src, checker, clk), DB: db}
+	writer, err := recordWriter(cfg, db, src, checker, clk)
+	if err != nil {
+		return nil, err
 	}
 	if err := tool.RegisterBuiltins(reg, db, src, dir, writer, checker); err != nil {
 		return nil, err
 	}
-	if err := reg.Register(tool.NewFuncTool(agent.LoadSkillDef(), func(context.Context, tool.Call) (tool.Result, error) {
-		return tool.ErrorResult("load_skill is answered by the runtime"), nil
-	})); err != nil {
+	if err := reg.Register(agent.LoadSkillEntry()); err != nil {
 		return nil, err
 	}
 	configs := llmconfig.New(db, box, dir)
@@ -271,11 +230,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err := q.Migrate(ctx); err != nil {
 		return nil, err
 	}
-	providerSeconds := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "waymark_provider_call_seconds", Help: "Latency of model calls, by configuration and outcome.",
-		Buckets: prometheus.ExponentialBuckets(0.05, 2, 12)}, []string{"configuration", "outcome"})
-	refusals := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "waymark_process_refusals_total", Help: "Refused process invocations and continuations, by case."}, []string{"refusal"})
+	metrics := agent.NewMetrics()
 	// The chat is built on the runtime and takes the results of its queued
 	// turns; the runtime gets a function that calls it, set below before any
 	// worker starts (StartWorkers runs after New).
@@ -284,17 +239,10 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 		Providers: tracedProviders(providers.NewWithDemo(configs, cfg.Provider, demo.Model{Pace: cfg.DemoPace}), cfg.Tracer)},
 		&agent.Config{Clock: clk, Logger: log, Stream: cfg.ModelStream, Lease: lease, Heartbeat: cfg.Heartbeat, Skills: skills,
 			MaxOpenRuns: cfg.MaxOpenRuns, Queue: q, ResumeWait: cfg.ResumeWait,
-			Preparer: process.NewPreparer(db, src, dir, runs, skills, checker),
-			ObserveProvider: func(cfg int64, d time.Duration, err error) {
-				outcome := "ok"
-				if err != nil {
-					outcome = "error"
-				}
-				providerSeconds.WithLabelValues(strconv.FormatInt(cfg, 10), outcome).Observe(d.Seconds())
-			},
-			ObserveRefusal: func(c string) { refusals.WithLabelValues(c).Inc() },
-			QueuedResult:   func(ctx context.Context, res agent.Result) { conversations.QueuedResult(ctx, res) },
-			CompletedTx:    chat.KeepReplyTx})
+			Preparer:        process.NewPreparer(db, src, dir, runs, skills, checker),
+			ObserveProvider: metrics.ObserveProvider, ObserveRefusal: metrics.ObserveRefusal,
+			QueuedResult: func(ctx context.Context, res agent.Result) { conversations.QueuedResult(ctx, res) },
+			CompletedTx:  chat.KeepReplyTx})
 	if err != nil {
 		return nil, err
 	}
@@ -304,27 +252,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	pages := site.New(db, src, checker)
 	conversations = chat.New(chat.Deps{DB: db, Source: src, Directory: dir, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
 		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(), Test: chat.TestConfig{BeforeClaim: cfg.Test.BeforeClaim},
-		Labeler: func(ctx context.Context, reader int64, targets []chat.LabelTarget) []*chat.TargetLabels {
-			out := make([]*chat.TargetLabels, len(targets))
-			a, err := access.LoadActor(ctx, dir, db, reader)
-			if err != nil {
-				return out
-			}
-			refs := make([]site.Ref, len(targets))
-			for i, t := range targets {
-				refs[i] = site.Ref{Table: t.Table, UID: t.UID, Fields: t.Fields}
-			}
-			ts, errs, err := pages.DescribeAll(ctx, a, refs, catalog.Lang(a.BackendLanguage))
-			if err != nil {
-				return out
-			}
-			for i, t := range ts {
-				if errs[i] == nil {
-					out[i] = &chat.TargetLabels{Table: t.TableLabel, Record: t.RecordTitle, Fields: t.FieldLabels}
-				}
-			}
-			return out
-		}})
+		Labeler: chatLabels(pages, dir)})
 	build := buildinfo.Read(cfg.Version)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Source: src, Directory: dir, Passwords: passwords, Logger: log, Clock: clk, Version: build.Version, Commit: build.Commit, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, TrustedProxies: cfg.TrustedProxies, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs,
@@ -349,21 +277,10 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	if err := srv.Registry().Register(newRunMetrics(db, runs, q)); err != nil {
 		return nil, err
 	}
-	if err := srv.Registry().Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "waymark_db_commits_total",
-		Help: "Transactions this process committed through the store (waymark bench divides them by answers)."},
-		func() float64 { return float64(db.Commits()) })); err != nil {
-		return nil, err
-	}
-	if err := srv.Registry().Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "waymark_db_statements_total",
-		Help: "Statements this process ran through the store (waymark bench divides them by answers)."},
-		func() float64 { return float64(db.Statements()) })); err != nil {
-		return nil, err
-	}
-	if err := srv.Registry().Register(providerSeconds); err != nil {
-		return nil, err
-	}
-	if err := srv.Registry().Register(refusals); err != nil {
-		return nil, err
+	for _, c := range append(db.Collectors(), metrics.Collectors()...) {
+		if err := srv.Registry().Register(c); err != nil {
+			return nil, err
+		}
 	}
 	return &App{DB: db, Source: src, Directory: dir, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, MCP: tools, log: log, skillsRoot: cfg.SkillsRoot, hashCost: cfg.HashCost}, nil
 }

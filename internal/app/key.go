@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
+	"waymark/internal/llmconfig"
 	"waymark/internal/secret"
 	"waymark/internal/store"
 )
@@ -28,4 +30,30 @@ func loadKey(ctx context.Context, db *store.DB, dataDir, envKey string, legacy f
 			"(waymark restore writes it) or set %s", secret.ErrKeyMissing, k.Source, secret.EnvKey, secret.KeyFile, secret.EnvKey)
 	}
 	return secret.Generate(dataDir)
+}
+
+// openBox opens the secret box of cfg.Key, or of the key loadKey finds
+// (generating one only for a database that holds nothing sealed yet), and
+// checks that it opens what the database holds sealed.
+func openBox(ctx context.Context, db *store.DB, cfg Config, log *slog.Logger) (*secret.Box, error) {
+	key, source := cfg.Key, "the configuration"
+	firstSealed := func(ctx context.Context) (string, bool, error) { return llmconfig.FirstSealedKey(ctx, db) }
+	if key == nil {
+		k, err := loadKey(ctx, db, cfg.DataDir, cfg.SecretKey, firstSealed)
+		if err != nil {
+			return nil, err
+		}
+		if k.Generated {
+			log.Warn("generated a new secret key", "path", k.Source)
+		}
+		key, source = k.Bytes, k.Source
+	}
+	box, err := secret.New(key)
+	if err != nil {
+		return nil, err
+	}
+	if err := secret.CheckKey(ctx, db, box, source, firstSealed); err != nil {
+		return nil, err
+	}
+	return box, nil
 }

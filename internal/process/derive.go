@@ -24,127 +24,201 @@ const (
 )
 
 // derive is check (b): it reads the process the predecessor hands on, going
-// back from refused runs to the last run that ran (item 4). It sets a.know,
-// and a.carried and a.lastRan when a process is held. A refusal is returned
-// as recorded by a.refuse; a failed store read as a plain error.
+// back from refused runs to the last run that ran (ADR-228 item 4). It sets
+// a.know, and a.carried and a.lastRan when a process is held. A refusal is
+// returned as recorded by a.refuse; a failed store read as a plain error.
+// Its steps are the spec's:
 //
-// A refused run is one settled with RefusedClass (or one whose lineage was
-// carried from another run); one refused at resume holds the lineage it
-// started with and counts as a run that ran. Its lineage names where to go on: carriedFrom,
-// or for a lineage without a pin that could not read the process, its
-// predecessor; a run refused because it could not store its lineage has
-// none and goes on from the predecessor its request names. Any other
-// refused run without a lineage, or one with a released lineage
-// (pin_withdrawn, or a process ended through it), hands on nothing. Every
-// run passed must be terminal.
+//  1. read the predecessor and its latest lineage (readPredecessor: a gone
+//     predecessor lets the process go, L4.6; an unreadable lineage refuses,
+//     L4.5);
+//  2. while it is a refused run, follow the name it records back
+//     (followBack: it must be finished, L4.9; carriedFrom or the
+//     predecessor of a lineage without a pin, L4.7 and L4.8; a released
+//     lineage or none hands on nothing, L4.11; more than 32 refusals that
+//     could not read the process let it go, L4.12);
+//  3. apply the checks at the last run that ran (checkLastRan: it must be
+//     finished and have decided its process, L4.9; it hands on its process
+//     while its origin still holds it, item 7).
 func (a *attempt) derive(ctx context.Context) error {
-	seen := map[string]bool{a.prep.Run.UUID: true}
-	pinless := 0
+	w := &walk{seen: map[string]bool{a.prep.Run.UUID: true}}
 	for cur := a.prep.Predecessor; ; {
-		if seen[cur] {
-			return a.refuse(LineageUnreadable, false, "the lineage names run "+cur+" twice")
+		p, err := a.readPredecessor(ctx, w, cur)
+		if p == nil || err != nil {
+			return err
 		}
-		seen[cur] = true
-		r, err := a.runs.Get(ctx, cur)
-		if errors.Is(err, run.ErrNotFound) {
-			return a.letGo(DroppedPredecessorGone)
+		if !p.refused() {
+			return a.checkLastRan(ctx, p)
 		}
-		if err != nil {
-			return fmt.Errorf("predecessor %s: %w", cur, err)
+		if cur, err = a.followBack(ctx, w, p); cur == "" || err != nil {
+			return err
 		}
-		// Only the initiator or an administrator may continue a run; any
-		// other run answers as one that does not exist.
-		if r.Initiator != a.actor.UID && !a.actor.IsAdmin() {
-			return a.letGo(DroppedPredecessorGone)
+	}
+}
+
+// walk is what derive remembers on its way back.
+type walk struct {
+	seen    map[string]bool // the runs passed, the new run among them
+	pinless int             // refusals in a row that could not read the process
+}
+
+// pinlessRefusal counts one more refusal that could not read the process
+// and reports whether there are more than MaxPinlessRefusals in a row (L4.12).
+func (w *walk) pinlessRefusal() bool {
+	w.pinless++
+	return w.pinless > MaxPinlessRefusals
+}
+
+// predecessor is a run derive passes, with its latest lineage (ok: it has one).
+type predecessor struct {
+	run     run.Run
+	lineage Lineage
+	ok      bool
+}
+
+// refused reports whether p is a refused run that derive passes on its way
+// back (L4.7): one settled with RefusedClass, or one whose lineage was
+// carried from another run. A refused run whose lineage is its own — it
+// holds its pin and was carried from nowhere — ran: it was refused at
+// resume (a process turn whose configuration turned four-eyes on since,
+// settled approval_denied), after its start. A refusal does not end the
+// process: it is the last run that ran, like any other.
+func (p *predecessor) refused() bool {
+	ranThenRefused := p.ok && p.lineage.Holds() && p.lineage.CarriedFrom == ""
+	return (p.run.ErrorClass == RefusedClass && !ranThenRefused) || (p.ok && p.lineage.CarriedFrom != "")
+}
+
+// readPredecessor is step 1: it reads run cur and its latest lineage. A
+// nil predecessor ends the walk: with the refusal as the error, or with the
+// process let go (a predecessor that is gone, L4.6). A run named twice is
+// an unreadable lineage; only the initiator or an administrator may
+// continue a run, any other run answers as one that does not exist.
+func (a *attempt) readPredecessor(ctx context.Context, w *walk, cur string) (*predecessor, error) {
+	if w.seen[cur] {
+		return nil, a.refuse(LineageUnreadable, false, "the lineage names run "+cur+" twice")
+	}
+	w.seen[cur] = true
+	r, err := a.runs.Get(ctx, cur)
+	if errors.Is(err, run.ErrNotFound) {
+		return nil, a.letGo(DroppedPredecessorGone)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("predecessor %s: %w", cur, err)
+	}
+	if r.Initiator != a.actor.UID && !a.actor.IsAdmin() {
+		return nil, a.letGo(DroppedPredecessorGone)
+	}
+	l, ok, err := a.lineages.Latest(ctx, cur)
+	if errors.Is(err, ErrUnreadable) {
+		return nil, a.refuse(LineageUnreadable, false, "run "+cur)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &predecessor{run: r, lineage: l, ok: ok}, nil
+}
+
+// followBack is step 2 at the refused run p: it answers the run its
+// lineage names to go on from, or "" when the walk ends here (with the
+// refusal as the error, or a.know set). p must be finished (L4.9). Its
+// lineage names where to go on: carriedFrom, or for a lineage without a
+// pin, its predecessor (L4.7, L4.8); a run refused because it could not
+// store its lineage has none and goes on from the predecessor its request
+// names. Any other refused run without a lineage, or one with a released
+// lineage (pin_withdrawn, or a process ended through it), hands on nothing
+// (L4.11).
+func (a *attempt) followBack(ctx context.Context, w *walk, p *predecessor) (string, error) {
+	r, l, cur := p.run, p.lineage, p.run.UUID
+	if !r.Status.Terminal() {
+		return "", a.refuse(PredecessorNotFinished, false, "run "+cur+" is "+string(r.Status))
+	}
+	switch {
+	case !p.ok && r.ErrorMessage == string(LineageUnreadable):
+		// Refused because its lineage could not be stored: it has none, and
+		// the process is not let go for that. It goes on from the
+		// predecessor its opening request names (stored at every privacy
+		// level), as a lineage without a pin would.
+		pred, err := a.openingPredecessor(ctx, cur)
+		if err != nil || pred == "" {
+			return "", a.noProcess(err)
 		}
-		l, ok, err := a.lineages.Latest(ctx, cur)
-		if errors.Is(err, ErrUnreadable) {
-			return a.refuse(LineageUnreadable, false, "run "+cur)
+		if w.pinlessRefusal() {
+			return "", a.letGo(DroppedRefusedTooOften)
 		}
+		return pred, nil
+	case !p.ok || l.Released:
+		// No lineage: its predecessor held no process. Released: the pin
+		// was withdrawn, or the process was ended through this run.
+		return "", a.noProcess(nil)
+	case l.CarriedFrom != "":
+		w.pinless = 0
+		return l.CarriedFrom, nil
+	case l.Pin == nil && l.Predecessor != "":
+		if w.pinlessRefusal() {
+			return "", a.letGo(DroppedRefusedTooOften)
+		}
+		return l.Predecessor, nil
+	}
+	return "", a.noProcess(nil)
+}
+
+// checkLastRan is step 3 at the last run that ran, p: it hands on its
+// process while its lineage holds a pin and its origin still does (item 7:
+// an ended process is held by none of its turns). p must be finished
+// (L4.9); one still running without a lineage refuses only when it was
+// asked for a process it has not decided yet. An origin whose lineage
+// cannot be read refuses (L4.5) with the process known held, so that the
+// refusal carries it on (L4.7).
+func (a *attempt) checkLastRan(ctx context.Context, p *predecessor) error {
+	r, l, cur := p.run, p.lineage, p.run.UUID
+	if !p.ok && !r.Status.Terminal() {
+		undecided, err := a.undecided(ctx, r)
 		if err != nil {
 			return err
 		}
-		// A refused run whose lineage is its own — it holds its pin and was
-		// carried from nowhere — ran: it was refused at resume (a process
-		// turn whose configuration turned four-eyes on since, settled
-		// approval_denied), after its start. A refusal does not end the
-		// process: it is the last run that ran, like any other.
-		ranThenRefused := ok && l.Holds() && l.CarriedFrom == ""
-		if (r.ErrorClass == RefusedClass && !ranThenRefused) || (ok && l.CarriedFrom != "") {
-			if !r.Status.Terminal() {
-				return a.refuse(PredecessorNotFinished, false, "run "+cur+" is "+string(r.Status))
-			}
-			switch {
-			case !ok && r.ErrorMessage == string(LineageUnreadable):
-				// Refused because its lineage could not be stored: it has
-				// none, and the process is not let go for that. It goes on
-				// from the predecessor its opening request names (stored at
-				// every privacy level), as a lineage without a pin would.
-				pred, err := a.openingPredecessor(ctx, cur)
-				if err != nil {
-					return err
-				}
-				if pred == "" {
-					a.know = none
-					return nil
-				}
-				if pinless++; pinless > MaxPinlessRefusals {
-					return a.letGo(DroppedRefusedTooOften)
-				}
-				cur = pred
-			case !ok || l.Released:
-				// No lineage: its predecessor held no process. Released: the
-				// pin was withdrawn, or the process was ended through this run.
-				a.know = none
-				return nil
-			case l.CarriedFrom != "":
-				pinless, cur = 0, l.CarriedFrom
-			case l.Pin == nil && l.Predecessor != "":
-				if pinless++; pinless > MaxPinlessRefusals {
-					return a.letGo(DroppedRefusedTooOften)
-				}
-				cur = l.Predecessor
-			default:
-				a.know = none
-				return nil
-			}
-			continue
+		if undecided {
+			return a.refuse(PredecessorNotFinished, false, "run "+cur+" is "+string(r.Status)+" and has not decided its process")
 		}
-		// cur is the last run that ran.
-		if !ok && !r.Status.Terminal() {
-			undecided, err := a.undecided(ctx, r)
-			if err != nil {
-				return err
-			}
-			if undecided {
-				return a.refuse(PredecessorNotFinished, false, "run "+cur+" is "+string(r.Status)+" and has not decided its process")
-			}
-		}
-		if !ok || !l.Holds() {
-			a.know = none
-			return nil
-		}
-		holds := true
-		if l.Origin != cur {
-			holds, err = a.Holds(ctx, l.Origin)
-			if errors.Is(err, ErrUnreadable) {
-				a.know, a.carried = held, l
-				return a.refuse(LineageUnreadable, false, "origin "+l.Origin)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if !holds {
-			a.know = none // the process was ended (item 7)
-			return nil
-		}
-		a.know, a.carried, a.lastRan = held, l, r
-		if !r.Status.Terminal() {
-			return a.refuse(PredecessorNotFinished, false, "run "+cur+" is "+string(r.Status))
-		}
-		return nil
 	}
+	if !p.ok || !l.Holds() {
+		return a.noProcess(nil)
+	}
+	holds, err := a.originHolds(ctx, cur, l)
+	if errors.Is(err, ErrUnreadable) {
+		a.know, a.carried = held, l
+		return a.refuse(LineageUnreadable, false, "origin "+l.Origin)
+	}
+	if err != nil {
+		return err
+	}
+	if !holds {
+		return a.noProcess(nil) // the process was ended (item 7)
+	}
+	a.know, a.carried, a.lastRan = held, l, r
+	if !r.Status.Terminal() {
+		return a.refuse(PredecessorNotFinished, false, "run "+cur+" is "+string(r.Status))
+	}
+	return nil
+}
+
+// originHolds reports whether the origin of lineage l, the latest of run
+// cur, still holds the process (item 7); a run that is its own origin holds
+// it by l.
+func (a *attempt) originHolds(ctx context.Context, cur string, l Lineage) (bool, error) {
+	if l.Origin == cur {
+		return true, nil
+	}
+	return a.Holds(ctx, l.Origin)
+}
+
+// noProcess ends the walk with no process handed on, unless err (a failed
+// read) ends it first.
+func (a *attempt) noProcess(err error) error {
+	if err != nil {
+		return err
+	}
+	a.know = none
+	return nil
 }
 
 // openingPredecessor is the predecessor run id's opening request event

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,24 +24,22 @@ const outageLease = 20 * time.Second
 // reach PostgreSQL through a proxy that the test cuts — every connection
 // closed, new ones refused, as while the server restarts — for 3 s and
 // later for 30 s, while conversations answer cards. No accepted answer is
-// lost; a request while the database does not answer is 503
-// database_unavailable with Retry-After (which the clients honour), never
-// 500; no conversation stays busy after an answer longer than the outage it
-// met plus one lease; and once everything settled waymark_chat_jobs_pending
-// reads 0. (Regression: a 3 s restart used every retry within 0.1 s, the
+// lost and none is recorded twice; a request while the database does not
+// answer is 503 database_unavailable with Retry-After (which the clients
+// honour), never 500; no conversation stays busy after an answer longer
+// than the outages it met plus one lease and one pass of the reaper that
+// recovers it; and once everything settled waymark_chat_jobs_pending reads
+// 0. (Regressions: a 3 s restart used every retry within 0.1 s, the
 // requests got 500 internal, conversations answered just before stayed busy
 // 60–83 s, and the metric stayed at 30: the jobs of workers that gave up
-// stayed running in River until its 24 h rescue.) The real server is
-// shared by other tests and is never stopped.
-//
-// It runs only with WAYMARK_PROOF_OUTAGE=1 (about 65 s): it passed 2 of 4
-// runs on 2026-12-07, the others finding one outcome stored twice after a
-// tour ended and one conversation failed not_retryable during an outage —
-// open defects, so it is not yet part of CI.
+// stayed running in River until its 24 h rescue. Later a card's outcome was
+// now and then recorded twice: a decision the job waiting out the outage
+// and its twin, handed back after the lease, both carried out was taken by
+// the one the runtime refused for a decision taken elsewhere, which records
+// the card again after its notice; and a turn whose provider lookup met the
+// outage failed not_retryable.) The real
+// server is shared by other tests and is never stopped. About 75 s.
 func TestADatabaseOutageOf3sAnd30sUnderLoadLosesNoAnswerAndAnswers503(t *testing.T) {
-	if os.Getenv("WAYMARK_PROOF_OUTAGE") != "1" {
-		t.Skip("the outage proof runs with WAYMARK_PROOF_OUTAGE=1 (two open defects, see its comment)")
-	}
 	n := 12
 	start := time.Now()
 	ctx := t.Context()
@@ -163,20 +160,22 @@ func TestADatabaseOutageOf3sAnd30sUnderLoadLosesNoAnswerAndAnswers503(t *testing
 
 	// How long a conversation was busy after an answer that met an outage
 	// (sent before its end, settled after its start), against the outage
-	// plus one lease.
+	// plus one lease and a reaper pass.
 	mu.Lock()
 	defer mu.Unlock()
 	figures := make([]string, len(outages))
 	for i, o := range outages {
 		// An answer whose busy window met several outages may take all of
-		// them: its limit is the outages it met plus one lease.
+		// them: its limit is the outages it met plus one lease and a pass.
 		busiest, met, limit, over := time.Duration(0), 0, time.Duration(0), 0
 		for _, s := range settles {
 			if !s.from.Before(o.to) || !s.to.After(o.from) {
 				continue
 			}
 			met++
-			own := outageLease
+			// The recovery acts at the reaper's first pass after the lease
+			// ended (it runs every quarter lease).
+			own := outageLease + outageLease/4
 			for _, p := range outages {
 				if s.from.Before(p.to) && s.to.After(p.from) {
 					own += p.to.Sub(p.from)
@@ -190,10 +189,10 @@ func TestADatabaseOutageOf3sAnd30sUnderLoadLosesNoAnswerAndAnswers503(t *testing
 				busiest, limit = d, own
 			}
 		}
-		figures[i] = fmt.Sprintf("outage %v: %d answers met it, longest busy %v (its limit: the outages it met + one lease = %v)",
+		figures[i] = fmt.Sprintf("outage %v: %d answers met it, longest busy %v (its limit: the outages it met + one lease + a reaper pass = %v)",
 			o.to.Sub(o.from).Round(100*time.Millisecond), met, busiest.Round(100*time.Millisecond), limit.Round(100*time.Millisecond))
 		if over > 0 {
-			t.Errorf("%d answers that met the outage of %v left their conversation busy longer than the outages they met plus one lease (longest %v)",
+			t.Errorf("%d answers that met the outage of %v left their conversation busy longer than the outages they met plus one lease and a reaper pass (longest %v)",
 				over, o.to.Sub(o.from).Round(100*time.Millisecond), busiest.Round(100*time.Millisecond))
 		}
 	}

@@ -75,6 +75,12 @@ func (rt *Driver) drive(ctx context.Context, seg *segment, st *state) Result {
 	res := Result{UUID: seg.run.UUID}
 	provider, err := rt.providers(ctx, seg.cfg)
 	if err != nil {
+		if store.Unreachable(err) {
+			// The provider's API key is read from the database: one that
+			// does not answer is an outage the run waits out (handed back),
+			// not a configuration the run fails on.
+			return rt.fault(ctx, seg, err, res)
+		}
 		seg.fail(ctx, run.ReasonNotRetryable, "provider_configuration", err.Error())
 		return res
 	}

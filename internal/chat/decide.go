@@ -121,6 +121,9 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string, a
 	}
 	res, err := s.carryOut(ctx, r, card, d)
 	if err != nil {
+		if (errors.Is(err, agent.ErrNotWaiting) || errors.Is(err, agent.ErrStaleTurn)) && s.settleOwn(ctx, r, card) {
+			return
+		}
 		s.handBack(ctx, r, err)
 		return
 	}
@@ -146,6 +149,58 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string, a
 	// answer). They are recorded whether or not that compare-and-set wins,
 	// as when they were a transaction of their own before it.
 	s.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, res.Answer, res.Status, s.settleCard(r, card, answer, res.Calls, mayRecord, false, after))
+}
+
+// settleOwn settles, as the editor's own, a decision the runtime refused as
+// no longer waiting because it had reached the run already: an attempt whose
+// commit was reported failed had landed (the database went away as it
+// committed), or the job's twin — handed back to the workers after a lease
+// while this one waited out an outage (rescueDecision) — carried it out.
+// It reports whether it took care of it. It is no decision taken elsewhere
+// (handOver): that follows the run with a notice, and the decision's record
+// after the notice's message counted the card a second time. While the run
+// goes on, whoever carries it on settles it (its job's result,
+// QueuedResult, the recovery a lease later); once it paused or ended, the
+// card is settled here under the claim (r as the claim left it), the
+// record keyed by the messages as the claim left them.
+func (s *Service) settleOwn(ctx context.Context, r row, card Card) bool {
+	evs, err := s.rt.Events(ctx, r.Owner, card.RunUUID, 0, 0)
+	if err != nil {
+		return false
+	}
+	ours := false
+	for _, e := range evs {
+		var p struct {
+			Approved       *bool  `json:"approved"`
+			TurnDigest     string `json:"turnDigest"`
+			PreviewChanged bool   `json:"previewChanged"`
+			DecidedBy      int64  `json:"decidedBy"`
+		}
+		if e.Kind == run.EventApproval && json.Unmarshal(e.Payload, &p) == nil && p.Approved != nil && !p.PreviewChanged &&
+			p.TurnDigest == card.TurnDigest {
+			ours = p.DecidedBy == r.Owner
+			break
+		}
+	}
+	if !ours {
+		return false
+	}
+	st, err := s.rt.Status(ctx, r.Owner, card.RunUUID)
+	if err != nil {
+		return false
+	}
+	if !(st.Status.Terminal() || st.Status.Waiting()) {
+		s.log.Info("decision carried out by another attempt; its run goes on", "conversation", r.ID, "run", card.RunUUID)
+		return true
+	}
+	claimed := r
+	claimed.Status = Processing // the claim the job holds; the record's guard compares it
+	record, err := s.settleDecidedCard(ctx, claimed, &card, st)
+	if err != nil || record == nil {
+		return false
+	}
+	s.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, st.Answer, &st, record)
+	return true
 }
 
 // carryOut hands decision d on card to the runtime. An error that is not

@@ -2,7 +2,10 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"time"
+
+	"waymark/internal/store"
 )
 
 // Mount registers a handler of another package (the web UI) behind the
@@ -26,6 +29,19 @@ func (s *Server) Authenticate(r *http.Request) (*http.Request, error) { return s
 // (the web UI shows the code's message from its catalogue).
 func Classify(err error) (status int, code string) {
 	status, code, _ = classify(err, "")
+	return status, code
+}
+
+// ClassifyRequest is Classify for a mounted handler's error: an internal
+// error from a database that does not answer is 503 database_unavailable,
+// and w gets the Retry-After the API's own answer has, so a page of the web
+// UI tells an outage to wait out from a fault of the server as the API does.
+func (s *Server) ClassifyRequest(w http.ResponseWriter, r *http.Request, err error) (status int, code string) {
+	status, code = Classify(err)
+	if status == http.StatusInternalServerError && s.dbUnavailable(r.Context(), err) {
+		w.Header().Set("Retry-After", strconv.Itoa(dbRetryAfter))
+		return http.StatusServiceUnavailable, store.ErrUnavailable.Code()
+	}
 	return status, code
 }
 

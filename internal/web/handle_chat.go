@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"waymark/internal/chat"
-	"waymark/internal/httpapi"
 	"waymark/internal/llmconfig"
 	"waymark/internal/process"
 	"waymark/internal/site"
@@ -251,6 +250,6 @@ func (u *UI) handleChatStart(w http.ResponseWriter, r *http.Request, me *user) {
 // fail renders an error the user can act on.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, me *user, err error) {
 	u.logErr(r.Context(), "screen", err)
-	status, code := httpapi.Classify(err)
+	status, code := u.API.ClassifyRequest(w, r, err) // a database that does not answer: 503 with Retry-After
 	http.Error(w, u.errorText(me, code), status)
 }

@@ -48,7 +48,8 @@ func (u *UI) authed(h func(w http.ResponseWriter, r *http.Request, me *user)) fu
 				// An infrastructure failure: its sentence where it has one
 				// (TYPO3 does not answer: try again), else "internal".
 				u.logErr(r.Context(), "authenticate", err)
-				status, _ := httpapi.Classify(err)
+				var status int
+				status, code = u.API.ClassifyRequest(w, r, err) // a database that does not answer: 503 with Retry-After
 				msg := catalog.For(acceptLanguage(r)).Get("error.internal")
 				if k := "error." + code; status == http.StatusServiceUnavailable && hasKey(k) {
 					msg = catalog.For(acceptLanguage(r)).Get(k)

@@ -144,7 +144,7 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 		}
 	}
 	if v.Skill != nil {
-		cv.SkillChip = v.Skill.Name
+		cv.SkillChip = u.skillName(ctx, me, v.Skill.UID, v.Skill.Name)
 	}
 	// Messages with the status line of each decided card after the message it followed.
 	byAfter := map[int64][]chat.Outcome{}

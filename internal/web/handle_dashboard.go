@@ -72,7 +72,7 @@ func (u *UI) rankedPages(ctx context.Context, me *user) ([]pointItem, []suggesti
 	var firstProcess int64 // the catalogue's first process: what "improve this page" starts without open points
 	if cfg, err := u.Chat.ConfigurationFor(ctx, me.A.UID); err == nil {
 		if list, err := u.Catalogue.ForActor(ctx, me.A.UID, cfg.UID); err == nil {
-			for _, e := range list {
+			for _, e := range u.localCatalogue(ctx, me, list) {
 				names[e.UID] = e.Name
 				if firstProcess == 0 {
 					firstProcess = e.UID

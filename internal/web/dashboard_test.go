@@ -88,3 +88,34 @@ func TestTheTourEndNamesTheDashboardsFirstSuggestion(t *testing.T) {
 		}
 	})
 }
+
+// Without open points the end of a tour still names the dashboard's first
+// other suggestion, saying it is a page to improve (its SEO gaps), not one
+// with open points.
+func TestTheTourEndNamesAPageToImproveWithoutOpenPoints(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(
+			write("c1", `{"description": "Neu und gut."}`),
+			llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "p1", Name: "set_progress", Arguments: `{"current": 1, "total": 1, "completed": true}`}}},
+			say("Fertig."))
+		b := login(t, e, "erika", "erika-pass-1234")
+		home := startTour(t, b, "1", "0", seo)
+		b.post(home+"/answer", url.Values{"turnDigest": {turnDigest(t, b.get(home))}, "answer": {"apply"}})
+		e.App.Chat.Wait()
+		done := b.get(home)
+		contains(t, "tour done", done, `">Nächste Seite zum Verbessern: `)
+		lacks(t, "tour done", done, "Nächste Seite mit offenen Punkten")
+		next := regexp.MustCompile(`<a href="(/chat\?page=[^"]+)">Nächste Seite zum Verbessern`).FindStringSubmatch(done.Body)
+		improve := b.get("/dashboard").Body
+		improve = improve[strings.Index(improve, "Eine Seite verbessern"):]
+		for _, m := range regexp.MustCompile(`<a href="(/chat\?page=[^"]+)">`).FindAllStringSubmatch(improve, -1) {
+			if !strings.HasPrefix(m[1], "/chat?page=1&amp;language=0&") {
+				if next == nil || next[1] != m[1] {
+					t.Errorf("the tour's end names %v, the dashboard's first other suggestion is %s", next, m[1])
+				}
+				break
+			}
+		}
+	})
+}

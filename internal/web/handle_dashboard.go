@@ -24,7 +24,7 @@ type suggestionItem struct {
 	site.Suggestion
 	Skill        int64 // the process with the most open points on the page, 0 for none
 	LanguageName string
-	OpenPoints   bool // the page has open points of a process the editor may run
+	OpenPoints   bool // the page has open points (else SEO gaps only)
 }
 
 // handleDashboard renders the open points the user may see (newest first,
@@ -110,7 +110,7 @@ func (u *UI) rankedPages(ctx context.Context, me *user) ([]pointItem, []suggesti
 				it.Skill, best = c.skill, c.n
 			}
 		}
-		it.OpenPoints = best > 0
+		it.OpenPoints = slices.ContainsFunc(sg.Reasons, func(g site.Gap) bool { return g.Kind == "openPoints" })
 		if it.Skill == 0 {
 			// Every suggestion starts a tour: a page with no open points
 			// gets the first process the editor may run.

@@ -269,7 +269,7 @@ e2e('an editor switches her UI language in her settings and the chat speaks it',
     await p.goto(`${server.url}/chat`);
     await p.getByRole('radio', { name: 'About', exact: true }).check();
     await p.getByLabel('Language', { exact: true }).selectOption({ label: 'English' });
-    await p.getByLabel('Process', { exact: true }).selectOption({ label: 'SEO optimieren' });
+    await p.getByLabel('Process', { exact: true }).selectOption({ label: 'Optimise SEO' }); // the process's English name
     await p.getByRole('button', { name: 'Start' }).click();
     await p.waitForURL(/\/chat\/\d+$/);
     await expect(p.getByRole('region', { name: /^(AI chat|Chat)$/ }).getByRole('article').getByRole('button', { name: 'Apply' })).toBeVisible();

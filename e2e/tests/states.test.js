@@ -53,7 +53,7 @@ e2e('after the last card the tour is done: Fertig, the next page, no ×, no high
   }
   await expect(tourHeader(page)).toContainText('Abgeschlossen');
   await expect(page.getByRole('link', { name: 'Fertig' })).toBeVisible();
-  await expect(page.getByText(/Nächste Seite mit offenen Punkten|Keine weitere Seite hat offene Punkte/)).toBeVisible();
+  await expect(page.getByText(/Nächste Seite mit offenen Punkten|Nächste Seite zum Verbessern|Keine weitere Seite zu verbessern/)).toBeVisible();
   await expect(page.getByRole('button', { name: 'Tour beenden' })).toHaveCount(0);
   await expect(page.locator('.highlighted')).toHaveCount(0);
   await expect(page.locator('li.message.user', { hasText: 'Übernehmen' })).toHaveCount(0);

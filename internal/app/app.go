@@ -320,9 +320,6 @@ func (a *App) FixtureOptions() *fixture.Options {
 		Source: a.Source, Directory: a.Directory}
 }
 
-// reapEvery is how often the installation's reaper runs: a quarter of the
-// lease, so a crashed process's runs are reaped within about a lease and a
-// quarter.
 // tracedProviders gives the models of providers a span per call (nil t:
 // providers as they are).
 func tracedProviders(providers agent.ProviderFunc, t trace.Tracer) agent.ProviderFunc {
@@ -335,6 +332,9 @@ func tracedProviders(providers agent.ProviderFunc, t trace.Tracer) agent.Provide
 	}
 }
 
+// reapEvery is how often the installation's reaper runs: a quarter of the
+// lease (at least a second), so a crashed process's runs are reaped within
+// about a lease and a quarter.
 func reapEvery(lease time.Duration) time.Duration { return max(lease/4, time.Second) }
 
 // reap is one pass of the installation's reaper: the runtime's (runs whose

@@ -333,3 +333,17 @@ func TestMalformedArgumentsAreAToolErrorAndChangeNothing(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// list_processes names each process in the user's UI language where the
+// site gave it a name there (English for paula, German for erika), else by
+// its SKILL.md's name.
+func TestListProcessesNamesAProcessInTheUsersLanguage(t *testing.T) {
+	site := strings.Replace(wt.TourSite, "    identifier: seo\n", "    identifier: seo\n    names: {en: Optimise SEO}\n", 1)
+	e := wt.New(t, storetest.SQLite(t), site, nil)
+	for token, want := range map[string]string{wt.Paula: ": Optimise SEO — ", wt.Erika: ": SEO optimieren — "} {
+		procs := call(t, connect(t, e, token, nil), "list_processes", map[string]any{})
+		if procs.IsError || !strings.Contains(text(procs), want) {
+			t.Errorf("list_processes as %s = %s, want %q", token, text(procs), want)
+		}
+	}
+}

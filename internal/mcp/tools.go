@@ -192,6 +192,14 @@ func (s *Server) listProcesses(ctx context.Context, _ *sdk.CallToolRequest, a *a
 	if err != nil {
 		return result{}, err
 	}
+	// Each process by its name in the user's UI language, where the site
+	// gave it one (skill.LocalNames).
+	lang := catalog.Lang(a.BackendLanguage)
+	for i, p := range list {
+		if n, err := s.d.Skills.NamesOf(ctx, p.UID); err == nil {
+			list[i].Name = n.Local.In(lang, p.Name)
+		}
+	}
 	usable, err := s.d.Configs.Usable(ctx, a)
 	if err != nil {
 		return result{}, err

@@ -86,6 +86,7 @@ func skillGet(ctx context.Context, q store.Querier, uid int64, suffix string) (S
 // Names are what a conversation shows of its skill.
 type Names struct {
 	Identifier, Name string
+	Local            LocalNames // the names in the UI languages, if any
 }
 
 // NamesOf returns the identifier and name of skill uid (ErrNotFound when
@@ -94,12 +95,16 @@ type Names struct {
 func (s *Store) NamesOf(ctx context.Context, uid int64) (Names, error) {
 	return skillNames.Get(ctx, s.db, uid, func(ctx context.Context, q store.Querier) (Names, error) {
 		var n Names
-		err := q.QueryRow(ctx, "SELECT identifier, name FROM skills WHERE uid = ?", uid).Scan(&n.Identifier, &n.Name)
+		var local string
+		err := q.QueryRow(ctx, "SELECT identifier, name, names FROM skills WHERE uid = ?", uid).Scan(&n.Identifier, &n.Name, &local)
 		if errors.Is(err, sql.ErrNoRows) {
 			return Names{}, fmt.Errorf("skill %d: %w", uid, ErrNotFound)
 		}
 		if err != nil {
 			return Names{}, fmt.Errorf("read skill %d: %w", uid, err)
+		}
+		if n.Local, err = decodeNames(local); err != nil {
+			return Names{}, fmt.Errorf("read skill %d: names: %w", uid, err)
 		}
 		return n, nil
 	})

@@ -25,26 +25,6 @@ func benchDialects(b *testing.B, fn func(b *testing.B, db *sql.DB, d Dialect)) {
 	}
 }
 
-// The decision reads of one card answer: the acting user with rights, and
-// the page permission of the page the card is on.
-func BenchmarkDirectoryUserAndPagePerms(b *testing.B) {
-	benchDialects(b, func(b *testing.B, db *sql.DB, d Dialect) {
-		dir, _ := NewDirectory(db, d, nil)
-		ctx := context.Background()
-		start := time.Now()
-		for b.Loop() {
-			u, err := dir.User(ctx, "paula")
-			if err != nil {
-				b.Fatal(err)
-			}
-			if p, err := dir.PagePerms(ctx, u, 4); err != nil || p == 0 {
-				b.Fatalf("PagePerms = %d, %v", p, err)
-			}
-		}
-		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "decisions/s")
-	})
-}
-
 // One approved change written back with history, log and cache flush.
 func BenchmarkWriterApply(b *testing.B) {
 	benchDialects(b, func(b *testing.B, db *sql.DB, d Dialect) {

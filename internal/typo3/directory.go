@@ -46,9 +46,6 @@ var ErrUnknownUser = errors.New("unknown backend user")
 // and for a user without a password.
 var ErrWrongPassword = errors.New("wrong password")
 
-// ErrUnknownPage is returned for a page uid that has no live page, or a deleted one.
-var ErrUnknownPage = errors.New("unknown page")
-
 // InactiveReason says why an existing backend user may not work now.
 type InactiveReason string
 
@@ -499,19 +496,6 @@ func (dir *Directory) pagesIn(ctx context.Context, uids []int64) (map[int64]Page
 	return out, nil
 }
 
-// rootline reads the live (workspace 0), not deleted page uid and the pages
-// above it, nearest first, up to the root or to the first parent that is
-// missing, deleted or not live — at most maxDepth pages, in one recursive
-// query instead of one per level. A missing page uid has none.
-func (dir *Directory) rootline(ctx context.Context, uid int64) ([]Page, error) {
-	return dir.queryPages(ctx, fmt.Sprintf("rootline of page %d", uid),
-		"WITH RECURSIVE `rootline` (`depth`, "+pageCols("")+") AS ("+
-			"SELECT 0, "+pageCols("")+" FROM `pages` WHERE `uid` = ? AND `deleted` = 0 AND `t3ver_wsid` = 0 "+
-			"UNION ALL SELECT `r`.`depth` + 1, "+pageCols("`p`.")+" FROM `pages` `p` JOIN `rootline` `r` ON `p`.`uid` = `r`.`pid` "+
-			"WHERE `r`.`depth` < ? AND `r`.`pid` > 0 AND `p`.`deleted` = 0 AND `p`.`t3ver_wsid` = 0) "+
-			"SELECT "+pageCols("")+" FROM `rootline` ORDER BY `depth`", uid, maxDepth-1)
-}
-
 // ownPerms are the bits the page's own row grants the user: perms_user when
 // they own it, perms_group when they are a member of its group, and
 // perms_everybody always.
@@ -524,50 +508,6 @@ func (u *User) ownPerms(p Page) Permission {
 		perms |= p.Group
 	}
 	return perms & AllPerms
-}
-
-// PagePerms returns the user's permissions on a page as TYPO3's calcPerms:
-// all for an admin; none for a page outside the user's mounts (reached
-// through a rootline of pages the user may show, a translation through its
-// default-language page); else the bits of the page's own row. A deleted,
-// missing or non-live page is ErrUnknownPage.
-func (dir *Directory) PagePerms(ctx context.Context, u *User, uid int64) (Permission, error) {
-	line, err := dir.rootline(ctx, uid)
-	if err != nil {
-		return 0, err
-	}
-	if len(line) == 0 {
-		return 0, ErrUnknownPage
-	}
-	p := line[0]
-	if u.Admin {
-		return AllPerms, nil
-	}
-	if p.Language != 0 && p.L10nParent != 0 {
-		if line, err = dir.rootline(ctx, p.L10nParent); err != nil {
-			return 0, err
-		}
-	}
-	if !u.inMount(line) {
-		return 0, nil
-	}
-	return u.ownPerms(p), nil
-}
-
-// inMount walks a rootline (of the page, or of its default-language page
-// for a translation) and tells whether it reaches one of the user's mounts
-// before a page the user may not show, as TYPO3's isInWebMount. A rootline
-// that ends before a mount (a missing, deleted or not live parent) is not.
-func (u *User) inMount(line []Page) bool {
-	for _, cur := range line {
-		if !u.ownPerms(cur).Has(PageShow) {
-			return false
-		}
-		if slices.Contains(u.Mounts, cur.UID) {
-			return true
-		}
-	}
-	return false
 }
 
 // list splits a comma-separated list of names, dropping blanks.

@@ -8,7 +8,9 @@
 //     subgroups, resolved to the rights TYPO3 gives them — tables, exclude
 //     fields, languages (the user's own allowed_languages too), mounts,
 //     explicit_allowdeny for authMode fields such as tt_content.CType,
-//     workspace_perms and the workspace TYPO3 puts the user in;
+//     workspace_perms and the workspace TYPO3 puts the user in; page
+//     rights are not decided here but by access.Checker's page rule, over
+//     the pages and mounts read here, for every source alike;
 //   - password.go, passwordhash.go: password logins (`--typo3-password-login`
 //     beside the extension) checked against the hashes TYPO3 13 writes
 //     (Argon2i, Argon2id, bcrypt; older kinds are named, not verified);
@@ -26,6 +28,7 @@
 // directory; tca holds the TCA limits (max, trim, required) of the fields
 // Waymark writes; bridge is the client of the TYPO3 extension
 // (integrations/typo3), through which cards are written by DataHandler as
-// the editor and editors sign in from TYPO3; typo3test serves a real TYPO3
-// made by TYPO3's own installer to tests.
+// the editor and editors sign in from TYPO3; typo3test gives tests a TYPO3
+// database of their own (the demo site on MariaDB or PostgreSQL) and a real
+// TYPO3 made by TYPO3's own installer.
 package typo3

@@ -93,6 +93,7 @@ func (u *UI) attachData(ctx context.Context, me *user, cfg int64, userUID int64)
 		}
 		d.UserName = usr.Username
 		d.Menu, err = u.Catalogue.ForActor(ctx, userUID, cfg)
+		d.Menu = u.localCatalogue(ctx, me, d.Menu)
 		d.Usable = true
 		if errors.Is(err, process.ErrNotFound) {
 			d.Usable, d.Menu, err = false, nil, nil

@@ -39,10 +39,10 @@ type convView struct {
 	Retry        string // after a failed turn: the editor's last message, to send again
 }
 
-// nextPage is the next page with open points the editor may see, offered
-// when a tour is done.
+// nextPage is the next page worth improving, offered when a tour is done.
 type nextPage struct {
 	Title, Language, Href string
+	OpenPoints            bool // it has open points (else SEO gaps only)
 }
 
 type progress struct {
@@ -144,7 +144,7 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 		}
 	}
 	if v.Skill != nil {
-		cv.SkillChip = v.Skill.Name
+		cv.SkillChip = u.skillName(ctx, me, v.Skill.UID, v.Skill.Name)
 	}
 	// Messages with the status line of each decided card after the message it followed.
 	byAfter := map[int64][]chat.Outcome{}
@@ -240,26 +240,26 @@ func tourState(cv *convView) string {
 	return "tour.ready"
 }
 
-// nextPage is the first other page (or language) with an open point the
-// editor may see, as a link that starts its process there.
+// nextPage is the dashboard's first suggestion other than the page (in
+// the language) the tour was on — the same ranking (rankedPages) — as a
+// link that starts its process there.
 func (u *UI) nextPage(ctx context.Context, me *user, v chat.View) *nextPage {
 	if u.OpenPoints == nil {
 		return nil
 	}
-	points, err := u.OpenPoints.Visible(ctx, me.A.UID, 20)
+	_, pages, err := u.rankedPages(ctx, me)
 	if err != nil {
 		return nil
 	}
-	for _, p := range points {
+	for _, p := range pages {
 		if p.Page == v.Page && p.Language == v.Language {
 			continue
 		}
-		title := u.Site.Title(ctx, me.A, p.Page, p.Language)
-		if title == "" {
-			continue
+		href := fmt.Sprintf("/chat?page=%d&language=%d", p.Page, p.Language)
+		if p.Skill != 0 {
+			href += fmt.Sprintf("&skill=%d", p.Skill)
 		}
-		lang, _ := u.languageOf(ctx, me, p.Language)
-		return &nextPage{Title: title, Language: lang, Href: fmt.Sprintf("/chat?page=%d&language=%d&skill=%d", p.Page, p.Language, p.Skill)}
+		return &nextPage{Title: p.Title, Language: p.LanguageName, Href: href, OpenPoints: p.OpenPoints}
 	}
 	return nil
 }

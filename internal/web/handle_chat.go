@@ -79,7 +79,7 @@ func (u *UI) sidebar(ctx context.Context, me *user, current int64) ([]convItem, 
 			}
 		}
 		if v.Skill != nil {
-			it.Skill = v.Skill.Name
+			it.Skill = u.skillName(ctx, me, v.Skill.UID, v.Skill.Name)
 		}
 		out = append(out, it)
 	}
@@ -121,6 +121,7 @@ func (u *UI) picker(ctx context.Context, me *user, r *http.Request) (*pickerData
 		if p.Skills, err = u.Catalogue.ForActor(ctx, me.A.UID, cfg.UID); err != nil && !errors.Is(err, process.ErrNotFound) {
 			return nil, err
 		}
+		p.Skills = u.localCatalogue(ctx, me, p.Skills)
 	}
 	q := r.URL.Query()
 	p.Page, _ = strconv.ParseInt(q.Get("page"), 10, 64)
@@ -240,7 +241,7 @@ func (u *UI) handleChatStart(w http.ResponseWriter, r *http.Request, me *user) {
 		return
 	}
 	if v.Skill != nil && v.Skill.Process {
-		if err := u.Chat.Send(ctx, me.A.UID, v.ID, me.T.Get("chat.startMessage", v.Skill.Name)); err != nil {
+		if err := u.Chat.Send(ctx, me.A.UID, v.ID, me.T.Get("chat.startMessage", u.skillName(ctx, me, v.Skill.UID, v.Skill.Name))); err != nil {
 			u.logErr(ctx, "start tour", err)
 		}
 	}

@@ -25,7 +25,7 @@ func pathID(r *http.Request) int64 {
 func (u *UI) conversationData(ctx context.Context, me *user, v chat.View) *chatData {
 	d := &chatData{Conv: u.convView(ctx, me, v), Labels: labelsFor(me)}
 	if list, err := u.Catalogue.ForActor(ctx, me.A.UID, v.Configuration); err == nil {
-		d.Skills = list
+		d.Skills = u.localCatalogue(ctx, me, list)
 	}
 	d.Preview = u.preview(ctx, me, d.Conv)
 	return d

@@ -344,7 +344,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	ui.Register()
 	// MCP clients reach the same services at /mcp (Streamable HTTP).
 	tools := mcp.New(mcp.Deps{DB: db, Directory: dir, Chat: conversations, OpenPoints: points, Site: pages, Catalogue: catalogue, Configs: configs,
-		Skills: skills, Inbox: rt}, &mcp.Config{Logger: log, Version: build.Version,
+		Skills: skills, Inbox: rt, Campaigns: campaigns}, &mcp.Config{Logger: log, Version: build.Version,
 		FormWait: cfg.MCPFormWait, FormProgress: cfg.MCPFormProgress})
 	mcpHandler := tools.Handler(srv, cfg.MCPOrigins)
 	for _, m := range []string{"GET", "POST", "DELETE"} {

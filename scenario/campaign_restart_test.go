@@ -78,3 +78,30 @@ func TestACampaignSurvivesItsProcessDyingAndStartsEveryPageOnce(t *testing.T) {
 		}
 	})
 }
+
+// The owner's rights are read at each page's pickup, not at the campaign's
+// start: a page she could edit when she started the campaign and may only
+// read when its turn comes is skipped with page_read_only, and gets no tour.
+func TestACampaignReadsTheOwnersRightsAtEachPickup(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		api := wt.New(t, db, string(demo.Fixture), &wt.Options{APIOnly: true}) // nothing is worked yet
+		erika := api.As("demo-token-erika")
+		v := wt.Decode[campaignView](t, erika.Must("POST", "/api/campaigns", map[string]any{"process": "seo-optimieren", "rootPage": 2}, http.StatusCreated))
+		if v.Counts.Total != 1 {
+			t.Fatalf("created: %+v", v.Counts)
+		}
+		// Page 2 moves to the Services group: erika may show it, not edit it.
+		if _, err := db.Exec(t.Context(), "UPDATE records SET group_uid = 2 WHERE tbl = 'pages' AND uid = 2"); err != nil {
+			t.Fatal(err)
+		}
+		wt.New(t, db, "", &wt.Options{Workers: 1, ChatWorkers: 2}) // a worker process
+		untilCampaign(t, erika, v.ID, "done", func(v campaignView) bool { return v.State == "done" })
+		if got := itemRows(t, db, v.ID)[2]; got != "skipped page_read_only" {
+			t.Errorf("page 2: %q, want skipped page_read_only", got)
+		}
+		var n int
+		if err := db.QueryRow(t.Context(), "SELECT COUNT(*) FROM conversations").Scan(&n); err != nil || n != 0 {
+			t.Errorf("tours: %d, %v; want none", n, err)
+		}
+	})
+}

@@ -127,7 +127,12 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("demo site: %w", err)
 		}
-		sum = "Demo site imported: " + s.String()
+		// The guide branch: enough pages with findings for a campaign.
+		b, err := fixture.Import(ctx, db, demo.Branch(), "branch.json", a.FixtureOptions())
+		if err != nil {
+			return fmt.Errorf("demo site: guide branch: %w", err)
+		}
+		sum = "Demo site imported: " + s.String() + "; guide branch: " + b.String()
 	}
 	return serve(ctx, e, a, f.Addr, httpOptions{serve: httpapi.ServeConfig{ShutdownTimeout: f.ShutdownTimeout}}, func(url string) {
 		w := e.stdout
@@ -141,6 +146,8 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(w, "  %-9s %-17s %-21s %s\n", l.Username, pw, l.Token, l.Role)
 		}
 		fmt.Fprintf(w, "\nLog in as erika (erika-demo-pass) and start a tour from the page picker or the dashboard.\n")
+		fmt.Fprintf(w, "A campaign over the guide branch (%d pages): curl -H 'Authorization: Bearer demo-token-erika' -H 'Content-Type: application/json' "+
+			"-d '{\"process\": \"seo-optimieren\", \"rootPage\": %d, \"depth\": 1, \"filter\": \"descriptionMissing\"}' %s/api/campaigns\n", demo.BranchPages, demo.BranchRoot, url)
 		fmt.Fprintf(w, "API: curl -H 'Authorization: Bearer demo-token-erika' %s/api/me\n", url)
 		fmt.Fprintln(w, "Stop with Ctrl-C.")
 	})

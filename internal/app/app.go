@@ -20,6 +20,7 @@ import (
 	"waymark/internal/agent"
 	"waymark/internal/auth"
 	"waymark/internal/buildinfo"
+	"waymark/internal/campaign"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
 	"waymark/internal/content"
@@ -168,6 +169,7 @@ type App struct {
 	Queue     *queue.Queue
 	Skills    *skill.Store
 	Chat      *chat.Service
+	Campaigns *campaign.Service
 	Server    *httpapi.Server
 	MCP       *mcp.Server // the MCP tools: /mcp of Server, and `waymark mcp` over stdio
 	log       *slog.Logger
@@ -253,9 +255,11 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	conversations = chat.New(chat.Deps{DB: db, Source: src, Directory: dir, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
 		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(), Test: chat.TestConfig{BeforeClaim: cfg.Test.BeforeClaim},
 		Labeler: chatLabels(pages, dir)})
+	campaigns := campaign.New(campaign.Deps{DB: db, Chat: conversations, Site: pages, Skills: skills, Configs: configs, Directory: dir, Queue: q},
+		&campaign.Config{Clock: clk, Logger: log})
 	build := buildinfo.Read(cfg.Version)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Source: src, Directory: dir, Passwords: passwords, Logger: log, Clock: clk, Version: build.Version, Commit: build.Commit, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, TrustedProxies: cfg.TrustedProxies, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
-		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs,
+		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs, Campaigns: campaigns,
 		TYPO3Bridge: bridgeOrNil(cfg.Bridge), PasswordLoginOff: cfg.Bridge != nil && !cfg.PasswordLogin})
 	if err != nil {
 		return nil, err
@@ -268,7 +272,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	ui.Register()
 	// MCP clients reach the same services at /mcp (Streamable HTTP).
 	tools := mcp.New(mcp.Deps{DB: db, Directory: dir, Chat: conversations, OpenPoints: points, Site: pages, Catalogue: catalogue, Configs: configs,
-		Skills: skills, Inbox: rt}, &mcp.Config{Logger: log, Version: build.Version,
+		Skills: skills, Inbox: rt, Campaigns: campaigns}, &mcp.Config{Logger: log, Version: build.Version,
 		FormWait: cfg.MCPFormWait, FormProgress: cfg.MCPFormProgress})
 	mcpHandler := tools.Handler(srv, cfg.MCPOrigins)
 	for _, m := range []string{"GET", "POST", "DELETE"} {
@@ -282,7 +286,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 			return nil, err
 		}
 	}
-	return &App{DB: db, Source: src, Directory: dir, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Server: srv, MCP: tools, log: log, skillsRoot: cfg.SkillsRoot, hashCost: cfg.HashCost}, nil
+	return &App{DB: db, Source: src, Directory: dir, Box: box, Configs: configs, Tools: reg, Runs: runs, Runtime: rt, Queue: q, Skills: skills, Chat: conversations, Campaigns: campaigns, Server: srv, MCP: tools, log: log, skillsRoot: cfg.SkillsRoot, hashCost: cfg.HashCost}, nil
 }
 
 // bridgeOrNil is b as the API's bridge: a nil interface without one.
@@ -348,5 +352,11 @@ func (a *App) reap(ctx context.Context) error {
 	} else if n > 0 {
 		a.log.Info("reaper: chat", "settled", n)
 	}
-	return errors.Join(err, cerr)
+	m, merr := a.Campaigns.Reap(ctx)
+	if merr != nil {
+		a.log.Error("reaper: campaigns", "err", merr)
+	} else if m > 0 {
+		a.log.Info("reaper: campaigns", "handed on", m)
+	}
+	return errors.Join(err, cerr, merr)
 }

@@ -101,7 +101,7 @@ func (a *App) StartWorkers(ctx context.Context, shutdown time.Duration) (stop fu
 // startWorkers starts the workers on a context of their own and returns
 // the stop of steps 2–4 of Run.
 func (a *App) startWorkers(soft time.Duration) (stop func() error, err error) {
-	if err := a.Queue.Start(context.Background(), queue.Handlers{Runs: a.Runtime, Chat: a.Chat, Resume: a.Runtime, Reap: a.reap}); err != nil {
+	if err := a.Queue.Start(context.Background(), queue.Handlers{Runs: a.Runtime, Chat: a.Chat, Resume: a.Runtime, Reap: a.reap, Campaign: a.Campaigns}); err != nil {
 		return nil, fmt.Errorf("start workers: %w", err)
 	}
 	a.DB.ListenForSignals() // a Stop sent from another process reaches the turns run here

@@ -16,6 +16,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
+	"waymark/internal/campaign"
 	"waymark/internal/fault"
 	"waymark/internal/store"
 )
@@ -91,12 +92,15 @@ func FuzzAdminGroupBody(f *testing.F)         { fuzzBody[access.Group](f) }
 func FuzzAdminTokenBody(f *testing.F)         { fuzzBody[tokenBody](f) }
 func FuzzMeLanguageBody(f *testing.F)         { fuzzBody[languageRequest](f) }
 func FuzzAdminGrantsBody(f *testing.F)        { fuzzBody[grantsBody](f) }
+func FuzzCampaignBody(f *testing.F)           { fuzzBody[campaign.Request](f) }
+func FuzzCampaignAnswersBody(f *testing.F)    { fuzzBody[campaign.Answers](f) }
 
 // fuzzedBodies are the body types with a fuzz target above.
 var fuzzedBodies = []string{"loginRequest", "ticketRequest", "runRequest", "agent.Decision", "inputRequest",
 	"conversationStartRequest", "messageRequest", "answerRequest", "conversationSkillRequest",
 	"skillCreateRequest", "skillUpdateRequest", "digestRequest", "attachRequest", "sourceRequest",
-	"configurationBody", "userBody", "access.Group", "tokenBody", "languageRequest", "grantsBody"}
+	"configurationBody", "userBody", "access.Group", "tokenBody", "languageRequest", "grantsBody",
+	"campaign.Request", "campaign.Answers"}
 
 // A handler that decodes a new kind of body without a fuzz target fails here:
 // every DecodeJSON(r, &v) of the package names a declared type, and each is

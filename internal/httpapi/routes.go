@@ -1,5 +1,7 @@
 package httpapi
 
+import "waymark/internal/campaign"
+
 // routes registers the API's routes except the screens' reads and streams
 // (screenRoutes, handle_screens.go) and what other packages mount on the
 // server (the web UI's Register, MCP's /mcp); scenario/authz's matrix lists
@@ -98,5 +100,18 @@ func (s *Server) routes() {
 		if s.configs != nil {
 			s.HandleAdmin("POST /api/admin/configurations/{uid}/test", s.handleAdminConfigurationTest)
 		}
+	}
+
+	// Campaigns: one process over many pages, one review list (a campaign
+	// is its owner's and administrators'; others get 404 like unknown).
+	if s.campaigns != nil {
+		s.Handle("POST /api/campaigns", s.handleCampaignCreate)
+		s.Handle("GET /api/campaigns", s.handleCampaignList)
+		s.Handle("GET /api/campaigns/{id}", s.handleCampaignGet)
+		s.Handle("POST /api/campaigns/{id}/pause", s.handleCampaignChange(campaign.EventPause))
+		s.Handle("POST /api/campaigns/{id}/resume", s.handleCampaignChange(campaign.EventResume))
+		s.Handle("POST /api/campaigns/{id}/cancel", s.handleCampaignChange(campaign.EventCancel))
+		s.Handle("GET /api/campaigns/{id}/cards", s.handleCampaignCards)
+		s.Handle("POST /api/campaigns/{id}/answers", s.handleCampaignAnswers)
 	}
 }

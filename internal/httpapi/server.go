@@ -16,6 +16,7 @@ import (
 	"waymark/internal/access"
 	"waymark/internal/agent"
 	"waymark/internal/auth"
+	"waymark/internal/campaign"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
 	"waymark/internal/content"
@@ -62,6 +63,8 @@ type Config struct {
 	Catalogue *process.Catalogue
 	// Chat serves the conversations API; nil leaves those routes out.
 	Chat *chat.Service
+	// Campaigns serves the campaigns API (/api/campaigns…); nil leaves those routes out.
+	Campaigns *campaign.Service
 	// OpenPoints serves the open points of a page and the site-wide dashboard.
 	OpenPoints *openpoint.Store
 	// Site serves what the editor's screens read (page tree, page preview); nil
@@ -112,6 +115,7 @@ type Server struct {
 	ender        *process.Ender
 	catalogue    *process.Catalogue
 	chat         *chat.Service
+	campaigns    *campaign.Service
 	points       *openpoint.Store
 	patterns     []string // every registered route, in order (Routes)
 	site         *site.Site
@@ -150,6 +154,7 @@ func New(cfg Config) (*Server, error) {
 		ender:        cfg.Ender,
 		catalogue:    cfg.Catalogue,
 		chat:         cfg.Chat,
+		campaigns:    cfg.Campaigns,
 		points:       cfg.OpenPoints,
 		site:         cfg.Site,
 		configs:      cfg.Configs,

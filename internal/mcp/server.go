@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"waymark/internal/access"
+	"waymark/internal/campaign"
 	"waymark/internal/chat"
 	"waymark/internal/llmconfig"
 	"waymark/internal/openpoint"
@@ -30,6 +31,8 @@ type Deps struct {
 	Configs    *llmconfig.Store
 	Skills     *skill.Store // resolves a process named by its identifier
 	Inbox      Inbox        // the four-eyes inbox and release (agent.Runtime)
+	// Campaigns serves the campaign tools; nil leaves them out.
+	Campaigns *campaign.Service
 }
 
 // Config tunes the server; zero values take the defaults.

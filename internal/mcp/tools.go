@@ -152,6 +152,9 @@ func (s *Server) addTools(srv *sdk.Server, who whoFunc) {
 	sdk.AddTool(srv, &sdk.Tool{Name: "list_open_points", Title: "List open points", Annotations: readOnly, OutputSchema: openPointsSchema,
 		Description: "Lists the open points (changes proposed but not applied, to check later) the user may see: of one page, or site-wide newest first as the dashboard shows them."},
 		tool(s, who, s.listOpenPoints))
+	if s.d.Campaigns != nil {
+		s.addCampaignTools(srv, who)
+	}
 }
 
 // result is a tool's answer: data is its structured content, text the

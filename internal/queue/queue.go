@@ -55,6 +55,19 @@ func (ChatArgs) Kind() string { return "waymark_chat" }
 // workers are sized apart.
 func (ChatArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueChat} }
 
+// CampaignArgs is a campaign's job: the campaign whose pages to work.
+type CampaignArgs struct {
+	Campaign int64 `json:"campaign"`
+}
+
+// Kind names the campaign job kind in River's tables.
+func (CampaignArgs) Kind() string { return "waymark_campaign" }
+
+// CampaignHandler works a campaign's job. It is implemented by campaign.Service.
+type CampaignHandler interface {
+	Work(ctx context.Context, campaign int64) error
+}
+
 // reapArgs is the reaper's periodic job.
 type reapArgs struct{}
 
@@ -65,6 +78,10 @@ const (
 	QueueRuns        = river.QueueDefault
 	QueueChat        = "chat"
 	QueueMaintenance = "maintenance"
+	// QueueCampaign carries the campaigns' jobs, one worker per process:
+	// a campaign job starts tours (chat jobs) and follows them, so it never
+	// takes a slot a tour's turn needs.
+	QueueCampaign = "campaign"
 )
 
 // DefaultPollInterval is how often idle workers look for jobs on
@@ -146,10 +163,13 @@ var ErrNoHandler = errors.New("queue: workers need a handler")
 // each of them inserts through the queue it is given, so the queue exists
 // first and nothing is wired after a constructor (issue 16 item 5).
 type Handlers struct {
-	Runs   Handler                         // the run jobs; required with Config.Workers
-	Chat   JobHandler                      // the chat jobs; required with Config.ChatWorkers
-	Resume ResumeHandler                   // the resume jobs (on the chat queue); required with Config.ChatWorkers
-	Reap   func(ctx context.Context) error // the reaper; required with Config.Reaper
+	Runs Handler // the run jobs; required with Config.Workers
+	// Campaign works the campaigns' jobs (beside the chat jobs); nil leaves
+	// them waiting for a process that has it.
+	Campaign CampaignHandler
+	Chat     JobHandler                      // the chat jobs; required with Config.ChatWorkers
+	Resume   ResumeHandler                   // the resume jobs (on the chat queue); required with Config.ChatWorkers
+	Reap     func(ctx context.Context) error // the reaper; required with Config.Reaper
 }
 
 // New builds a queue on db. With cfg.Workers > 0 the run jobs, with
@@ -204,6 +224,7 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 		river.AddWorker(workers, &chatWorker{q: q})
 		river.AddWorker(workers, &resumeWorker{q: q})
 		river.AddWorker(workers, &reapWorker{q: q})
+		river.AddWorker(workers, &campaignWorker{q: q})
 		rc.Workers = workers
 		if cfg.Tracer != nil {
 			rc.Middleware = []rivertype.Middleware{traceMiddleware(cfg.Tracer)}
@@ -217,6 +238,7 @@ func New(db *store.DB, cfg Config) (*Queue, error) {
 		}
 		if cfg.ChatWorkers > 0 {
 			rc.Queues[QueueChat] = river.QueueConfig{MaxWorkers: cfg.ChatWorkers}
+			rc.Queues[QueueCampaign] = river.QueueConfig{MaxWorkers: 1}
 		}
 		poll := DefaultPollInterval
 		if db.Dialect() == store.SQLite {
@@ -308,6 +330,25 @@ func (q *Queue) InsertChatTx(ctx context.Context, tx *store.Tx, payload any) err
 	return nil
 }
 
+// campaignAttempts: a campaign job changes nothing twice (every claim of
+// its items is guarded), so a retry after a passing fault is safe.
+const campaignAttempts = 10
+
+// InsertCampaignTx enqueues the job of campaign id inside tx (from InTx).
+// Two jobs of one campaign do no harm: the campaign's lease lets one
+// work it (campaign.Service.Work).
+func (q *Queue) InsertCampaignTx(ctx context.Context, tx *store.Tx, id int64) error {
+	if tx.SQL == nil {
+		return ErrNeedsSQLTx
+	}
+	opts := &river.InsertOpts{Queue: QueueCampaign, MaxAttempts: campaignAttempts, Metadata: q.traceMetadata(ctx)}
+	if _, err := q.client.InsertTx(ctx, tx.SQL, CampaignArgs{Campaign: id}, opts); err != nil {
+		return fmt.Errorf("enqueue campaign %d: %w", id, err)
+	}
+	q.insertedIn(tx, QueueCampaign)
+	return nil
+}
+
 // Start starts the workers on h (no-op for an insert-only queue). A handler
 // the configuration needs and h lacks is ErrNoHandler, and nothing starts.
 func (q *Queue) Start(ctx context.Context, h Handlers) error {
@@ -380,6 +421,18 @@ func (w *chatWorker) Work(ctx context.Context, job *river.Job[ChatArgs]) error {
 		return ErrNoHandler
 	}
 	return w.q.h.Chat.Work(access.WithActorMemo(ctx), job.Args.Job)
+}
+
+type campaignWorker struct {
+	river.WorkerDefaults[CampaignArgs]
+	q *Queue
+}
+
+func (w *campaignWorker) Work(ctx context.Context, job *river.Job[CampaignArgs]) error {
+	if w.q.h.Campaign == nil {
+		return nil // the reaper of a process with campaigns hands it on
+	}
+	return w.q.h.Campaign.Work(access.WithActorMemo(ctx), job.Args.Campaign)
 }
 
 type reapWorker struct {

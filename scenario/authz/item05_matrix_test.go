@@ -51,6 +51,7 @@ const (
 	attachment kind = "attachment"
 	userObj    kind = "user"
 	groupObj   kind = "group"
+	campObj    kind = "campaign"
 )
 
 // matrixRow is the expected answer of one route to every caller. want holds
@@ -135,6 +136,20 @@ var matrix = map[string]matrixRow{
 	"GET /api/conversations/{id}/stream": {kind: convObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/404/404"},
 	"GET /api/pages/{uid}/open-points":   {kind: pageObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404"},
 	"GET /api/open-points":               {want: "401 401 200 200 200 200 200"},
+
+	// Campaigns: a campaign is its owner's and administrators'; others get
+	// 404 like unknown. The objects are paused campaigns without pages (no
+	// tour starts, no model reply is taken); a start the matrix sends asks
+	// for a depth out of range, so nothing is worked either.
+	"POST /api/campaigns":             {want: "401 401 400 400 400 400 400", body: fixed(map[string]any{"process": "tone", "rootPage": 1, "depth": 11})},
+	"GET /api/campaigns":              {want: "401 401 200 200 200 200 200"},
+	"GET /api/campaigns/{id}":         {kind: campObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404"},
+	"POST /api/campaigns/{id}/pause":  {kind: campObj, want: "401 401 409/404/404 409/404/404 409/404/404 409/404/404 409/409/404"},
+	"POST /api/campaigns/{id}/resume": {kind: campObj, fresh: true, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404"},
+	"POST /api/campaigns/{id}/cancel": {kind: campObj, fresh: true, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404"},
+	"GET /api/campaigns/{id}/cards":   {kind: campObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404"},
+	"POST /api/campaigns/{id}/answers": {kind: campObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404",
+		body: fixed(map[string]any{"answer": "skip", "cards": []map[string]any{{"conversation": 999999, "turnDigest": "v1:00"}}})},
 
 	// Administration (issue 14): 403 to every non-admin before any lookup.
 	"GET /api/admin/configurations": {want: "401 401 403 403 403 403 200"},
@@ -261,6 +276,17 @@ func (f *fixtureObjects) newConversation(token string) string {
 	return strconv.FormatInt(c.ID, 10)
 }
 
+// newCampaign makes a paused campaign of token's user without pages.
+func (f *fixtureObjects) newCampaign(token string) string {
+	uid := map[string]int64{admin: 1, erika: 2, paula: 3, bernd: 4, robot: 5}[token]
+	var id int64
+	if err := f.e.DB.QueryRow(context.Background(), `INSERT INTO campaigns (owner_uid, skill_uid, configuration_uid, root_page, languages,
+		concurrency, state, created_at, updated_at) VALUES (?, 12, 1, 1, '[0]', 1, 'paused', 1, 1) RETURNING id`, uid).Scan(&id); err != nil {
+		f.t.Fatal(err)
+	}
+	return strconv.FormatInt(id, 10)
+}
+
 // objects returns the path values of caller token's own, foreign and
 // unknown objects of kind k; fresh makes new ones.
 func (f *fixtureObjects) objects(k kind, token string, fresh bool) [3]map[string]string {
@@ -288,6 +314,20 @@ func (f *fixtureObjects) objects(k kind, token string, fresh bool) [3]map[string
 			}
 		}
 		ids := [3]map[string]string{one(name, newObj(token)), one(name, newObj(other)), one(name, unknownID)}
+		if !fresh {
+			if f.ids[k] == nil {
+				f.ids[k] = map[string][3]map[string]string{}
+			}
+			f.ids[k][token] = ids
+		}
+		return ids
+	case campObj:
+		if !fresh {
+			if ids, ok := f.ids[k][token]; ok {
+				return ids
+			}
+		}
+		ids := [3]map[string]string{one("id", f.newCampaign(token)), one("id", f.newCampaign(other)), one("id", "999999")}
 		if !fresh {
 			if f.ids[k] == nil {
 				f.ids[k] = map[string][3]map[string]string{}

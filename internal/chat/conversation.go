@@ -11,6 +11,7 @@ import (
 
 	"waymark/internal/content"
 	"waymark/internal/fault"
+	"waymark/internal/serp"
 	"waymark/internal/store"
 	"waymark/internal/tool"
 )
@@ -64,6 +65,9 @@ type CardCall struct {
 	Landing *content.Landing `json:"landing,omitempty"`
 
 	Labels *TargetLabels `json:"labels,omitempty"` // the reader's words for the target (views only)
+	// SearchPreview is the page's search result with the proposed values,
+	// on a call that changes a page's title or description (views only).
+	SearchPreview *serp.Preview `json:"searchPreview,omitempty"`
 }
 
 // offers reports whether the card offers answer a.

@@ -118,6 +118,7 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 		v.Card = &c
 	}
 	s.label(ctx, r.Owner, v.Outcomes, v.Card)
+	s.searchPreviews(ctx, v.Card)
 	if r.Skill != 0 {
 		if n, err := s.skills.NamesOf(ctx, r.Skill); err == nil {
 			v.Skill = &SkillRef{UID: r.Skill, Identifier: n.Identifier, Name: n.Name, Process: r.Process}

@@ -90,6 +90,7 @@ type callView struct {
 	Landing  string // where the write will land, in the reader's words ("" not said)
 	Draft    bool   // Landing is a draft workspace
 	EditURL  string // the record in TYPO3's editor (beside TYPO3 with the bridge; "" otherwise)
+	Search   *serpView // the page's search result with the proposal (a title or description changed)
 }
 
 type itemView struct {
@@ -302,6 +303,7 @@ func (u *UI) chatCard(ctx context.Context, me *user, v chat.View) *cardView {
 		if t := call.Target; t != nil {
 			k.EditURL = u.editURL(t.Table, t.UID)
 		}
+		k.Search = searchView(me, call.SearchPreview)
 		cv.Calls = append(cv.Calls, k)
 	}
 	cv.Heading = headingOf(me, cv.Calls)

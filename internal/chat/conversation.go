@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"waymark/internal/content"
+	"waymark/internal/cost"
 	"waymark/internal/fault"
 	"waymark/internal/serp"
 	"waymark/internal/store"
@@ -46,6 +47,8 @@ type Card struct {
 	Answers        []string   `json:"answers"`
 	ApproveBlocked string     `json:"approveBlocked"`
 	Calls          []CardCall `json:"calls"`
+	// Cost is what the run that proposed the card cost so far (views only).
+	Cost *cost.Total `json:"cost,omitempty"`
 }
 
 // CardCall is one pending call of a card.

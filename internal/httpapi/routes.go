@@ -99,4 +99,7 @@ func (s *Server) routes() {
 			s.HandleAdmin("POST /api/admin/configurations/{uid}/test", s.handleAdminConfigurationTest)
 		}
 	}
+
+	// What the model calls cost, per month and configuration: administrators.
+	s.HandleAdmin("GET /api/costs", s.handleCosts)
 }

@@ -87,9 +87,9 @@ type callView struct {
 	Items    []itemView
 	Error    string
 	Argument string
-	Landing  string // where the write will land, in the reader's words ("" not said)
-	Draft    bool   // Landing is a draft workspace
-	EditURL  string // the record in TYPO3's editor (beside TYPO3 with the bridge; "" otherwise)
+	Landing  string    // where the write will land, in the reader's words ("" not said)
+	Draft    bool      // Landing is a draft workspace
+	EditURL  string    // the record in TYPO3's editor (beside TYPO3 with the bridge; "" otherwise)
 	Search   *serpView // the page's search result with the proposal (a title or description changed)
 }
 

@@ -37,6 +37,7 @@ type convView struct {
 	Done         bool   // the tour completed and nothing waits or runs: Fertig, no ×
 	Next         *nextPage
 	Retry        string // after a failed turn: the editor's last message, to send again
+	CostText     string // what the tour's model calls cost, in the reader's words ("" none yet)
 }
 
 // nextPage is the next page with open points the editor may see, offered
@@ -77,6 +78,7 @@ type cardView struct {
 	Action  string // URL the answer form posts to
 	Target  string // element the answer's partial replaces
 	Heading string
+	Cost    string // what the run that proposed the card cost, in the reader's words ("" none)
 }
 
 type callView struct {
@@ -207,6 +209,7 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 			}
 		}
 	}
+	cv.CostText = costText(me, "cost.tour", v.Cost)
 	cv.State = tourState(cv)
 	if cv.Done = cv.Progress != nil && cv.Progress.Completed && !cv.Busy && cv.Card == nil && cv.Ask == nil; cv.Done {
 		cv.Highlight = "" // nothing is being worked on any more
@@ -307,6 +310,7 @@ func (u *UI) chatCard(ctx context.Context, me *user, v chat.View) *cardView {
 		cv.Calls = append(cv.Calls, k)
 	}
 	cv.Heading = headingOf(me, cv.Calls)
+	cv.Cost = costText(me, "cost.card", c.Cost)
 	return cv
 }
 

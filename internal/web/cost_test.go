@@ -45,6 +45,10 @@ func TestModelCallsArePricedPerCardTourAndMonth(t *testing.T) {
 		if c, _ := v["cost"].(map[string]any); !same(c, want) {
 			t.Errorf("tour cost = %v, want %v", c, want)
 		}
+		// The chat shows both, small, under the card and the conversation (erika reads German).
+		b := login(t, e, "erika", "erika-pass-1234")
+		contains(t, "chat costs", b.get("/chat/"+ftoa(id)), `<p class="cost">Dieser Vorschlag: 1.000 Token rein, 200 raus, Kosten 0,0045</p>`,
+			`<p class="cost">Diese Tour bisher: 1.000 Token rein, 200 raus, Kosten 0,0045</p>`)
 		// The price changes; the recorded call keeps its price, the next is priced anew.
 		cfg["priceInputPerMTok"], cfg["priceOutputPerMTok"] = 1.0, 1.0
 		e.As(wt.Admin).Must("PUT", "/api/admin/configurations/1", cfg, http.StatusOK)

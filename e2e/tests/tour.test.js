@@ -35,7 +35,7 @@ e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', asy
   await expect(serp.getByText('About', { exact: true }).first()).toBeVisible();
   for (const [size, viewport] of [['laptop', { width: 1280, height: 800 }], ['phone', { width: 390, height: 844 }]]) {
     await page.setViewportSize(viewport);
-    await serp.scrollIntoViewIfNeeded();
+    await expect(serp).toBeVisible();
     await s.shot(page, `tour-search-preview-${size}`);
     await s.shotOf(serp, `tour-search-preview-${size}-only`);
     await expectNoSeriousViolations(page, `the card with its search-result preview at ${size} size`);

@@ -102,4 +102,6 @@ func (s *Server) routes() {
 
 	// What the model calls cost, per month and configuration: administrators.
 	s.HandleAdmin("GET /api/costs", s.handleCosts)
+	// The applied changes, as CSV or JSON: administrators all, others their own.
+	s.Handle("GET /api/changes", s.handleChanges)
 }

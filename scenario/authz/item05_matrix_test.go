@@ -168,6 +168,7 @@ var matrix = map[string]matrixRow{
 		body: fixed(map[string]any{"grants": []string{"approve"}})},
 	"GET /api/admin/runs": {want: "401 401 403 403 403 403 200"},
 	"GET /api/costs":      {want: "401 401 403 403 403 403 200"},
+	"GET /api/changes":    {want: "401 401 200 200 200 200 200"},
 
 	// What the editor's screens read (issue 13).
 	"GET /api/labels":              {want: "401 401 200 200 200 200 200"},

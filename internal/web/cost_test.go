@@ -3,6 +3,7 @@ package web_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 // reprice what was recorded.
 func TestModelCallsArePricedPerCardTourAndMonth(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		e := newEnv(t, db)
+		e := wt.New(t, db, strings.Replace(site, "username: admin,", "username: admin, password: admin-pass-1234,", 1), nil)
 		cfg := e.As(wt.Admin).Must("GET", "/api/admin/configurations/1", nil, http.StatusOK).Map(t)
 		cfg["priceInputPerMTok"], cfg["priceOutputPerMTok"] = 2.5, 10.0
 		e.As(wt.Admin).Must("PUT", "/api/admin/configurations/1", cfg, http.StatusOK)
@@ -68,6 +69,13 @@ func TestModelCallsArePricedPerCardTourAndMonth(t *testing.T) {
 		l := lines[0].(map[string]any)
 		if l["configuration"] != 1.0 || l["identifier"] != "chat" || l["model"] != "m" || l["calls"] != 2.0 || !same(l, wantTour) || !same(rep["total"].(map[string]any), wantTour) {
 			t.Errorf("report line %v, total %v; want configuration 1 with %v over 2 calls", l, rep["total"], wantTour)
+		}
+		// The administrators' screen says the same (admin reads English).
+		admin := login(t, e, "admin", "admin-pass-1234")
+		contains(t, "costs screen", admin.get("/admin/costs?month="+month), "<caption>Model usage in "+month+", per configuration</caption>",
+			"<td>Chat</td><td>m</td><td>2</td><td>4,000</td><td>300</td><td>0.0076</td>")
+		if a := admin.get("/admin/costs?month=13-2026"); a.Status != http.StatusBadRequest || !strings.Contains(a.Body, "Not a month: 13-2026") {
+			t.Errorf("a bad month on the screen = %d", a.Status)
 		}
 		empty := e.As(wt.Admin).Must("GET", "/api/costs?month=2001-01", nil, http.StatusOK).Map(t)
 		if ls, _ := empty["configurations"].([]any); len(ls) != 0 {

@@ -3,6 +3,7 @@
 // one; the preview highlights what the model talks about and shows the
 // applied change without a reload; the summary appears at the end.
 import { e2e, expect, login, speed, firstPaint } from '../lib/e2e.js';
+import { expectNoSeriousViolations } from '../lib/axe.js';
 import { startTour, tourHeader, card, preview, conversation, proposed, watchText, seenAt, answer, expectSummary } from '../lib/chat.js';
 
 e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', async ({ s }) => {
@@ -25,6 +26,23 @@ e2e('a whole SEO tour: apply, variant, skip, keep, and the summary appears', asy
   const description = await proposed(s, id);
   await expect(card(page)).toContainText(description);
   await s.shot(page, 'tour-point-1-card');
+  // The card's search-result preview: the page as a results page lists it with the proposal,
+  // on a desktop and on a phone; looked at on a laptop and on a phone, axe-core clean, no sideways scrolling.
+  const serp = card(page).getByRole('region', { name: 'Vorschau im Suchergebnis' });
+  await expect(serp.getByText('Desktop', { exact: true })).toBeVisible();
+  await expect(serp.getByText('Smartphone', { exact: true })).toBeVisible();
+  await expect(serp.getByText('about', { exact: true }).first()).toBeVisible();
+  await expect(serp.getByText('About', { exact: true }).first()).toBeVisible();
+  for (const [size, viewport] of [['laptop', { width: 1280, height: 800 }], ['phone', { width: 390, height: 844 }]]) {
+    await page.setViewportSize(viewport);
+    await expect(serp).toBeVisible();
+    await s.shot(page, `tour-search-preview-${size}`);
+    await s.shotOf(serp, `tour-search-preview-${size}-only`);
+    await expectNoSeriousViolations(page, `the card with its search-result preview at ${size} size`);
+    const [sw, w] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    if (sw > w) throw new Error(`at ${size} size the page is ${sw} px wide in a ${w} px window`);
+  }
+  await page.setViewportSize({ width: 1400, height: 900 }); // the suite's default again
   await s.shotOf(page.getByRole('region', { name: 'KI-Chat' }), 'chat-with-card');
 
   // Apply: the status line, and the preview shows the new description without a reload.

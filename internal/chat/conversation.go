@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"waymark/internal/content"
+	"waymark/internal/cost"
 	"waymark/internal/fault"
+	"waymark/internal/serp"
 	"waymark/internal/store"
 	"waymark/internal/tool"
 )
@@ -45,6 +47,8 @@ type Card struct {
 	Answers        []string   `json:"answers"`
 	ApproveBlocked string     `json:"approveBlocked"`
 	Calls          []CardCall `json:"calls"`
+	// Cost is what the run that proposed the card cost so far (views only).
+	Cost *cost.Total `json:"cost,omitempty"`
 }
 
 // CardCall is one pending call of a card.
@@ -64,6 +68,9 @@ type CardCall struct {
 	Landing *content.Landing `json:"landing,omitempty"`
 
 	Labels *TargetLabels `json:"labels,omitempty"` // the reader's words for the target (views only)
+	// SearchPreview is the page's search result with the proposed values,
+	// on a call that changes a page's title or description (views only).
+	SearchPreview *serp.Preview `json:"searchPreview,omitempty"`
 }
 
 // offers reports whether the card offers answer a.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"waymark/internal/content"
+	"waymark/internal/cost"
 	"waymark/internal/skill"
 	"waymark/internal/store"
 )
@@ -30,6 +31,8 @@ type View struct {
 	UpdatedAt     time.Time       `json:"updatedAt"`
 	Configuration int64           `json:"configuration"`
 	PendingRun    string          `json:"pendingRunUuid,omitempty"` // the run a turn or decision waits on
+	// Cost is what the model calls of this conversation's turns cost (a tour's cost).
+	Cost *cost.Total `json:"cost,omitempty"`
 	// Draft is the model's reply as it streams in while a turn runs (a run
 	// driven by this process, with streaming on); it becomes the answer.
 	Draft string `json:"draft,omitempty"`
@@ -139,6 +142,12 @@ func (s *reads) view(ctx context.Context, r row) (View, error) {
 		v.Card = &c
 	}
 	s.label(ctx, r.Owner, v.Outcomes, v.Card)
+	s.searchPreviews(ctx, v.Card)
+	if v.Card != nil {
+		s.costs(ctx, &v, v.Card.RunUUID)
+	} else {
+		s.costs(ctx, &v, "")
+	}
 	if r.Skill != 0 {
 		if n, err := s.skills.NamesOf(ctx, r.Skill); err == nil {
 			v.Skill = &SkillRef{UID: r.Skill, Identifier: n.Identifier, Name: n.Name, Process: r.Process}

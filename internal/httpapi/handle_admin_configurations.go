@@ -29,6 +29,8 @@ type configurationBody struct {
 	ToolGroups            []string               `json:"toolGroups"`
 	MaxIterations         int                    `json:"maxIterations"`
 	TokenBudget           int64                  `json:"tokenBudget"`
+	PriceInputPerMTok     float64                `json:"priceInputPerMTok"`
+	PriceOutputPerMTok    float64                `json:"priceOutputPerMTok"`
 	// Read-only fields of the answer, accepted and ignored so that a GET
 	// answer can be edited and sent back.
 	HasAPIKey any `json:"hasApiKey"`
@@ -40,7 +42,8 @@ func (b configurationBody) configuration() llmconfig.Configuration {
 		ProviderType: b.ProviderType, BaseURL: b.BaseURL, Model: b.Model, Script: b.Script,
 		ContextWindow: b.ContextWindow, MaxOutputTokens: b.MaxOutputTokens, RequireSecondApprover: b.RequireSecondApprover,
 		Privacy: b.Privacy, SystemPrompt: b.SystemPrompt, AllowedGroups: b.AllowedGroups, ToolGroups: b.ToolGroups,
-		MaxIterations: b.MaxIterations, TokenBudget: b.TokenBudget}
+		MaxIterations: b.MaxIterations, TokenBudget: b.TokenBudget,
+		PriceInputPerMTok: b.PriceInputPerMTok, PriceOutputPerMTok: b.PriceOutputPerMTok}
 	if b.APIKey != nil {
 		c.APIKey = *b.APIKey
 	}

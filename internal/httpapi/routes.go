@@ -114,4 +114,9 @@ func (s *Server) routes() {
 		s.Handle("GET /api/campaigns/{id}/cards", s.handleCampaignCards)
 		s.Handle("POST /api/campaigns/{id}/answers", s.handleCampaignAnswers)
 	}
+
+	// What the model calls cost, per month and configuration: administrators.
+	s.HandleAdmin("GET /api/costs", s.handleCosts)
+	// The applied changes, as CSV or JSON: administrators all, others their own.
+	s.Handle("GET /api/changes", s.handleChanges)
 }

@@ -65,6 +65,12 @@ type Configuration struct {
 	ToolGroups    []string `json:"toolGroups"`
 	MaxIterations int      `json:"maxIterations"` // tool-loop rounds per run, 1..100
 	TokenBudget   int64    `json:"tokenBudget"`   // tokens per run; 0 = unlimited
+	// The provider's prices per million input (prompt) and output
+	// (completion) tokens, in the currency the installation bills in; 0 =
+	// not priced. Each recorded usage is priced with them when it is
+	// recorded (the costs report, a card's and a tour's cost).
+	PriceInputPerMTok  float64 `json:"priceInputPerMTok"`
+	PriceOutputPerMTok float64 `json:"priceOutputPerMTok"`
 
 	UpdatedAt time.Time `json:"updatedAt"` // set by PutTx
 }

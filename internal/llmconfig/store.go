@@ -39,7 +39,7 @@ func New(db *store.DB, box *secret.Box, dir access.Directory) *Store {
 
 const columns = `uid, identifier, name, active, provider_type, base_url, api_key_sealed, model, script,
 	context_window, max_output_tokens, require_second_approver, privacy, system_prompt,
-	allowed_groups, tool_groups, max_iterations, token_budget, updated_at`
+	allowed_groups, tool_groups, max_iterations, token_budget, price_input_per_mtok, price_output_per_mtok, updated_at`
 
 func scan(sc interface{ Scan(...any) error }) (Configuration, error) {
 	var c Configuration
@@ -47,7 +47,7 @@ func scan(sc interface{ Scan(...any) error }) (Configuration, error) {
 	var updated int64
 	if err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Active, &c.ProviderType, &c.BaseURL, &sealed, &c.Model, &script,
 		&c.ContextWindow, &c.MaxOutputTokens, &c.RequireSecondApprover, &c.Privacy, &c.SystemPrompt,
-		&groups, &tools, &c.MaxIterations, &c.TokenBudget, &updated); err != nil {
+		&groups, &tools, &c.MaxIterations, &c.TokenBudget, &c.PriceInputPerMTok, &c.PriceOutputPerMTok, &updated); err != nil {
 		return Configuration{}, err
 	}
 	c.HasAPIKey = sealed != ""
@@ -212,7 +212,7 @@ func (s *Store) putSealedAtTx(ctx context.Context, q store.Querier, c Configurat
 	groups, _ := json.Marshal(c.AllowedGroups)
 	tools, _ := json.Marshal(c.ToolGroups)
 	_, err := q.Exec(ctx, `INSERT INTO configurations (`+columns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET identifier = excluded.identifier, name = excluded.name,
 			active = excluded.active, provider_type = excluded.provider_type, base_url = excluded.base_url,
 			api_key_sealed = excluded.api_key_sealed, model = excluded.model, script = excluded.script,
@@ -220,10 +220,11 @@ func (s *Store) putSealedAtTx(ctx context.Context, q store.Querier, c Configurat
 			require_second_approver = excluded.require_second_approver, privacy = excluded.privacy,
 			system_prompt = excluded.system_prompt, allowed_groups = excluded.allowed_groups,
 			tool_groups = excluded.tool_groups, max_iterations = excluded.max_iterations,
-			token_budget = excluded.token_budget, updated_at = excluded.updated_at`,
+			token_budget = excluded.token_budget, price_input_per_mtok = excluded.price_input_per_mtok,
+			price_output_per_mtok = excluded.price_output_per_mtok, updated_at = excluded.updated_at`,
 		c.UID, c.Identifier, c.Name, c.Active, string(c.ProviderType), c.BaseURL, sealed, c.Model, string(c.Script),
 		c.ContextWindow, c.MaxOutputTokens, c.RequireSecondApprover, string(c.Privacy), c.SystemPrompt,
-		string(groups), string(tools), c.MaxIterations, c.TokenBudget, store.Micros(at))
+		string(groups), string(tools), c.MaxIterations, c.TokenBudget, c.PriceInputPerMTok, c.PriceOutputPerMTok, store.Micros(at))
 	if err != nil {
 		return fmt.Errorf("store configuration %d (%s): %w", c.UID, c.Identifier, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"slices"
@@ -35,6 +36,10 @@ func (e *FieldError) Fault() *fault.Error { return ErrInvalid.With("%s: %s", e.F
 
 // MaxIterationsLimit is the largest allowed MaxIterations.
 const MaxIterationsLimit = 100
+
+// MaxPricePerMTok bounds a configuration's price per million tokens (a
+// typo of a few zeros is refused rather than billed).
+const MaxPricePerMTok = 10000
 
 var slug = regexp.MustCompile(`^[a-z0-9]+(?:[-_][a-z0-9]+)*$`)
 
@@ -105,6 +110,14 @@ func Validate(c Configuration) error {
 	}
 	if c.TokenBudget < 0 {
 		fail("tokenBudget", "must be 0 (unlimited) or more, got %d", c.TokenBudget)
+	}
+	for _, p := range []struct {
+		field string
+		v     float64
+	}{{"priceInputPerMTok", c.PriceInputPerMTok}, {"priceOutputPerMTok", c.PriceOutputPerMTok}} {
+		if math.IsNaN(p.v) || math.IsInf(p.v, 0) || p.v < 0 || p.v > MaxPricePerMTok {
+			fail(p.field, "must be a price per million tokens from 0 (not priced) to %d, got %v", MaxPricePerMTok, p.v)
+		}
 	}
 	for _, g := range c.AllowedGroups {
 		if g <= 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -34,6 +35,9 @@ func TestPutRejectsInvalidConfigurationAndStoresNothing(t *testing.T) {
 		{"maxIterations", func(c *Configuration) { c.MaxIterations = -1 }},
 		{"maxIterations", func(c *Configuration) { c.MaxIterations = 101 }},
 		{"tokenBudget", func(c *Configuration) { c.TokenBudget = -5 }},
+		{"priceInputPerMTok", func(c *Configuration) { c.PriceInputPerMTok = -0.01 }},
+		{"priceOutputPerMTok", func(c *Configuration) { c.PriceOutputPerMTok = math.NaN() }},
+		{"priceOutputPerMTok", func(c *Configuration) { c.PriceOutputPerMTok = 1e9 }},
 		{"allowedGroups", func(c *Configuration) { c.AllowedGroups = []int64{1, 0} }},
 		{"toolGroups", func(c *Configuration) { c.ToolGroups = []string{""} }},
 	}

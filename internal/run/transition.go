@@ -47,7 +47,8 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 	if f.Usage.PromptTokens < 0 || f.Usage.CompletionTokens < 0 || f.Usage.Iterations < 0 {
 		return false, invalid(op, id, "usage %+v is negative", f.Usage)
 	}
-	if db, ok := q.(*store.DB); ok && len(f.Events) > 0 {
+	priced := f.Usage.PromptTokens > 0 || f.Usage.CompletionTokens > 0
+	if db, ok := q.(*store.DB); ok && (len(f.Events) > 0 || priced) {
 		// The UPDATE … RETURNING and the events' INSERTs are one
 		// transaction, under the store's write lock on SQLite.
 		var won bool
@@ -85,6 +86,9 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 		if err != nil {
 			return false, fmt.Errorf("%s run %s: %w", op, id, err)
 		}
+		if won == 1 && priced {
+			return true, s.recordUsage(ctx, q, id, f.Usage)
+		}
 		return won == 1, nil
 	}
 	if q.Dialect() == store.Postgres {
@@ -100,6 +104,9 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 	}
 	if err := s.insertEvents(ctx, q, id, last, f.Events, bodies); err != nil {
 		return false, err
+	}
+	if priced {
+		return true, s.recordUsage(ctx, q, id, f.Usage)
 	}
 	return true, nil
 }

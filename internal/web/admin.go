@@ -34,6 +34,7 @@ func (u *UI) registerAdmin(m mountFunc) {
 	m("GET /admin/runs/{uuid}", u.authed(u.adminOnly(u.handleRunPage)))
 	m("POST /admin/runs/{uuid}/cancel", u.authed(u.adminOnly(u.handleRunCancel)))
 	m("POST /admin/runs/{uuid}/end-process", u.authed(u.adminOnly(u.handleRunEndProcess)))
+	m("GET /admin/costs", u.authed(u.adminOnly(u.handleCosts)))
 }
 
 type screenFunc = func(w http.ResponseWriter, r *http.Request, me *user)

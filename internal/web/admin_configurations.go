@@ -121,7 +121,8 @@ func readConfig(f *formReader, uid int64) (llmconfig.Configuration, *string) {
 		Model: strings.TrimSpace(f.str("model")), ContextWindow: f.int("contextWindow"), MaxOutputTokens: f.int("maxOutputTokens"),
 		RequireSecondApprover: f.bool("requireSecondApprover"), Privacy: llmconfig.Privacy(f.str("privacy")),
 		SystemPrompt: f.str("systemPrompt"), AllowedGroups: f.ints("allowedGroups"), ToolGroups: f.words("toolGroups"),
-		MaxIterations: int(f.int("maxIterations")), TokenBudget: f.int("tokenBudget")}
+		MaxIterations: int(f.int("maxIterations")), TokenBudget: f.int("tokenBudget"),
+		PriceInputPerMTok: f.float("priceInputPerMTok"), PriceOutputPerMTok: f.float("priceOutputPerMTok")}
 	if s := f.str("script"); s != "" {
 		c.Script = []byte(s)
 	}

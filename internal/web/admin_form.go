@@ -75,6 +75,21 @@ func (f *formReader) int(name string) int64 {
 	return n
 }
 
+// float reads a decimal number ("2.5" or "2,5"); a value that is not one is
+// kept and named as the field's error.
+func (f *formReader) float(name string) float64 {
+	v := strings.TrimSpace(f.str(name))
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseFloat(strings.Replace(v, ",", ".", 1), 64)
+	if err != nil {
+		f.st.Raw[name] = v
+		f.st.Errors[name] = f.me.T.Get("admin.error.number", v)
+	}
+	return n
+}
+
 // words reads a list: every value of name (checkboxes), each split at
 // commas and spaces (text fields).
 func (f *formReader) words(name string) []string {

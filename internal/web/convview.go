@@ -37,6 +37,7 @@ type convView struct {
 	Done         bool   // the tour completed and nothing waits or runs: Fertig, no ×
 	Next         *nextPage
 	Retry        string // after a failed turn: the editor's last message, to send again
+	CostText     string // what the tour's model calls cost, in the reader's words ("" none yet)
 }
 
 // nextPage is the next page worth improving, offered when a tour is done.
@@ -77,6 +78,7 @@ type cardView struct {
 	Action  string // URL the answer form posts to
 	Target  string // element the answer's partial replaces
 	Heading string
+	Cost    string // what the run that proposed the card cost, in the reader's words ("" none)
 }
 
 type callView struct {
@@ -87,9 +89,10 @@ type callView struct {
 	Items    []itemView
 	Error    string
 	Argument string
-	Landing  string // where the write will land, in the reader's words ("" not said)
-	Draft    bool   // Landing is a draft workspace
-	EditURL  string // the record in TYPO3's editor (beside TYPO3 with the bridge; "" otherwise)
+	Landing  string    // where the write will land, in the reader's words ("" not said)
+	Draft    bool      // Landing is a draft workspace
+	EditURL  string    // the record in TYPO3's editor (beside TYPO3 with the bridge; "" otherwise)
+	Search   *serpView // the page's search result with the proposal (a title or description changed)
 }
 
 type itemView struct {
@@ -206,6 +209,7 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 			}
 		}
 	}
+	cv.CostText = costText(me, "cost.tour", v.Cost)
 	cv.State = tourState(cv)
 	if cv.Done = cv.Progress != nil && cv.Progress.Completed && !cv.Busy && cv.Card == nil && cv.Ask == nil; cv.Done {
 		cv.Highlight = "" // nothing is being worked on any more
@@ -302,9 +306,11 @@ func (u *UI) chatCard(ctx context.Context, me *user, v chat.View) *cardView {
 		if t := call.Target; t != nil {
 			k.EditURL = u.editURL(t.Table, t.UID)
 		}
+		k.Search = searchView(me, call.SearchPreview)
 		cv.Calls = append(cv.Calls, k)
 	}
 	cv.Heading = headingOf(me, cv.Calls)
+	cv.Cost = costText(me, "cost.card", c.Cost)
 	return cv
 }
 

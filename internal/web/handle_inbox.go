@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"waymark/internal/agent"
+	"waymark/internal/site"
 )
 
 type inboxData struct {
@@ -94,8 +95,10 @@ func (u *UI) inboxData(ctx context.Context, me *user) (*inboxData, error) {
 			c.Answers = []string{"approve", "variant", "skip", "keep"}
 		}
 		for _, call := range pd.Calls {
-			c.Calls = append(c.Calls, u.callView(ctx, me, callParts{ID: call.ID, Tool: call.Tool, Heading: call.Heading,
-				Target: call.Target, Preview: call.Preview, PreviewError: call.PreviewError, Landing: call.Landing}))
+			k := u.callView(ctx, me, callParts{ID: call.ID, Tool: call.Tool, Heading: call.Heading,
+				Target: call.Target, Preview: call.Preview, PreviewError: call.PreviewError, Landing: call.Landing})
+			k.Search = searchView(me, site.SearchPreview(ctx, u.Source, u.DB, call.Target, call.Preview))
+			c.Calls = append(c.Calls, k)
 		}
 		c.Heading = headingOf(me, c.Calls)
 		title := me.T.Get("inbox.from", st.Initiator)

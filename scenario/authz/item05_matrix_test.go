@@ -182,6 +182,8 @@ var matrix = map[string]matrixRow{
 	"PUT /api/admin/groups/{uid}/grants": {kind: groupObj, want: "401 401 403 403 403 403 200/200/404",
 		body: fixed(map[string]any{"grants": []string{"approve"}})},
 	"GET /api/admin/runs": {want: "401 401 403 403 403 403 200"},
+	"GET /api/costs":      {want: "401 401 403 403 403 403 200"},
+	"GET /api/changes":    {want: "401 401 200 200 200 200 200"},
 
 	// What the editor's screens read (issue 13).
 	"GET /api/labels":              {want: "401 401 200 200 200 200 200"},

@@ -553,6 +553,11 @@ func TestAGuidedTourRunsAlikeOnEverySource(t *testing.T) {
 			if view["status"] != "awaiting_approval" || card == nil {
 				t.Fatalf("%s: before %s: %v", s.name, answer, view)
 			}
+			// The search result's address is the source's own (a TYPO3 site
+			// has a base, the built-in source none): compared apart from the card.
+			for _, c := range card["calls"].([]any) {
+				delete(c.(map[string]any), "searchPreview")
+			}
 			calls, _ := json.Marshal(card["calls"])
 			note("card: %s", calls)
 			c.Must("POST", base+"/answer", map[string]any{"turnDigest": card["turnDigest"], "answer": answer}, 202)

@@ -76,7 +76,7 @@ func migrateAll(ctx context.Context, e *env, f *flags) error {
 		return err
 	}
 	defer db.Close()
-	q, err := queue.New(db, queue.Config{})
+	q, err := queue.New(db, &queue.Config{})
 	if err != nil {
 		return err
 	}

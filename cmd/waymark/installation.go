@@ -75,7 +75,7 @@ func (in *installation) Close() { in.close() }
 // appConfig is the app.Config of in with what every command's
 // application takes from the options (the secret key, the skills folder);
 // the command adds its own (workers, lease, HTTP).
-func (f *flags) appConfig(e *env, in *installation) app.Config {
-	return app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot,
+func (f *flags) appConfig(e *env, in *installation) *app.Config {
+	return &app.Config{DataDir: dataDir(f.DataDir, f.DB), SecretKey: f.SecretKey, SkillsRoot: f.SkillsRoot,
 		Logger: e.log, Version: version, TYPO3: in.TYPO3, Bridge: in.Bridge, MCPFormWait: f.MCPFormWait, MCPFormProgress: f.MCPFormProgress}
 }

@@ -29,7 +29,7 @@ func (e *env) withQueue(t testing.TB, workers int) *queue.Queue {
 func (e *env) withQueueOf(t testing.TB, cfg queue.Config, handlers func(rt *agent.Runtime) queue.Handlers) *queue.Queue {
 	t.Helper()
 	cfg.PollInterval = 20 * time.Millisecond
-	q, err := queue.New(e.db, cfg)
+	q, err := queue.New(e.db, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

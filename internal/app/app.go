@@ -178,8 +178,13 @@ type App struct {
 	hashCost   int    // Config.HashCost, for imports
 }
 
-// New wires the application on a migrated db and applies the queue's migrations.
-func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
+// New wires the application on a migrated db and applies the queue's
+// migrations; a nil config is the zero Config.
+func New(ctx context.Context, db *store.DB, config *Config) (*App, error) {
+	cfg := Config{}
+	if config != nil {
+		cfg = *config
+	}
 	if db == nil {
 		return nil, errors.New("app.New: db is required")
 	}
@@ -224,7 +229,7 @@ func New(ctx context.Context, db *store.DB, cfg Config) (*App, error) {
 	// The queue comes first: the runtime and the chat insert through it, and
 	// its workers get them as handlers when they start (StartWorkers).
 	lease := cmp.Or(cfg.Lease, agent.DefaultLease)
-	q, err := queue.New(db, queue.Config{Workers: cfg.Workers, ChatWorkers: cmp.Or(cfg.ChatWorkers, cfg.Workers), Logger: log,
+	q, err := queue.New(db, &queue.Config{Workers: cfg.Workers, ChatWorkers: cmp.Or(cfg.ChatWorkers, cfg.Workers), Logger: log,
 		PollInterval: cfg.PollInterval, Reaper: true, ReapEvery: reapEvery(lease), Tracer: cfg.Tracer})
 	if err != nil {
 		return nil, err

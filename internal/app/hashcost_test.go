@@ -23,7 +23,7 @@ func TestTheWiringChoosesTheHashCost(t *testing.T) {
 	key := bytes.Repeat([]byte{7}, 32)
 	for _, c := range []struct{ give, want int }{{auth.MinCost, bcrypt.MinCost}, {0, auth.DefaultCost}} {
 		db := storetest.SQLite(t)
-		a, err := app.New(ctx, db, app.Config{Key: key, HashCost: c.give})
+		a, err := app.New(ctx, db, &app.Config{Key: key, HashCost: c.give})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +40,7 @@ func TestTheWiringChoosesTheHashCost(t *testing.T) {
 		}
 	}
 	for _, bad := range []int{-1, 3, 32} {
-		_, err := app.New(ctx, storetest.SQLite(t), app.Config{Key: key, HashCost: bad})
+		_, err := app.New(ctx, storetest.SQLite(t), &app.Config{Key: key, HashCost: bad})
 		if err == nil || !strings.Contains(err.Error(), "HashCost") {
 			t.Errorf("HashCost %d: New = %v, want an error naming HashCost", bad, err)
 		}

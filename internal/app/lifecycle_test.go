@@ -28,7 +28,7 @@ type worker struct {
 
 func startWorker(t *testing.T, db *store.DB, shutdown time.Duration) *worker {
 	t.Helper()
-	a, err := app.New(context.Background(), db, app.Config{Key: bytes.Repeat([]byte{7}, 32), Workers: 1, ChatWorkers: 1,
+	a, err := app.New(context.Background(), db, &app.Config{Key: bytes.Repeat([]byte{7}, 32), Workers: 1, ChatWorkers: 1,
 		PollInterval: 20 * time.Millisecond, HashCost: auth.MinCost})
 	if err != nil {
 		t.Fatal(err)

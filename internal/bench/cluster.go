@@ -136,7 +136,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	a, err := app.New(ctx, c.DB, app.Config{Key: key, Workers: 0, Logger: log, TYPO3: inst})
+	a, err := app.New(ctx, c.DB, &app.Config{Key: key, Workers: 0, Logger: log, TYPO3: inst})
 	if err != nil {
 		return nil, err
 	}

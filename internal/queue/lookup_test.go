@@ -16,7 +16,7 @@ import (
 // insertOnly is a migrated queue without workers: its jobs stay available.
 func insertOnly(t *testing.T, db *store.DB) *queue.Queue {
 	t.Helper()
-	q, err := queue.New(db, queue.Config{})
+	q, err := queue.New(db, &queue.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

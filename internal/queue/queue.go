@@ -172,11 +172,15 @@ type Handlers struct {
 	Reap     func(ctx context.Context) error // the reaper; required with Config.Reaper
 }
 
-// New builds a queue on db. With cfg.Workers > 0 the run jobs, with
+// New builds a queue on db; a nil config is the zero Config. With cfg.Workers > 0 the run jobs, with
 // cfg.ChatWorkers > 0 the chat jobs and with cfg.Reaper the reaper are
 // worked by the Handlers given to Start. On PostgreSQL the workers listen for
 // inserts through River's pgx listener on db.ListenPool.
-func New(db *store.DB, cfg Config) (*Queue, error) {
+func New(db *store.DB, config *Config) (*Queue, error) {
+	cfg := Config{}
+	if config != nil {
+		cfg = *config
+	}
 	if cfg.Workers < 0 || cfg.ChatWorkers < 0 {
 		return nil, fmt.Errorf("queue: Workers and ChatWorkers must be 0 or more, got %d and %d", cfg.Workers, cfg.ChatWorkers)
 	}

@@ -34,7 +34,7 @@ func (r *recorder) RunQueued(ctx context.Context, uuid string) error {
 func started(t *testing.T, db *store.DB, cfg queue.Config, h queue.Handlers) *queue.Queue {
 	t.Helper()
 	ctx := context.Background()
-	q, err := queue.New(db, cfg)
+	q, err := queue.New(db, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,14 +98,14 @@ func TestJobInsertedInTxIsWorkedOnlyAfterCommit(t *testing.T) {
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	db := storetest.SQLite(t)
-	q, err := queue.New(db, queue.Config{Workers: 1})
+	q, err := queue.New(db, &queue.Config{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := q.Start(context.Background(), queue.Handlers{}); !errors.Is(err, queue.ErrNoHandler) {
 		t.Errorf("workers without handler accepted: Start = %v", err)
 	}
-	if _, err := queue.New(db, queue.Config{Workers: -1}); err == nil {
+	if _, err := queue.New(db, &queue.Config{Workers: -1}); err == nil {
 		t.Error("negative workers accepted")
 	}
 }
@@ -135,14 +135,14 @@ func TestTheReaperRunsAsAPeriodicJobOfTheQueue(t *testing.T) {
 // (River's pgx listener); an insert-only queue opens no listener.
 func TestWorkersListenForInsertsOnPostgres(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		w, err := queue.New(db, queue.Config{Workers: 1})
+		w, err := queue.New(db, &queue.Config{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := db.Dialect() == store.Postgres; w.Listening != want {
 			t.Errorf("Listening with workers on %s = %v, want %v", db.Dialect(), w.Listening, want)
 		}
-		i, err := queue.New(db, queue.Config{})
+		i, err := queue.New(db, &queue.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestWorkersListenForInsertsOnPostgres(t *testing.T) {
 func TestQueueInTxCommitsTheJobWithTheRowsOrNeither(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		q, err := queue.New(db, queue.Config{})
+		q, err := queue.New(db, &queue.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

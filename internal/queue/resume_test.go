@@ -72,7 +72,7 @@ func TestResumeJobRecordsItsOutcomeAndRetriesFailuresQuickly(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			storetest.Each(t, func(t *testing.T, db *store.DB) {
 				ctx := context.Background()
-				q, err := queue.New(db, queue.Config{ChatWorkers: 1, PollInterval: 20 * time.Millisecond})
+				q, err := queue.New(db, &queue.Config{ChatWorkers: 1, PollInterval: 20 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -122,7 +122,7 @@ func mustJSON(v any) string {
 
 // A queue with chat workers needs a resume handler as well.
 func TestChatWorkersNeedAResumeHandler(t *testing.T) {
-	q, err := queue.New(storetest.SQLite(t), queue.Config{ChatWorkers: 1})
+	q, err := queue.New(storetest.SQLite(t), &queue.Config{ChatWorkers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func New(t testing.TB, db *store.DB, fixtureText string, opts *Options) *Env {
 	if opts.APIOnly {
 		chatWorkers = 0
 	}
-	a, err := app.New(ctx, db, app.Config{
+	a, err := app.New(ctx, db, &app.Config{
 		Key:          bytes.Repeat([]byte{7}, 32),
 		Workers:      opts.Workers,
 		ChatWorkers:  chatWorkers,

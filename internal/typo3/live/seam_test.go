@@ -84,7 +84,7 @@ func TestAnApplicationBesideTYPO3WithASourceOfItsOwnIsRefused(t *testing.T) {
 			"source":    {Key: bytes.Repeat([]byte{7}, 32), TYPO3: inst, Source: content.Builtin{}},
 			"directory": {Key: bytes.Repeat([]byte{7}, 32), TYPO3: inst, Directory: access.BuiltinDirectory{}},
 		} {
-			a, err := app.New(context.Background(), db, cfg)
+			a, err := app.New(context.Background(), db, &cfg)
 			if err == nil {
 				a.Close()
 			}

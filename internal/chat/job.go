@@ -57,7 +57,7 @@ type job struct {
 // commit runs fn and, when it won, records j with it in one transaction
 // (as fn left it: fn may fill in what only its transaction knows). Without a
 // queue, j runs on a service goroutine once committed.
-func (s *Service) commit(ctx context.Context, j *job, fn func(tx *store.Tx) (bool, error)) (bool, error) {
+func (s *base) commit(ctx context.Context, j *job, fn func(tx *store.Tx) (bool, error)) (bool, error) {
 	in := s.db.InTx
 	if s.queue != nil {
 		in = s.queue.InTx

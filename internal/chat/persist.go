@@ -21,7 +21,7 @@ import (
 // step is idempotent: a guarded compare-and-set, an upsert or a delete
 // (an outcome row whose commit was reported unknown but landed is the one
 // thing a retry can repeat).
-func (s *Service) persist(ctx context.Context, what string, step func() error) error {
+func (s *base) persist(ctx context.Context, what string, step func() error) error {
 	return store.Retry(ctx, step, func(err error) bool {
 		return errors.Is(err, ErrInvalid) || errors.Is(err, openpoint.ErrInvalidKey)
 	}, func(n int, wait time.Duration, err error) {
@@ -34,7 +34,7 @@ func (s *Service) persist(ctx context.Context, what string, step func() error) e
 // waited out); any other error, and ctx's end, it returns at once. A chat
 // job's first reads use it, so an outage does not fail the job and leave
 // its conversation to the reaper.
-func (s *Service) outlast(ctx context.Context, what string, read func() error) error {
+func (s *base) outlast(ctx context.Context, what string, read func() error) error {
 	return store.Retry(ctx, read, func(err error) bool { return !store.Unreachable(err) }, func(n int, wait time.Duration, err error) {
 		s.log.Warn("database unreachable; waiting", "step", what, "attempt", n, "wait", wait, "err", err)
 	})

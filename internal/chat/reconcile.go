@@ -343,21 +343,3 @@ func (s *Service) restartTurn(ctx context.Context, r row) bool {
 	}
 	return true // won, or lost to a change since r was read: the next read takes it from there
 }
-
-// pointsPrompt offers the open points of the conversation's skill on its page
-// again (P.O1) — through the keeper when it can list them, under the
-// visibility rule for the conversation's owner.
-func (s *Service) pointsPrompt(ctx context.Context, r row) string {
-	type lister interface {
-		PromptFor(ctx context.Context, reader, skill, page int64) (string, error)
-	}
-	l, ok := s.points.(lister)
-	if !ok || r.Skill == 0 || r.Page == 0 {
-		return ""
-	}
-	text, err := l.PromptFor(ctx, r.Owner, r.Skill, r.Page)
-	if err != nil {
-		return ""
-	}
-	return text
-}

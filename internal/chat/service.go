@@ -87,31 +87,43 @@ var (
 // as those jobs on whichever process works them. Close waits for the jobs of
 // a service without a queue, which run on its own goroutines.
 type Service struct {
-	db      *store.DB
+	*base
+	*turns
+
 	src     content.Source
 	dir     access.Directory
-	rt      Runtime
 	configs *llmconfig.Store
 	skills  *skill.Store
 	checker *access.Checker
 	points  PointKeeper
 	ender   Ender // may be nil
 	reads   *reads
-	clk     clock.Clock
-	log     *slog.Logger
+
+	wake   chan struct{} // a chat job finished (Wait)
+	cancel context.CancelFunc
+}
+
+// base is what every part of the chat works with: the store, the runtime,
+// the clock and log, the job queue (commit) and the service goroutines
+// jobs run on without one. It owns no conversation state.
+type base struct {
+	db  *store.DB
+	rt  Runtime
+	clk clock.Clock
+	log *slog.Logger
 
 	queue Queue         // may be nil: jobs run on service goroutines
 	lease time.Duration // the runtime's lease (Deps.Lease)
-	wake  chan struct{} // a chat job finished (Wait)
+	// work carries out a committed job on a service goroutine (no queue).
+	work func(ctx context.Context, j job) error
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // guards nothing; counts running turns
+	ctx context.Context
+	wg  sync.WaitGroup // guards nothing; counts running turns
 
 	hookBeforeClaim func(op string) // Deps.Test.BeforeClaim; may be nil
 }
 
-func (s *Service) beforeClaim(op string) {
+func (s *base) beforeClaim(op string) {
 	if s.hookBeforeClaim != nil {
 		s.hookBeforeClaim(op)
 	}
@@ -163,10 +175,14 @@ func New(d Deps) *Service {
 		log = slog.New(slog.DiscardHandler)
 	}
 	src := content.OrBuiltin(d.Source)
-	return &Service{db: d.DB, src: src, dir: access.OrBuiltin(d.Directory), rt: d.Runtime, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
-		ender: d.Ender, queue: d.Queue, clk: d.Clock, log: log, reads: newReads(d.DB, src, d.Runtime, d.Skills, d.Labeler),
-		ctx: ctx, cancel: cancel, lease: cmp.Or(d.Lease, agent.DefaultLease), wake: make(chan struct{}, 1),
-		hookBeforeClaim: d.Test.BeforeClaim}
+	dir := access.OrBuiltin(d.Directory)
+	b := &base{db: d.DB, rt: d.Runtime, clk: d.Clock, log: log, queue: d.Queue, lease: cmp.Or(d.Lease, agent.DefaultLease),
+		ctx: ctx, hookBeforeClaim: d.Test.BeforeClaim}
+	s := &Service{base: b, src: src, dir: dir, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
+		ender: d.Ender, reads: newReads(d.DB, src, d.Runtime, d.Skills, d.Labeler), cancel: cancel, wake: make(chan struct{}, 1)}
+	b.work = s.work
+	s.turns = &turns{base: b, Service: s, src: src, dir: dir, points: d.Points}
+	return s
 }
 
 // Close stops accepting work and waits for running turns.
@@ -175,10 +191,10 @@ func (s *Service) Close() {
 	s.wg.Wait()
 }
 
-func (s *Service) now() int64 { return s.clk.Now().UnixMicro() }
+func (s *base) now() int64 { return s.clk.Now().UnixMicro() }
 
 // go runs f on a service goroutine.
-func (s *Service) goRun(f func(ctx context.Context)) {
+func (s *base) goRun(f func(ctx context.Context)) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -317,7 +333,7 @@ func (s *Service) skillFor(ctx context.Context, a *access.Actor, cfg llmconfig.C
 }
 
 // owned loads a conversation of the actor; others answer like unknown ones.
-func (s *Service) owned(ctx context.Context, actor, id int64) (row, error) {
+func (s *base) owned(ctx context.Context, actor, id int64) (row, error) {
 	r, err := getRow(ctx, s.db, id)
 	if err != nil {
 		return row{}, err

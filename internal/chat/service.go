@@ -89,6 +89,7 @@ var (
 type Service struct {
 	*base
 	*turns
+	*decisions
 
 	src     content.Source
 	dir     access.Directory
@@ -182,6 +183,7 @@ func New(d Deps) *Service {
 		ender: d.Ender, reads: newReads(d.DB, src, d.Runtime, d.Skills, d.Labeler), cancel: cancel, wake: make(chan struct{}, 1)}
 	b.work = s.work
 	s.turns = &turns{base: b, Service: s, src: src, dir: dir, points: d.Points}
+	s.decisions = &decisions{base: b, Service: s, dir: dir, points: d.Points}
 	return s
 }
 

@@ -40,7 +40,8 @@ var labels = map[string]string{
 // settled with the run's state (settleCard), and a refused one handed back.
 type decisions struct {
 	*base
-	*Service // the parts not yet cut out
+	*turns
+	*recovery
 
 	dir    access.Directory
 	points PointKeeper

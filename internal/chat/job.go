@@ -168,14 +168,3 @@ func (s *Service) Wait() {
 		}
 	}
 }
-
-// jobWaiting reports whether a chat job of conversation id waits to be
-// worked, or was taken by a worker less than a lease ago: a job taken
-// longer ago whose conversation is still processing with no run counts as
-// lost with its worker. (Counting the lease from the conversation's claim
-// instead failed live turns under load: with 500 conversations a job
-// waited in the queue for most of a lease, and its turn was judged lost
-// seconds after a worker took it.) The queue reads its own tables.
-func (s *Service) jobWaiting(ctx context.Context, id int64) (bool, error) {
-	return s.queue.ChatJobWaiting(ctx, "conversation", id, s.clk.Now().Add(-s.lease))
-}

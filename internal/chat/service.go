@@ -90,6 +90,7 @@ type Service struct {
 	*base
 	*turns
 	*decisions
+	*recovery
 
 	src     content.Source
 	dir     access.Directory
@@ -182,8 +183,13 @@ func New(d Deps) *Service {
 	s := &Service{base: b, src: src, dir: dir, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
 		ender: d.Ender, reads: newReads(d.DB, src, d.Runtime, d.Skills, d.Labeler), cancel: cancel, wake: make(chan struct{}, 1)}
 	b.work = s.work
-	s.turns = &turns{base: b, Service: s, src: src, dir: dir, points: d.Points}
-	s.decisions = &decisions{base: b, Service: s, dir: dir, points: d.Points}
+	t := &turns{base: b, src: src, dir: dir, points: d.Points}
+	dc := &decisions{base: b, dir: dir, points: d.Points}
+	r := &recovery{base: b, points: d.Points, finishEndTour: s.finishEndTour}
+	t.decisions, t.recovery = dc, r
+	dc.turns, dc.recovery = t, r
+	r.turns, r.decisions = t, dc
+	s.turns, s.decisions, s.recovery = t, dc, r
 	return s
 }
 

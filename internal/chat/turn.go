@@ -22,7 +22,8 @@ import (
 // reply, card, question or failure.
 type turns struct {
 	*base
-	*Service // the parts not yet cut out
+	*decisions
+	*recovery
 
 	src    content.Source
 	dir    access.Directory

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"waymark/internal/access"
@@ -105,32 +104,6 @@ type Service struct {
 	cancel context.CancelFunc
 }
 
-// base is what every part of the chat works with: the store, the runtime,
-// the clock and log, the job queue (commit) and the service goroutines
-// jobs run on without one. It owns no conversation state.
-type base struct {
-	db  *store.DB
-	rt  Runtime
-	clk clock.Clock
-	log *slog.Logger
-
-	queue Queue         // may be nil: jobs run on service goroutines
-	lease time.Duration // the runtime's lease (Deps.Lease)
-	// work carries out a committed job on a service goroutine (no queue).
-	work func(ctx context.Context, j job) error
-
-	ctx context.Context
-	wg  sync.WaitGroup // guards nothing; counts running turns
-
-	hookBeforeClaim func(op string) // Deps.Test.BeforeClaim; may be nil
-}
-
-func (s *base) beforeClaim(op string) {
-	if s.hookBeforeClaim != nil {
-		s.hookBeforeClaim(op)
-	}
-}
-
 // Deps are what a chat service works with, all given to New (issue 16 item
 // 5: nothing is wired after it).
 type Deps struct {
@@ -197,17 +170,6 @@ func New(d Deps) *Service {
 func (s *Service) Close() {
 	s.cancel()
 	s.wg.Wait()
-}
-
-func (s *base) now() int64 { return s.clk.Now().UnixMicro() }
-
-// go runs f on a service goroutine.
-func (s *base) goRun(f func(ctx context.Context)) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f(s.ctx)
-	}()
 }
 
 // chatConfig picks the configuration of a new conversation: the one with
@@ -338,16 +300,4 @@ func (s *Service) skillFor(ctx context.Context, a *access.Actor, cfg llmconfig.C
 		return e.Process, nil
 	}
 	return false, ErrUnavailable
-}
-
-// owned loads a conversation of the actor; others answer like unknown ones.
-func (s *base) owned(ctx context.Context, actor, id int64) (row, error) {
-	r, err := getRow(ctx, s.db, id)
-	if err != nil {
-		return row{}, err
-	}
-	if r.Owner != actor {
-		return row{}, ErrNotFound
-	}
-	return r, nil
 }

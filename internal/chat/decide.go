@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"waymark/internal/access"
 	"waymark/internal/agent"
+	"waymark/internal/catalog"
 	"waymark/internal/fault"
 	"waymark/internal/openpoint"
 	"waymark/internal/run"
@@ -32,12 +34,25 @@ var labels = map[string]string{
 	AnswerApprove: "Freigeben", AnswerCancel: "Ablehnen",
 }
 
+// decisions owns the answers to a conversation's cards and questions: the
+// answer claimed with its job (Answer, AnswerQuestion), the decision handed
+// to the runtime (decide, submit), the card's outcome and open points
+// settled with the run's state (settleCard), and a refused one handed back.
+type decisions struct {
+	*base
+	*turns
+	*recovery
+
+	dir    access.Directory
+	points PointKeeper
+}
+
 // Answer records the editor's answer to the waiting card and the job that
 // hands the decision to the runtime (202). The server decides which
 // answers a card has: a reason sent for a card that does not offer it is a
 // plain denial (P.R5). On a four-eyes card the approval is blocked; the
 // denials still work.
-func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer string) error {
+func (s *decisions) Answer(ctx context.Context, actor, id int64, digest, answer string) error {
 	if _, ok := labels[answer]; !ok {
 		return fmt.Errorf("%w: answer: want apply, variant, skip, keep, approve or cancel", ErrInvalid)
 	}
@@ -78,7 +93,7 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 // the editor's answer to the transcript and j, the job that carries the
 // decision out, in one transaction. A claim lost to another answer, a
 // message or an end changes nothing: ErrStaleCard.
-func (s *Service) claimDecision(ctx context.Context, r row, said string, j job) error {
+func (s *decisions) claimDecision(ctx context.Context, r row, said string, j job) error {
 	now := s.now()
 	j.Conversation, j.At, j.From, j.Decision, j.Run = r.ID, now, r.Status, r.card, r.PendingRun
 	won, err := s.commit(ctx, &j, func(tx *store.Tx) (bool, error) {
@@ -107,7 +122,7 @@ func (s *Service) claimDecision(ctx context.Context, r row, said string, j job) 
 
 // decide executes a recorded decision through the runtime, then records or
 // closes open points and the card's outcome, then applies the run's state.
-func (s *Service) decide(ctx context.Context, r row, card Card, answer string, after int64) {
+func (s *decisions) decide(ctx context.Context, r row, card Card, answer string, after int64) {
 	d := agent.Decision{TurnDigest: card.TurnDigest}
 	switch answer {
 	case AnswerApply, AnswerApprove:
@@ -163,7 +178,7 @@ func (s *Service) decide(ctx context.Context, r row, card Card, answer string, a
 // QueuedResult, the recovery a lease later); once it paused or ended, the
 // card is settled here under the claim (r as the claim left it), the
 // record keyed by the messages as the claim left them.
-func (s *Service) settleOwn(ctx context.Context, r row, card Card) bool {
+func (s *decisions) settleOwn(ctx context.Context, r row, card Card) bool {
 	evs, err := s.rt.Events(ctx, r.Owner, card.RunUUID, 0, 0)
 	if err != nil {
 		return false
@@ -209,7 +224,7 @@ func (s *Service) settleOwn(ctx context.Context, r row, card Card) bool {
 // and a claim that failed rolled back — so the decision is carried out
 // again as store.RetryWait says (as persist does): the process continues
 // here (issue 15 item 8). A refusal is never retried; it is handed back.
-func (s *Service) carryOut(ctx context.Context, r row, card Card, d agent.Decision) (agent.Result, error) {
+func (s *decisions) carryOut(ctx context.Context, r row, card Card, d agent.Decision) (agent.Result, error) {
 	var res agent.Result
 	var err error
 	since := time.Now()
@@ -247,7 +262,7 @@ func (s *Service) carryOut(ctx context.Context, r row, card Card, d agent.Decisi
 //
 // after, when not zero, is the message count the outcome is keyed by (the
 // count at the decision's claim, job.After); zero counts the messages now.
-func (s *Service) settleCard(r row, card Card, answer string, calls []agent.CallResult, mayRecord, recovery bool, after int64) func(ctx context.Context, tx *store.Tx) error {
+func (s *decisions) settleCard(r row, card Card, answer string, calls []agent.CallResult, mayRecord, recovery bool, after int64) func(ctx context.Context, tx *store.Tx) error {
 	var target *tool.Target
 	if len(card.Calls) == 1 {
 		target = card.Calls[0].Target
@@ -286,13 +301,13 @@ func (s *Service) settleCard(r row, card Card, answer string, calls []agent.Call
 // It returns what records the card inside the transaction that gives the
 // conversation the run's state (applyWith), or nil when there is nothing to
 // record.
-func (s *Service) settleDecided(ctx context.Context, r row, st agent.Status) (func(ctx context.Context, tx *store.Tx) error, error) {
+func (s *decisions) settleDecided(ctx context.Context, r row, st agent.Status) (func(ctx context.Context, tx *store.Tx) error, error) {
 	return s.settleDecidedCard(ctx, r, r.Decided, st)
 }
 
 // settleDecidedCard is settleDecided for card, the editor's own decided
 // card or one decided elsewhere (handOver).
-func (s *Service) settleDecidedCard(ctx context.Context, r row, card *Card, st agent.Status) (func(ctx context.Context, tx *store.Tx) error, error) {
+func (s *decisions) settleDecidedCard(ctx context.Context, r row, card *Card, st agent.Status) (func(ctx context.Context, tx *store.Tx) error, error) {
 	if card == nil || !(st.Status.Terminal() || st.Status.Waiting()) {
 		return nil, nil
 	}
@@ -384,7 +399,7 @@ type settlement struct {
 // settleCardTx records the outcome of a decided card in tx and, when this
 // settlement is the one that recorded it, what the card does to open
 // points; errSettled when the card was settled before.
-func (s *Service) settleCardTx(ctx context.Context, tx *store.Tx, st settlement) error {
+func (s *decisions) settleCardTx(ctx context.Context, tx *store.Tx, st settlement) error {
 	r, target, o, answer, card, calls := st.row, st.target, st.outcome, st.answer, st.card, st.calls
 	touches, eligible, mayRecord := st.touches, st.eligible, st.mayRecord
 	if st.recovery {
@@ -502,7 +517,7 @@ func appliedWrite(card Card, calls []agent.CallResult) (*tool.WriteStep, bool) {
 // refused the answer, with the reason code; nothing is recorded (P.R4). A run
 // that no longer waits for it was decided elsewhere first (handOver) or ended
 // by the refusal (its state).
-func (s *Service) handBack(ctx context.Context, r row, cause error) {
+func (s *decisions) handBack(ctx context.Context, r row, cause error) {
 	code := "refused"
 	for _, f := range []*fault.Error{agent.ErrStaleTurn, agent.ErrPreviewChanged, agent.ErrSkillWithdrawn,
 		agent.ErrProcessEnded, agent.ErrNotWaiting, agent.ErrSelfApproval, agent.ErrBadInput} {
@@ -545,4 +560,14 @@ func (s *Service) handBack(ctx context.Context, r row, cause error) {
 	if err != nil {
 		s.log.Error("hand back", "conversation", r.ID, "run", r.PendingRun, "err", err)
 	}
+}
+
+// answerText is the editor's answer as the transcript shows it: the card's
+// button label in the editor's backend language (the UI's catalogue).
+func (s *decisions) answerText(ctx context.Context, actor int64, answer string) string {
+	lang := ""
+	if a, err := access.LoadActor(ctx, s.dir, s.db, actor); err == nil {
+		lang = a.BackendLanguage
+	}
+	return catalog.For(lang).Get("answer." + answer)
 }

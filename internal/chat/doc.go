@@ -23,17 +23,36 @@
 // worker stopped is released on a read once its run is settled and no job of
 // it waits, at least one lease after the claim (issue 15 items 1 and 2).
 //
-// One card answer, from the request to its commit: Answer (decide.go) reads
-// the conversation the actor owns, hands back a decision taken elsewhere
-// first (reconcile), checks the card (stale digest, offered answers,
-// four-eyes), then claimDecision commits in one transaction (commit,
-// job.go) the event "claim answer" (applyTx), the editor's line and the
-// decision's job — the request's 202. A chat worker then takes the job
-// (Work): while the claim holds, decide hands the decision to the runtime
-// (carryOut); a refusal is handed back (the event "hand back"), an accepted
-// decision commits the card's outcome and open points with the run's state
-// (applyWith, settleRunWith: "card shown", "question asked", "reply
-// applied", "run cancelled" or "run failed") in one transaction.
+// The Service is a facade over three parts, each owning one kind of state
+// change and built by New with what it needs, on a shared base (base.go:
+// store, runtime, clock, log, the job queue and commit): turns (turn.go:
+// a message, its turn job, the run's result applied), decisions
+// (decide.go, question.go: an answer claimed, decided, settled or handed
+// back) and recovery (reconcile.go, reap.go: a decision taken elsewhere
+// handed back; a turn, decision or end-tour whose worker stopped restarted,
+// rescued or finished). Reads (view.go) change nothing.
+//
+// One card answer, from the request to its commit, each file entered once:
+//
+//  1. internal/httpapi/handle_conversations.go: the answer route decodes
+//     the body and calls Service.Answer (decisions').
+//  2. decide.go: Answer reads the conversation the actor owns (owned),
+//     hands back a decision taken elsewhere first (reconcile), checks the
+//     card (stale digest, offered answers, four-eyes), and claimDecision
+//     commits the event "claim answer", the editor's line and the
+//     decision's job in one transaction (commit) — the request's 202.
+//  3. base.go: owned and commit (the job recorded with the claim, on the
+//     queue or a service goroutine).
+//  4. reconcile.go: reconcile, only when the run was decided elsewhere.
+//  5. job.go: a chat worker takes the job (Work); while the claim holds it
+//     calls decide (decide.go, read in step 2: decide hands the decision to
+//     the runtime, carryOut; a refusal is handed back, the event "hand
+//     back"; an accepted one settles the card's outcome and open points,
+//     settleCard).
+//  6. turn.go: applyWith and settleRunWith commit the settlement with the
+//     run's state in one transaction ("card shown", "question asked",
+//     "reply applied", "run cancelled" or "run failed").
+//  7. transition.go: applyTx, the compare-and-set of each event.
 //
 // The transition table (generated from transitions by
 // TestDocShowsTheTransitionTable; go test ./internal/chat -run

@@ -54,31 +54,6 @@ type job struct {
 	After int64 `json:"after,omitempty"`
 }
 
-// commit runs fn and, when it won, records j with it in one transaction
-// (as fn left it: fn may fill in what only its transaction knows). Without a
-// queue, j runs on a service goroutine once committed.
-func (s *Service) commit(ctx context.Context, j *job, fn func(tx *store.Tx) (bool, error)) (bool, error) {
-	in := s.db.InTx
-	if s.queue != nil {
-		in = s.queue.InTx
-	}
-	var won bool
-	err := in(ctx, func(tx *store.Tx) error {
-		var err error
-		if won, err = fn(tx); err != nil || !won {
-			return err
-		}
-		if s.queue != nil {
-			return s.queue.InsertChatTx(ctx, tx, *j)
-		}
-		return nil
-	})
-	if err == nil && won && s.queue == nil {
-		s.goRun(func(ctx context.Context) { _ = s.work(ctx, *j) })
-	}
-	return won, err
-}
-
 // Work carries out one chat job (the queue's handler). A job whose claim no
 // longer holds — the conversation was released as lost, or moved on — does
 // nothing. It returns an error only when nothing was done.
@@ -167,15 +142,4 @@ func (s *Service) Wait() {
 			return
 		}
 	}
-}
-
-// jobWaiting reports whether a chat job of conversation id waits to be
-// worked, or was taken by a worker less than a lease ago: a job taken
-// longer ago whose conversation is still processing with no run counts as
-// lost with its worker. (Counting the lease from the conversation's claim
-// instead failed live turns under load: with 500 conversations a job
-// waited in the queue for most of a lease, and its turn was judged lost
-// seconds after a worker took it.) The queue reads its own tables.
-func (s *Service) jobWaiting(ctx context.Context, id int64) (bool, error) {
-	return s.queue.ChatJobWaiting(ctx, "conversation", id, s.clk.Now().Add(-s.lease))
 }

@@ -2,9 +2,6 @@ package chat
 
 import (
 	"context"
-
-	"waymark/internal/access"
-	"waymark/internal/catalog"
 )
 
 // TargetLabels names an outcome's record in the reader's words: the table's
@@ -76,14 +73,4 @@ func (s *reads) label(ctx context.Context, reader int64, os []Outcome, card *Car
 		}
 		card.Calls = calls
 	}
-}
-
-// answerText is the editor's answer as the transcript shows it: the card's
-// button label in the editor's backend language (the UI's catalogue).
-func (s *Service) answerText(ctx context.Context, actor int64, answer string) string {
-	lang := ""
-	if a, err := access.LoadActor(ctx, s.dir, s.db, actor); err == nil {
-		lang = a.BackendLanguage
-	}
-	return catalog.For(lang).Get("answer." + answer)
 }

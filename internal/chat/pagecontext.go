@@ -16,7 +16,7 @@ import (
 // conversation, so the model must not ask which page is meant. It holds
 // identities and the title only, never field values. "" for a conversation
 // without a page.
-func (s *Service) pageContext(ctx context.Context, r row) string {
+func (s *turns) pageContext(ctx context.Context, r row) string {
 	if r.Page <= 0 {
 		return ""
 	}
@@ -52,7 +52,7 @@ func (s *Service) pageContext(ctx context.Context, r row) string {
 // editorLanguage tells the model the language the editor reads — her stored
 // backend language — so that its answers and a tour's closing summary are
 // in her words (the page's content keeps the page's language).
-func (s *Service) editorLanguage(ctx context.Context, r row) string {
+func (s *turns) editorLanguage(ctx context.Context, r row) string {
 	a, err := access.LoadActor(ctx, s.dir, s.db, r.Owner)
 	if err != nil || a.BackendLanguage == "" {
 		return ""
@@ -105,4 +105,22 @@ func withdrawnContext(msgs []Message) string {
 	}
 	return "\n\nThe editor's last message withdrew your waiting proposal (" + what + "). Answer her message first; " +
 		"do not propose the same change again unless she asks for it."
+}
+
+// pointsPrompt offers the open points of the conversation's skill on its page
+// again (P.O1) — through the keeper when it can list them, under the
+// visibility rule for the conversation's owner.
+func (s *turns) pointsPrompt(ctx context.Context, r row) string {
+	type lister interface {
+		PromptFor(ctx context.Context, reader, skill, page int64) (string, error)
+	}
+	l, ok := s.points.(lister)
+	if !ok || r.Skill == 0 || r.Page == 0 {
+		return ""
+	}
+	text, err := l.PromptFor(ctx, r.Owner, r.Skill, r.Page)
+	if err != nil {
+		return ""
+	}
+	return text
 }

@@ -17,7 +17,7 @@ import (
 // question no longer waiting is ErrStaleCard. The accepted answer goes into
 // the transcript and resumes the run
 // as a chat job.
-func (s *Service) AnswerQuestion(ctx context.Context, actor, id int64, digest, option, text string) error {
+func (s *decisions) AnswerQuestion(ctx context.Context, actor, id int64, digest, option, text string) error {
 	option, text = strings.TrimSpace(option), strings.TrimSpace(text)
 	if (option == "") == (text == "") {
 		return fmt.Errorf("%w: give either option or text", ErrInvalid)
@@ -48,7 +48,7 @@ func (s *Service) AnswerQuestion(ctx context.Context, actor, id int64, digest, o
 }
 
 // submit hands an accepted answer to the runtime, then applies the run's state.
-func (s *Service) submit(ctx context.Context, r row, values json.RawMessage) {
+func (s *decisions) submit(ctx context.Context, r row, values json.RawMessage) {
 	res, err := s.rt.SubmitInput(ctx, r.Owner, r.PendingRun, agent.Input{TurnDigest: r.Question.TurnDigest, Values: values})
 	if err != nil {
 		s.handBack(ctx, r, err)

@@ -21,7 +21,7 @@ const reapBatch = 100
 // whose run paused or ended takes its state. It runs on the installation's
 // reaper (the queue's periodic job, on the elected leader) and returns how
 // many conversations it moved on.
-func (s *Service) Reap(ctx context.Context) (int, error) {
+func (s *recovery) Reap(ctx context.Context) (int, error) {
 	before := store.Micros(s.clk.Now().Add(-s.lease))
 	ids, err := store.Collect(ctx, s.db, store.Column[int64],
 		"SELECT id FROM conversations WHERE status = ? AND updated_at < ? ORDER BY updated_at, id LIMIT ?", string(Processing), before, reapBatch)
@@ -65,7 +65,7 @@ type staleRescuer interface {
 
 // holdsClaim reports whether conversation is still processing for the
 // claim at (a chat job's "at"): a job whose claim holds may still act.
-func (s *Service) holdsClaim(ctx context.Context, conversation, at int64) (bool, error) {
+func (s *recovery) holdsClaim(ctx context.Context, conversation, at int64) (bool, error) {
 	r, err := getRow(ctx, s.db, conversation)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
@@ -74,4 +74,15 @@ func (s *Service) holdsClaim(ctx context.Context, conversation, at int64) (bool,
 		return false, err
 	}
 	return r.Status == Processing && r.UpdatedAt.UnixMicro() == at, nil
+}
+
+// jobWaiting reports whether a chat job of conversation id waits to be
+// worked, or was taken by a worker less than a lease ago: a job taken
+// longer ago whose conversation is still processing with no run counts as
+// lost with its worker. (Counting the lease from the conversation's claim
+// instead failed live turns under load: with 500 conversations a job
+// waited in the queue for most of a lease, and its turn was judged lost
+// seconds after a worker took it.) The queue reads its own tables.
+func (s *recovery) jobWaiting(ctx context.Context, id int64) (bool, error) {
+	return s.queue.ChatJobWaiting(ctx, "conversation", id, s.clk.Now().Add(-s.lease))
 }

@@ -15,6 +15,21 @@ import (
 	"waymark/internal/store"
 )
 
+// recovery owns what moves a conversation on when its request or worker did
+// not: a decision taken elsewhere handed back (reconcile), a turn, decision
+// or end-tour whose worker stopped restarted, rescued or finished
+// (recoverInterrupted), and the reaper's pass over them (Reap).
+type recovery struct {
+	*base
+	*turns
+	*decisions
+
+	points PointKeeper
+	// finishEndTour carries out an end-tour whose request stopped (the
+	// Service's, which owns the end of a tour).
+	finishEndTour func(ctx context.Context, r row)
+}
+
 // reconcile brings a conversation up to date with a run it does not drive
 // (issue 11 item 3):
 //   - awaiting a decision whose run no longer waits for it — approved,
@@ -24,7 +39,7 @@ import (
 //   - processing while it follows such a run, it takes the run's state as
 //     soon as the run pauses or ends;
 //   - processing a turn of its own that was interrupted, recoverInterrupted.
-func (s *Service) reconcile(ctx context.Context, r row) (row, error) {
+func (s *recovery) reconcile(ctx context.Context, r row) (row, error) {
 	switch {
 	case r.Status == Processing && r.Follows:
 		st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
@@ -80,7 +95,7 @@ func waitsFor(r row, st agent.Status) bool {
 // status read): a notice says what became of the decision; a run that still
 // runs is followed (processing), one that paused again or ended gives the
 // conversation its state at once.
-func (s *Service) handOver(ctx context.Context, r row, from Status, st agent.Status) error {
+func (s *recovery) handOver(ctx context.Context, r row, from Status, st agent.Status) error {
 	notice := s.decidedElsewhere(ctx, r, st)
 	if st.Status.Terminal() || st.Status.Waiting() {
 		// A card answered elsewhere is settled as one the editor answered
@@ -129,7 +144,7 @@ const NoticeTourEnded = "tour_ended"
 // only), denied_elsewhere, answered_elsewhere, process_ended (the process
 // was ended, or its end stopped the resume), cancelled_elsewhere, or the
 // code of the failure that ended the run.
-func (s *Service) decidedElsewhere(ctx context.Context, r row, st agent.Status) Message {
+func (s *recovery) decidedElsewhere(ctx context.Context, r row, st agent.Status) Message {
 	digest := r.digest()
 	code, ended := "", false
 	var written []string
@@ -204,7 +219,7 @@ func failureCode(st agent.Status) string {
 // state; a turn lost before its run began is started again once
 // (restartTurn), and fails as interrupted when it is lost again. An
 // end-tour's claim is no turn: its end is carried out (finishEndTour).
-func (s *Service) recoverInterrupted(ctx context.Context, r row) (row, error) {
+func (s *recovery) recoverInterrupted(ctx context.Context, r row) (row, error) {
 	if s.clk.Now().Sub(r.UpdatedAt) < s.lease {
 		return r, nil
 	}
@@ -275,7 +290,7 @@ type chatRescuer interface {
 // card's or question's turn says the answer never reached it; the job, taken
 // more than a lease ago and still running, carries the claim the
 // conversation holds.
-func (s *Service) rescueDecision(ctx context.Context, r row) bool {
+func (s *recovery) rescueDecision(ctx context.Context, r row) bool {
 	rq, ok := s.queue.(chatRescuer)
 	if !ok || r.PendingRun == "" {
 		return false
@@ -318,7 +333,7 @@ const NoticeTurnRestarted = "turn_restarted"
 // down each time is not tried forever. It reports whether the conversation
 // is taken care of — started again, or moved on since r was read — so that
 // it must not be failed.
-func (s *Service) restartTurn(ctx context.Context, r row) bool {
+func (s *recovery) restartTurn(ctx context.Context, r row) bool {
 	if s.queue == nil {
 		return false // without a queue the turn ran in a process that is gone with it
 	}
@@ -342,22 +357,4 @@ func (s *Service) restartTurn(ctx context.Context, r row) bool {
 		s.log.Info("lost turn started again", "conversation", r.ID)
 	}
 	return true // won, or lost to a change since r was read: the next read takes it from there
-}
-
-// pointsPrompt offers the open points of the conversation's skill on its page
-// again (P.O1) — through the keeper when it can list them, under the
-// visibility rule for the conversation's owner.
-func (s *Service) pointsPrompt(ctx context.Context, r row) string {
-	type lister interface {
-		PromptFor(ctx context.Context, reader, skill, page int64) (string, error)
-	}
-	l, ok := s.points.(lister)
-	if !ok || r.Skill == 0 || r.Page == 0 {
-		return ""
-	}
-	text, err := l.PromptFor(ctx, r.Owner, r.Skill, r.Page)
-	if err != nil {
-		return ""
-	}
-	return text
 }

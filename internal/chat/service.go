@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"waymark/internal/access"
@@ -87,34 +86,22 @@ var (
 // as those jobs on whichever process works them. Close waits for the jobs of
 // a service without a queue, which run on its own goroutines.
 type Service struct {
-	db      *store.DB
+	*base
+	*turns
+	*decisions
+	*recovery
+
 	src     content.Source
 	dir     access.Directory
-	rt      Runtime
 	configs *llmconfig.Store
 	skills  *skill.Store
 	checker *access.Checker
 	points  PointKeeper
 	ender   Ender // may be nil
 	reads   *reads
-	clk     clock.Clock
-	log     *slog.Logger
 
-	queue Queue         // may be nil: jobs run on service goroutines
-	lease time.Duration // the runtime's lease (Deps.Lease)
-	wake  chan struct{} // a chat job finished (Wait)
-
-	ctx    context.Context
+	wake   chan struct{} // a chat job finished (Wait)
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // guards nothing; counts running turns
-
-	hookBeforeClaim func(op string) // Deps.Test.BeforeClaim; may be nil
-}
-
-func (s *Service) beforeClaim(op string) {
-	if s.hookBeforeClaim != nil {
-		s.hookBeforeClaim(op)
-	}
 }
 
 // Deps are what a chat service works with, all given to New (issue 16 item
@@ -163,27 +150,26 @@ func New(d Deps) *Service {
 		log = slog.New(slog.DiscardHandler)
 	}
 	src := content.OrBuiltin(d.Source)
-	return &Service{db: d.DB, src: src, dir: access.OrBuiltin(d.Directory), rt: d.Runtime, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
-		ender: d.Ender, queue: d.Queue, clk: d.Clock, log: log, reads: newReads(d.DB, src, d.Runtime, d.Skills, d.Labeler),
-		ctx: ctx, cancel: cancel, lease: cmp.Or(d.Lease, agent.DefaultLease), wake: make(chan struct{}, 1),
-		hookBeforeClaim: d.Test.BeforeClaim}
+	dir := access.OrBuiltin(d.Directory)
+	b := &base{db: d.DB, rt: d.Runtime, clk: d.Clock, log: log, queue: d.Queue, lease: cmp.Or(d.Lease, agent.DefaultLease),
+		ctx: ctx, hookBeforeClaim: d.Test.BeforeClaim}
+	s := &Service{base: b, src: src, dir: dir, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
+		ender: d.Ender, reads: newReads(d.DB, src, d.Runtime, d.Skills, d.Labeler), cancel: cancel, wake: make(chan struct{}, 1)}
+	b.work = s.work
+	t := &turns{base: b, src: src, dir: dir, points: d.Points}
+	dc := &decisions{base: b, dir: dir, points: d.Points}
+	r := &recovery{base: b, points: d.Points, finishEndTour: s.finishEndTour}
+	t.decisions, t.recovery = dc, r
+	dc.turns, dc.recovery = t, r
+	r.turns, r.decisions = t, dc
+	s.turns, s.decisions, s.recovery = t, dc, r
+	return s
 }
 
 // Close stops accepting work and waits for running turns.
 func (s *Service) Close() {
 	s.cancel()
 	s.wg.Wait()
-}
-
-func (s *Service) now() int64 { return s.clk.Now().UnixMicro() }
-
-// go runs f on a service goroutine.
-func (s *Service) goRun(f func(ctx context.Context)) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f(s.ctx)
-	}()
 }
 
 // chatConfig picks the configuration of a new conversation: the one with
@@ -314,16 +300,4 @@ func (s *Service) skillFor(ctx context.Context, a *access.Actor, cfg llmconfig.C
 		return e.Process, nil
 	}
 	return false, ErrUnavailable
-}
-
-// owned loads a conversation of the actor; others answer like unknown ones.
-func (s *Service) owned(ctx context.Context, actor, id int64) (row, error) {
-	r, err := getRow(ctx, s.db, id)
-	if err != nil {
-		return row{}, err
-	}
-	if r.Owner != actor {
-		return row{}, ErrNotFound
-	}
-	return r, nil
 }

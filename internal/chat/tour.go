@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"waymark/internal/process"
 	"waymark/internal/run"
@@ -124,14 +123,6 @@ func (s *Service) finishEndTour(ctx context.Context, r row) {
 		return
 	}
 	s.log.Info("interrupted end-tour carried out", "conversation", r.ID)
-}
-
-// release lets go of the claim a message or an end-tour took by withdrawing
-// r's waiting run, when the request fails after it: the conversation takes
-// the withdrawn run's state (idle after the cancel) (issue 15 item 8: a
-// failure never leaves a conversation stuck).
-func (s *Service) release(ctx context.Context, r row) {
-	s.apply(context.WithoutCancel(ctx), r.ID, time.Time{}, r.PendingRun, "") // the claim's own time is not r's
 }
 
 // giveBack lets go of the claim taken at on conversation r when the request

@@ -8,12 +8,27 @@ import (
 	"strings"
 	"time"
 
+	"waymark/internal/access"
 	"waymark/internal/agent"
 	"waymark/internal/content"
 	"waymark/internal/llm"
 	"waymark/internal/run"
 	"waymark/internal/store"
 )
+
+// turns owns a conversation's turns: a message sent and claimed (Send), the
+// turn job that runs it on the runtime with the page's context (turn), and
+// the run's result applied to the conversation (apply, settleRun) — its
+// reply, card, question or failure.
+type turns struct {
+	*base
+	*decisions
+	*recovery
+
+	src    content.Source
+	dir    access.Directory
+	points PointKeeper
+}
 
 // Send adds the editor's message and, in the same transaction, the job of
 // its turn (202); a chat worker of any process runs the turn. A message while
@@ -26,7 +41,7 @@ import (
 // and is refused as busy while the run still runs. An ordinary conversation
 // leaves its run waiting and refuses the message as busy. A withdrawn
 // proposal records no open point.
-func (s *Service) Send(ctx context.Context, actor, id int64, text string) error {
+func (s *turns) Send(ctx context.Context, actor, id int64, text string) error {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return fmt.Errorf("%w: content: empty", ErrInvalid)
@@ -96,7 +111,7 @@ func (s *Service) Send(ctx context.Context, actor, id int64, text string) error 
 // predecessor, or — the cancel lost to a decision taken elsewhere on a run
 // that ended — as handed back. ErrBusy when the claim lost (nothing
 // changed) or the run decided elsewhere still runs.
-func (s *Service) withdraw(ctx context.Context, r row) (row, error) {
+func (s *turns) withdraw(ctx context.Context, r row) (row, error) {
 	won, err := applyTx(ctx, s.db, r.ID, evWithdraw, r.Status, change{seen: &r.card}, s.now())
 	if err != nil {
 		return row{}, err
@@ -130,7 +145,7 @@ func (s *Service) withdraw(ctx context.Context, r row) (row, error) {
 
 // unclaim gives back a claim that changed nothing: the conversation waits
 // for the decision r read, as before.
-func (s *Service) unclaim(ctx context.Context, r row) {
+func (s *turns) unclaim(ctx context.Context, r row) {
 	c := change{status: r.Status, card: &r.Card, question: &r.Question, err: &r.Error}
 	ctx = context.WithoutCancel(ctx)
 	if err := s.persist(ctx, "unclaim", func() error {
@@ -143,7 +158,7 @@ func (s *Service) unclaim(ctx context.Context, r row) {
 
 // follow lets go of a claim whose run is in a state the caller cannot tell:
 // the conversation follows the run, and the next read takes its state.
-func (s *Service) follow(ctx context.Context, r row) {
+func (s *turns) follow(ctx context.Context, r row) {
 	ctx = context.WithoutCancel(ctx)
 	if err := s.persist(ctx, "follow", func() error {
 		_, err := applyTx(ctx, s.db, r.ID, evFollow, Processing, change{follows: true}, s.now())
@@ -158,7 +173,7 @@ func (s *Service) follow(ctx context.Context, r row) {
 // past the soft-stop time) before the turn's run began: nothing of it ran,
 // and the queue gives the job to a worker again at once, instead of the
 // turn being failed or waiting a lease to be found lost.
-func (s *Service) turn(ctx context.Context, r row, at int64) error {
+func (s *turns) turn(ctx context.Context, r row, at int64) error {
 	var msgs []Message
 	err := s.outlast(ctx, "read transcript", func() (err error) {
 		msgs, err = messages(ctx, s.db, r.ID)
@@ -252,7 +267,7 @@ func transcript(msgs []Message) []llm.Message {
 // later lost the reply). A decision the run still waits for is its job's
 // to carry out: the result changes nothing then. Any other run changes
 // nothing.
-func (s *Service) QueuedResult(ctx context.Context, res agent.Result) {
+func (s *turns) QueuedResult(ctx context.Context, res agent.Result) {
 	s.beforeClaim("result")
 	type turn struct {
 		id, at int64
@@ -278,7 +293,7 @@ func (s *Service) QueuedResult(ctx context.Context, res agent.Result) {
 // decidedResult settles conversation id, processing a decided card on run
 // res.UUID, from res once the runtime accepted the decision and the run
 // paused on another card or ended (QueuedResult).
-func (s *Service) decidedResult(ctx context.Context, id int64, res agent.Result) {
+func (s *turns) decidedResult(ctx context.Context, id int64, res agent.Result) {
 	r, err := getRow(ctx, s.db, id)
 	if err != nil || r.Status != Processing || r.Decided == nil || r.Follows || r.PendingRun != res.UUID {
 		return // moved on, or no decided card of its own: its job or a read settles it
@@ -299,7 +314,7 @@ func (s *Service) decidedResult(ctx context.Context, id int64, res agent.Result)
 // still processing as it was at at (its updated_at then; zero: as it is
 // now), retrying after a store error (persist); a state it cannot read even
 // so fails the conversation rather than leave it processing.
-func (s *Service) apply(ctx context.Context, id int64, at time.Time, runUUID, answer string) {
+func (s *turns) apply(ctx context.Context, id int64, at time.Time, runUUID, answer string) {
 	s.applyWith(ctx, id, at, runUUID, answer, nil, nil)
 }
 
@@ -321,7 +336,7 @@ func (s *Service) apply(ctx context.Context, id int64, at time.Time, runUUID, an
 // decided card. (Following the run instead lost the answer: a read took
 // the completed run's state, which keeps no answer below privacy full,
 // before QueuedResult could hand it over.)
-func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID, answer string, known *agent.Status, record func(ctx context.Context, tx *store.Tx) error) {
+func (s *turns) applyWith(ctx context.Context, id int64, at time.Time, runUUID, answer string, known *agent.Status, record func(ctx context.Context, tx *store.Tx) error) {
 	ctx = context.WithoutCancel(ctx)
 	var r row
 	unsettled := false
@@ -369,13 +384,13 @@ func (s *Service) applyWith(ctx context.Context, id int64, at time.Time, runUUID
 // went on clears the error. notice, when set, goes first into the transcript
 // (a decision taken elsewhere); it then stands for a cancel and for an
 // answer the privacy level did not keep.
-func (s *Service) settleRun(ctx context.Context, r row, from Status, st agent.Status, answer string, notice *Message) error {
+func (s *turns) settleRun(ctx context.Context, r row, from Status, st agent.Status, answer string, notice *Message) error {
 	return s.settleRunWith(ctx, r, from, st, answer, notice, nil)
 }
 
 // settleRunWith is settleRun that also runs record, when set, in its
 // transaction before the compare-and-set (applyWith).
-func (s *Service) settleRunWith(ctx context.Context, r row, from Status, st agent.Status, answer string, notice *Message,
+func (s *turns) settleRunWith(ctx context.Context, r row, from Status, st agent.Status, answer string, notice *Message,
 	record func(ctx context.Context, tx *store.Tx) error) error {
 	runUUID, empty := st.UUID, ""
 	c := change{progress: jsonOf(st.Progress), highlight: jsonOf(st.Highlight), err: &empty, seenRun: &runUUID}
@@ -487,7 +502,7 @@ func jsonOf(m map[string]any) *json.RawMessage {
 }
 
 // fail marks the conversation failed after an error it cannot hand on.
-func (s *Service) fail(ctx context.Context, r row, cause error) {
+func (s *turns) fail(ctx context.Context, r row, cause error) {
 	s.log.Warn("chat turn failed", "conversation", r.ID, "err", cause)
 	code := "failed"
 	switch {
@@ -513,7 +528,7 @@ func (s *Service) fail(ctx context.Context, r row, cause error) {
 // cardOf builds the card the server offers for a waiting run: the process
 // answers where the runtime offers the reasons (a process run's one pending
 // write call), approve/cancel for every other card.
-func (s *Service) cardOf(r row, st agent.Status) *Card {
+func (s *turns) cardOf(r row, st agent.Status) *Card {
 	p := st.Pending
 	c := &Card{RunUUID: st.UUID, TurnDigest: p.TurnDigest, ApproveBlocked: p.ApproveBlocked, Calls: []CardCall{}}
 	applicable := true
@@ -533,4 +548,12 @@ func (s *Service) cardOf(r row, st agent.Status) *Card {
 		c.Answers = c.Answers[1:] // apply and approve come first
 	}
 	return c
+}
+
+// release lets go of the claim a message or an end-tour took by withdrawing
+// r's waiting run, when the request fails after it: the conversation takes
+// the withdrawn run's state (idle after the cancel) (issue 15 item 8: a
+// failure never leaves a conversation stuck).
+func (s *turns) release(ctx context.Context, r row) {
+	s.apply(context.WithoutCancel(ctx), r.ID, time.Time{}, r.PendingRun, "") // the claim's own time is not r's
 }

@@ -62,7 +62,7 @@ func waitEnded(t *testing.T, c *wt.Client, id string) wt.RunStatus {
 	}
 }
 
-// Issue 11 item 7: an approval outlives its HTTP request. A client that
+// An approval outlives its HTTP request. A client that
 // disconnects after the approval was accepted does not leave the run
 // running: the resumed turn runs detached from the request, as Run does,
 // and completes.
@@ -82,7 +82,7 @@ func TestApprovalOutlivesItsHTTPRequest(t *testing.T) {
 	})
 }
 
-// Issue 11 item 7: an answer to a question outlives its HTTP request too.
+// An answer to a question outlives its HTTP request too.
 func TestInputOutlivesItsHTTPRequest(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, wt.Site, nil)

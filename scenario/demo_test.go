@@ -118,7 +118,7 @@ func TestDemoChatTourWithTheProcessSkill(t *testing.T) {
 }
 
 // TestDemoLoginsDescribeEachEditorsRights holds the demo's logins to what
-// they say (issue 11 item 5): erika edits the website except the Services
+// they say: erika edits the website except the Services
 // branch, which she may only read — a tour there does not even begin —
 // and max edits the German pages of the Services branch.
 func TestDemoLoginsDescribeEachEditorsRights(t *testing.T) {
@@ -155,7 +155,7 @@ func TestDemoLoginsDescribeEachEditorsRights(t *testing.T) {
 }
 
 // TestDemoFourEyesConfigurationIsReachableFromTheChat: the demo's four-eyes
-// configuration can be chosen for a conversation (issue 11 item 12); its
+// configuration can be chosen for a conversation; its
 // card waits for a second person: it is in paula's inbox, and erika cannot
 // release it herself.
 func TestDemoFourEyesConfigurationIsReachableFromTheChat(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 // An inbox whose run cannot be read answers 500 internal and logs it; it
-// is never folded into an empty inbox (issue 16 item 4).
+// is never folded into an empty inbox.
 func TestInboxWithAnUnreadableRunAnswersInternalNotEmpty(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, wt.Site, nil)
@@ -40,7 +40,7 @@ func TestInboxWithAnUnreadableRunAnswersInternalNotEmpty(t *testing.T) {
 }
 
 // A closed database answers 500 internal, never a domain answer such as
-// 404 or an empty list (issue 16 item 4).
+// 404 or an empty list.
 func TestClosedDatabaseAnswersInternalNotNotFound(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, wt.Site, nil)

@@ -159,7 +159,7 @@ func TestSkillShowDiffsAgainstTheLastApprovedSnapshot(t *testing.T) {
 				t.Errorf("audit lacks %s: %v", ev, events)
 			}
 		}
-		// A caller without the right is refused before any lookup and not audited (issue 12 item 3).
+		// A caller without the right is refused before any lookup and not audited.
 		if events["approval_refused_denied"] {
 			t.Errorf("a refusal for want of the right was audited: %v", events)
 		}

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Issue 15 item 4: waymark help and waymark CMD -h print every flag with
+// Waymark help and waymark CMD -h print every flag with
 // its environment variable and default.
 func TestHelpPrintsEveryFlagWithItsEnvironmentVariableAndDefault(t *testing.T) {
 	code, out, _ := cli(t, "help")
@@ -43,7 +43,7 @@ func TestHelpPrintsEveryFlagWithItsEnvironmentVariableAndDefault(t *testing.T) {
 	}
 }
 
-// Issue 15 item 4: every flag is settable from the environment; the
+// Every flag is settable from the environment; the
 // command line wins; a bad value names the variable.
 func TestEveryFlagIsSettableFromTheEnvironment(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "w.db")
@@ -67,7 +67,7 @@ func TestEveryFlagIsSettableFromTheEnvironment(t *testing.T) {
 	}
 }
 
-// Issue 15 item 4: waymark version prints module version, commit and Go version.
+// Waymark version prints module version, commit and Go version.
 func TestVersionPrintsModuleCommitAndGo(t *testing.T) {
 	code, out, stderr := cli(t, "version")
 	if code != 0 || !strings.HasPrefix(out, "waymark ") || !strings.Contains(out, "commit ") || !strings.Contains(out, runtime.Version()) {
@@ -75,7 +75,7 @@ func TestVersionPrintsModuleCommitAndGo(t *testing.T) {
 	}
 }
 
-// Issue 15 item 4: a missing folder for the SQLite file is named in the error.
+// A missing folder for the SQLite file is named in the error.
 func TestMissingSQLiteFolderIsNamed(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nowhere")
 	code, _, stderr := cli(t, "migrate", "--db", "sqlite:"+filepath.Join(dir, "w.db"))
@@ -119,7 +119,7 @@ func startDemo(t *testing.T, args ...string) (string, func()) {
 	}
 }
 
-// Issue 15 item 4: --db takes sqlite:PATH in demo as everywhere, and demo on
+// --db takes sqlite:PATH in demo as everywhere, and demo on
 // an existing database keeps what is there.
 func TestDemoTakesSqliteURLAndKeepsAnExistingDatabase(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "demo.db")

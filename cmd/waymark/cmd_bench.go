@@ -17,7 +17,7 @@ var (
 	benchEnv []string
 )
 
-// cmdBench is `waymark bench` (issue 15 item 5): one `name: value unit` line
+// cmdBench is `waymark bench`: one `name: value unit` line
 // per figure. It never reads the installation's WAYMARK_DB, WAYMARK_TYPO3 or
 // WAYMARK_DATA_DIR: its options have variables of their own
 // (WAYMARK_BENCH_DB, …), and bench.Start refuses a database it did not make.

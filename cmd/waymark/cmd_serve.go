@@ -116,7 +116,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	// A database that already has users is kept as it is: importing the
-	// demo site over it would undo what was changed since (issue 15 item 4).
+	// demo site over it would undo what was changed since.
 	var users int
 	if err := db.QueryRow(ctx, "SELECT count(*) FROM be_users").Scan(&users); err != nil {
 		return fmt.Errorf("demo site: %w", err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Issue 15 item 4: the README's "your own data" commands run as shown on the
+// The README's "your own data" commands run as shown on the
 // example files of the repository: migrate, import examples/…, token.
 func TestReadmeOwnDataExampleImportsAsShown(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")

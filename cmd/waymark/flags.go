@@ -37,7 +37,7 @@ func checkLease(d time.Duration) error {
 // chat job (a turn, a decision) waits on the model most of its time, so a
 // process works more of them at once than runs. With 2 (the chat's old
 // default) the 8 conversations of `waymark bench` queued behind two jobs:
-// 106 card answers/s, and 187 with 8 (issue 15).
+// 106 card answers/s, and 187 with 8.
 const chatWorkersPerWorker = 4
 
 // queueWorkers checks --workers against the least the command needs (serve

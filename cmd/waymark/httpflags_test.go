@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Issue 12 item 10: --secure-cookies defaults to on for an https public URL
+// --secure-cookies defaults to on for an https public URL
 // (and for TLS), WAYMARK_SECURE_COOKIES overrides the default, the flag
 // overrides both; bad values are usage errors naming the flag.
 func TestSecureCookiesFollowThePublicURLUnlessSetExplicitly(t *testing.T) {
@@ -44,7 +44,7 @@ func TestSecureCookiesFollowThePublicURLUnlessSetExplicitly(t *testing.T) {
 		t.Setenv("WAYMARK_SECURE_COOKIES", c.env)
 		f := newFlags("serve", io.Discard)
 		if err := f.parse(c.args); err != nil {
-			// A bad environment value is refused as early as parse (issue 15 item 4).
+			// A bad environment value is refused as early as parse.
 			if c.wantErr != "" && errors.Is(err, errUsage) && strings.Contains(err.Error(), c.wantErr) {
 				continue
 			}

@@ -26,7 +26,7 @@ func writeFixture(t *testing.T) string {
 
 func firstLine(s string) string { return strings.SplitN(strings.TrimSpace(s), "\n", 2)[0] }
 
-// Issue 12 item 11: with SQLite the key lives beside the database file
+// With SQLite the key lives beside the database file
 // whatever the working directory; generating it is logged once.
 func TestKeyLivesBesideTheSQLiteFileWhateverTheWorkingDirectory(t *testing.T) {
 	t.Setenv("WAYMARK_SECRET_KEY", "")
@@ -54,7 +54,7 @@ func TestKeyLivesBesideTheSQLiteFileWhateverTheWorkingDirectory(t *testing.T) {
 	}
 }
 
-// Issue 12 item 11: on PostgreSQL there is no file to put the key beside:
+// On PostgreSQL there is no file to put the key beside:
 // without --data-dir, WAYMARK_DATA_DIR or WAYMARK_SECRET_KEY the command
 // refuses with one line naming them, and writes no key anywhere.
 func TestPostgresNeedsADataDirOrAKey(t *testing.T) {
@@ -73,7 +73,7 @@ func TestPostgresNeedsADataDirOrAKey(t *testing.T) {
 	}
 }
 
-// Issue 12 item 11: the database keeps a check value of its key; a process
+// The database keeps a check value of its key; a process
 // with another key refuses to start with one line naming the fix, and
 // changes nothing.
 func TestAnotherKeyRefusesToStart(t *testing.T) {
@@ -102,7 +102,7 @@ func TestAnotherKeyRefusesToStart(t *testing.T) {
 	}
 }
 
-// Issue 12 item 12: the SQLite database and the generated key are created 0600.
+// The SQLite database and the generated key are created 0600.
 func TestDatabaseAndKeyFilesArePrivate(t *testing.T) {
 	t.Setenv("WAYMARK_SECRET_KEY", "")
 	t.Setenv("WAYMARK_DATA_DIR", "")

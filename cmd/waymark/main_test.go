@@ -111,7 +111,7 @@ func TestImportIsIdempotentAndTokenWorks(t *testing.T) {
 	}
 }
 
-// The CLI twin of disabling a user in the administration API (issue 14).
+// The CLI twin of disabling a user in the administration API.
 func TestUserDisableAndEnable(t *testing.T) {
 	dir := t.TempDir()
 	db := "sqlite:" + filepath.Join(dir, "w.db")

@@ -14,7 +14,7 @@ import (
 	"waymark/internal/store/storetest"
 )
 
-// Issue 15 item 3: several processes starting at once on one PostgreSQL
+// Several processes starting at once on one PostgreSQL
 // migrate under a lock; none fails, and the schema ends current.
 func TestConcurrentMigrationsOnOnePostgresAllSucceed(t *testing.T) {
 	url := storetest.PostgresURL(t)
@@ -49,7 +49,7 @@ func TestConcurrentMigrationsOnOnePostgresAllSucceed(t *testing.T) {
 	}
 }
 
-// Issue 15 item 3: serve and worker refuse a database whose schema is newer
+// Serve and worker refuse a database whose schema is newer
 // than this binary knows, with one line saying so; migrate too.
 func TestNewerSchemaIsRefusedWithOneLine(t *testing.T) {
 	urls := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "w.db")}

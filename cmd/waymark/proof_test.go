@@ -19,7 +19,7 @@ import (
 	"waymark/internal/store/storetest"
 )
 
-// The proofs of issue 15 items 6 and 7 run at a size that fits the CI's time
+// The scale and crash proofs run at a size that fits the CI's time
 // limit on a loaded 2-core machine; WAYMARK_PROOF_FULL=1 runs the issue's
 // size (500 conversations; 100 kills).
 func proofFull() bool { return os.Getenv("WAYMARK_PROOF_FULL") == "1" }
@@ -231,7 +231,7 @@ func outcomes(t *testing.T, db *store.DB) map[string]int {
 	return out
 }
 
-// Issue 15 item 6: one API process and three worker processes on one
+// One API process and three worker processes on one
 // PostgreSQL database, many guided conversations at once answering cards at
 // random, withdrawing cards with new messages and ending tours early: when
 // all is done every invariant holds on the stored rows and events — each
@@ -280,7 +280,7 @@ type held struct {
 	status         string
 }
 
-// Issue 15 item 7: kill -9 a worker at random points of tours — some while
+// Kill -9 a worker at random points of tours — some while
 // it is inside a write — and start it again; every run the dead worker held
 // is requeued or dead-lettered within two lease lengths, and once all is
 // done every invariant holds and every run is in a defined state.

@@ -10,7 +10,7 @@ import (
 )
 
 // startTracing sets up the OpenTelemetry traces the OTEL_* variables ask
-// for (issue 15 item 4; tracing.Enabled says when): nil traces when they ask
+// for (tracing.Enabled says when): nil traces when they ask
 // for none. The returned stop flushes the spans still buffered, for at most
 // five seconds.
 func startTracing(ctx context.Context, e *env) (*tracing.Traces, func(), error) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Issue 15 item 4: an OTEL_* setting Waymark cannot honour is a usage error
+// An OTEL_* setting Waymark cannot honour is a usage error
 // naming the variable, before anything is opened: the database file is not
 // even created.
 func TestServeAndWorkerRefuseATracesExporterTheyDoNotHave(t *testing.T) {

@@ -1,4 +1,4 @@
-// Administration (issue 14, screens 3 to 5): the provider key is write-only,
+// Administration: the provider key is write-only,
 // a disabled user's open chat is logged out on its next action, and a
 // non-admin gets no admin navigation and 403 on every admin URL — the URLs
 // of e2e/admin-routes.json, the list the Go side keeps equal to the mounted

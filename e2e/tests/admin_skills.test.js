@@ -1,4 +1,4 @@
-// The skills review in the browser (issue 14, screen 1): an administrator
+// The skills review in the browser: an administrator
 // edits a backend skill, sees the diff against the approved version, approves
 // exactly the digest shown, and the editor's slash menu then lists it; an
 // approval sent from a page that another session made stale is refused, and

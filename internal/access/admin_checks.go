@@ -14,8 +14,8 @@ import (
 // ErrInvalid is matched (errors.Is) by every *FieldError (400 invalid).
 var ErrInvalid = fault.Detailed(fault.Invalid, "invalid", "invalid")
 
-// Errors of the administration of users and groups (issue 14), with their
-// kinds and wire codes (package fault, issue 16 item 4).
+// Errors of the administration of users and groups, with their
+// kinds and wire codes (package fault).
 var (
 	// ErrUsernameTaken: another user has the username.
 	ErrUsernameTaken = fault.Detailed(fault.Conflict, "conflict", "username is taken")
@@ -113,7 +113,7 @@ func (c refChecker) languages(ids []int64) error {
 }
 
 // UserExists reports whether a backend user of dir (nil: the built-in
-// directory) has the uid (issue 16 item 3).
+// directory) has the uid.
 func UserExists(ctx context.Context, dir Directory, q store.Querier, uid int64) (bool, error) {
 	if External(dir) {
 		_, err := dir.LoadUser(ctx, q, uid)
@@ -131,7 +131,7 @@ func UserExists(ctx context.Context, dir Directory, q store.Querier, uid int64) 
 
 // GroupExists reports whether a backend group has the uid — for packages
 // that refer to groups (a configuration's allowed groups) without reading
-// their table (issue 16 item 3). dir is the directory (nil: the built-in one).
+// their table. dir is the directory (nil: the built-in one).
 func GroupExists(ctx context.Context, dir Directory, q store.Querier, uid int64) (bool, error) {
 	if g, ok := dir.(interface {
 		GroupExists(ctx context.Context, uid int64) (bool, error)

@@ -13,7 +13,7 @@ const MaxTokenLabel = 200
 
 // IssueToken creates an API token for user uid, labelled label, and returns
 // it: the one time it is shown (the store keeps its hash) — "create a
-// user's API token" of issue 14, for the admin JSON API and the users
+// user's API token" of the administration, for the admin JSON API and the users
 // screen alike. A label over MaxTokenLabel is a *FieldError, an unknown
 // user ErrNoUser; both write nothing. The token is hashed at bcrypt work
 // factor hashCost (0: auth.DefaultCost).

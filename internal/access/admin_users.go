@@ -12,7 +12,7 @@ import (
 	"waymark/internal/store"
 )
 
-// Account is a user as an administrator sees it (issue 14): never the
+// Account is a user as an administrator sees it: never the
 // password or its hash, only whether one is set, and how many API tokens
 // the user has.
 type Account struct {
@@ -188,7 +188,7 @@ func UpdateAccount(ctx context.Context, src content.Source, dir Directory, db *s
 }
 
 // SetActive enables or disables user uid and keeps every other field: the
-// "disable a user" of issue 14 (the web screen, the CLI's user
+// "disable a user" of the administration (the web screen, the CLI's user
 // disable|enable). The user is read and written in one transaction under the
 // settings lock, so a concurrent edit is not lost. Disabling ends the user's
 // sessions in that transaction; it returns ErrNoUser and ErrLastAdmin like

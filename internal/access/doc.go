@@ -5,7 +5,7 @@
 // copy frozen earlier; administrators pass everything; a disabled or missing
 // user passes nothing.
 //
-// The administration of users and groups (issue 14) lives here too:
+// The administration of users and groups lives here too:
 // CreateAccount, UpdateAccount, CreateGroup and UpdateGroup validate every
 // reference against the store, never leave the site without an active
 // administrator, and end a disabled user's sessions in the same transaction.

@@ -226,7 +226,7 @@ func (a *Actor) HasGrant(g string) bool { return a.IsAdmin() || (a.Active() && a
 
 // MayReviewSkills reports an administrator or a holder of the skill_approve
 // grant: who sees every skill and approves or revokes its digests (the JSON
-// API's /api/skills… and the web UI's skills screens, issue 14).
+// API's /api/skills… and the web UI's skills screens).
 func (a *Actor) MayReviewSkills() bool { return a.HasGrant(GrantSkillApprove) }
 
 // InGroup reports membership, subgroups included.

@@ -8,7 +8,7 @@ import (
 
 // Errors the runtime returns for requests it refuses; a run outcome is never
 // an error. Each is documented where it is returned and carries its kind and
-// wire code (package fault, issue 16 item 4); httpapi answers by the kind.
+// wire code (package fault); httpapi answers by the kind.
 var (
 	// ErrInvalid wraps every malformed request.
 	ErrInvalid = fault.Detailed(fault.Invalid, "bad_request", "invalid request")

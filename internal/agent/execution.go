@@ -57,7 +57,7 @@ func (w fieldsWritten) overlaps(t *tool.Target) bool {
 }
 
 // approvedWrite is an approved content write (effect write) and the guarded
-// transition that records it (issue 16 item 6: arguments by name).
+// transition that records it (arguments by name).
 type approvedWrite struct {
 	call llm.ToolCall
 	// released is what the approver released, checked in the write's

@@ -8,7 +8,7 @@ import (
 )
 
 // heartbeat runs f (a model call, a tool call) while renewing the segment's
-// lease every Config.Heartbeat (issue 15 item 2): a segment that waits keeps
+// lease every Config.Heartbeat: a segment that waits keeps
 // its run however long the wait, and a process that stopped loses its runs
 // within one lease, for the reaper. A renewal that loses (the run was
 // cancelled, reaped or ended elsewhere) cancels f's context; a renewal that

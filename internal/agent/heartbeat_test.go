@@ -43,7 +43,7 @@ func nextBeat(t *testing.T, beats chan string) {
 	}
 }
 
-// Issue 15 item 2: a segment waiting on the model renews its lease by a
+// A segment waiting on the model renews its lease by a
 // heartbeat, so however long the model takes — here two and a half leases
 // on the injected clock — the reaper leaves the run alone, and it completes.
 func TestASegmentWaitingOnTheModelKeepsItsLeaseByHeartbeat(t *testing.T) {
@@ -77,7 +77,7 @@ func TestASegmentWaitingOnTheModelKeepsItsLeaseByHeartbeat(t *testing.T) {
 	})
 }
 
-// Issue 15 item 2: a segment whose run was taken from it while it waits on
+// A segment whose run was taken from it while it waits on
 // the model — cancelled here — learns it at the next beat and stops the
 // call instead of waiting for the model; the run stays cancelled.
 func TestASegmentThatLostItsRunStopsWaitingOnTheModel(t *testing.T) {
@@ -110,7 +110,7 @@ func TestASegmentThatLostItsRunStopsWaitingOnTheModel(t *testing.T) {
 	})
 }
 
-// Issue 15 item 2: an interactive start records its run together with what
+// An interactive start records its run together with what
 // the caller writes in StartTx (the chat: the conversation's pending run);
 // when StartTx refuses, no run exists and no model is called — a crash can
 // never leave a run its conversation does not name.

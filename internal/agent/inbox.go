@@ -37,7 +37,7 @@ func (rt *Reader) Inbox(ctx context.Context, actor int64) ([]Status, error) {
 // release: administrators and approvers in scope of the run (see
 // approverScope) any, an initiator its own — except on four-eyes
 // configurations, where a second person releases. It filters before it
-// limits (issue 12 item 2): the page holds up to limit runs the actor may
+// limits: the page holds up to limit runs the actor may
 // decide, however many others wait. after is the Next of the previous page
 // ("" for the first); limit 0 is DefaultInboxLimit.
 func (rt *Reader) InboxAfter(ctx context.Context, actor int64, after string, limit int) (InboxPage, error) {
@@ -74,7 +74,7 @@ func (rt *Reader) InboxAfter(ctx context.Context, actor int64, after string, lim
 			if errors.Is(err, run.ErrNotFound) {
 				continue // decided and purged meanwhile
 			}
-			if err != nil { // a failed read is not an empty inbox (issue 16 item 4)
+			if err != nil { // a failed read is not an empty inbox
 				return InboxPage{}, err
 			}
 			who, err := rt.viewerOf(ctx, a, r)

@@ -10,7 +10,7 @@ import (
 // Live is what a client shows of a run under way: the latest progress and
 // highlight it reported (nil when none). It is the part of Status a
 // conversation polled during a turn needs, without the lineage, notices and
-// card that Status reads too (issue 15: the poll of a turn under way cost
+// card that Status reads too (the poll of a turn under way cost
 // most of a `waymark bench` answer). Unknown and invisible runs are
 // ErrNotFound, as for Status.
 func (rt *Reader) Live(ctx context.Context, actor int64, id string) (progress, highlight map[string]any, err error) {

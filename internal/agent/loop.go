@@ -25,7 +25,7 @@ type Result struct {
 	// Calls are the calls of the decided turn as the runtime answered them,
 	// in the card's order (after Approve; a call not run is absent). The
 	// chat reads a write's result from them, not from the run's events,
-	// which a privacy level may have emptied (issue 11 item 8).
+	// which a privacy level may have emptied.
 	Calls []CallResult
 }
 

@@ -38,7 +38,7 @@ type ProbeError struct {
 }
 
 // Probe makes one tiny call to the provider of configuration uid — active or
-// not, whoever may use it — the "test connection" of issue 14. A failing
+// not, whoever may use it — the administration's "test connection". A failing
 // provider is a result, not an error; the error is ErrConfiguration for an
 // unknown uid, or a failed read. Script configurations answer without a
 // call, so that a test does not consume their canned replies.

@@ -44,7 +44,7 @@ type Request struct {
 	// worker's: when the process stops mid-segment, the reaper requeues the
 	// run by the retry rules of queued runs (a segment inside a
 	// non-idempotent write is still dead-lettered) instead of failing it as
-	// not rebuildable (issue 15 item 7).
+	// not rebuildable.
 	Requeueable bool `json:"-"`
 }
 

@@ -16,7 +16,7 @@ import (
 	"waymark/internal/store"
 )
 
-// Resumed turns on the queue (issue 15 item 1). A decision or an input
+// Resumed turns on the queue. A decision or an input
 // taken through the runs API is carried out by a worker, on whichever
 // process has chat workers, as the chat's card answers are: the request
 // runs the checks that only read (so an obvious refusal answers at once),
@@ -63,8 +63,8 @@ type resumeOutcome struct {
 	Message string `json:"message,omitempty"`
 }
 
-// ApproveOnWorker is Approve carried out by a worker of any process
-// (issue 15 item 1). It answers Approve's read-only refusals itself, then
+// ApproveOnWorker is Approve carried out by a worker of any process.
+// It answers Approve's read-only refusals itself, then
 // inserts the decision as a resume job and waits for it: it returns what
 // Approve returned on the worker — a refusal (the claim lost to another
 // decision is ErrNotWaiting), or the run as actor sees it after the

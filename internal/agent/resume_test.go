@@ -47,7 +47,7 @@ func (e *env) writes(t *testing.T) int {
 	return n
 }
 
-// Issue 15 item 1: an approval through ApproveOnWorker is carried out by
+// An approval through ApproveOnWorker is carried out by
 // the queue's worker and answers as Approve does — the answer included when
 // the worker is of this process; a refusal the request can tell from the
 // stored run answers at once and inserts no job.
@@ -87,7 +87,7 @@ func TestApproveOnWorkerIsCarriedOutByAResumeJob(t *testing.T) {
 	})
 }
 
-// Issue 15 item 1: a resume job whose run is gone or no longer waiting
+// A resume job whose run is gone or no longer waiting
 // changes nothing and records the refusal the request answers; an
 // unreadable one records an internal failure instead of being retried.
 func TestResumeJobOfAGoneOrDecidedRunRecordsTheRefusal(t *testing.T) {
@@ -129,7 +129,7 @@ func TestResumeJobOfAGoneOrDecidedRunRecordsTheRefusal(t *testing.T) {
 	})
 }
 
-// Issue 15 item 1: without a queue that resumes, ApproveOnWorker decides
+// Without a queue that resumes, ApproveOnWorker decides
 // in the call, as Approve.
 func TestApproveOnWorkerWithoutAQueueDecidesInTheCall(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

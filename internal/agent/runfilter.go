@@ -11,7 +11,7 @@ import (
 // ParseRunFilter reads the filter of List from query parameters — status,
 // configuration, initiator (uids), from and to (RFC 3339 times or dates
 // YYYY-MM-DD in UTC; a date as to includes that whole day), after and limit
-// — as GET /api/admin/runs and the runs screen of issue 14 take them. An
+// — as GET /api/admin/runs and the administration's runs screen take them. An
 // empty parameter does not filter; a malformed one is ErrInvalid naming it.
 func ParseRunFilter(q url.Values) (RunFilter, error) {
 	f := RunFilter{Status: run.Status(q.Get("status")), After: q.Get("after")}

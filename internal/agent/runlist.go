@@ -36,7 +36,7 @@ type RunPage struct {
 }
 
 // List answers the runs matching f, newest first, as the RunStatus an
-// administrator sees — the run list of issue 14. Only an active
+// administrator sees — the administration's run list. Only an active
 // administrator may list (ErrNotPermitted otherwise); a malformed filter is
 // ErrInvalid naming the parameter.
 func (rt *Reader) List(ctx context.Context, actor int64, f RunFilter) (RunPage, error) {

@@ -66,8 +66,8 @@ type Config struct {
 	// invocation and continuation (ADR-228 item 2).
 	Preparer Preparer
 	// MaxOpenRuns caps each user's runs that are queued or waiting for a
-	// decision at once: a new run beyond it is ErrTooManyRuns (issue 12
-	// item 2). Default DefaultMaxOpenRuns.
+	// decision at once: a new run beyond it is ErrTooManyRuns.
+	// Default DefaultMaxOpenRuns.
 	MaxOpenRuns int
 	// Queue inserts the jobs of queued runs (queue.Queue); nil: Enqueue and
 	// requeues are unavailable and the reaper settles what it would requeue.
@@ -92,7 +92,7 @@ type Config struct {
 	// requeued (Request.Requeueable) ends on a worker that did not start it,
 	// and its conversation takes the answer from there. The chat is built on
 	// the runtime, so the wiring passes a function that calls the service it
-	// builds next (issue 16 item 5: no setter after New).
+	// builds next (no setter after New).
 	QueuedResult func(ctx context.Context, res Result)
 	// CompletedTx, when set, runs inside the transaction that completes a
 	// run with an answer, with the answer as the model gave it — at every
@@ -142,7 +142,7 @@ type Deps struct {
 
 // New returns a runtime on its dependencies d; cfg carries the optional
 // ones (the queue, the skills, the preparer, the observers). Nothing is
-// wired after New (issue 16 item 5).
+// wired after New.
 func New(d Deps, cfg *Config) (*Runtime, error) {
 	db, runs, configs, tools, providers := d.DB, d.Runs, d.Configs, d.Tools, d.Providers
 	if db == nil || runs == nil || configs == nil || tools == nil || providers == nil {

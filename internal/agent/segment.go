@@ -76,7 +76,7 @@ var errLost = errors.New("segment lost its run")
 // the transition inserts a job with it.
 type beginTx func(ctx context.Context, fn func(tx *store.Tx) error) error
 
-// commit is the one guarded commit of a segment (issue 16 item 5): in one
+// commit is the one guarded commit of a segment: in one
 // transaction begun by begin, transition runs the guarded transition (with
 // the segment's flush) and reports whether its guard won. A lost guard rolls
 // the transaction back and returns lost; a commit empties the buffered
@@ -100,7 +100,7 @@ func (s *segment) commit(ctx context.Context, begin beginTx, lost error, transit
 
 // commitEnd is commit for the transition that ends the segment's stretch —
 // the run settles or suspends — run again after a store error: the process
-// continues here (issue 15 item 8, CHECKLIST LC4) — through an outage of
+// continues here (CHECKLIST LC4) — through an outage of
 // the database too (store.RetryWait), and a settle or suspend
 // given up would leave the run running with nobody to move it on until its
 // lease expired, and its conversation failed instead of showing the next

@@ -180,7 +180,7 @@ func previewError(err error) string {
 
 // suspendForApproval stores the turn with its previews and waits for a
 // decision; it reports whether the run suspended. A write the acting user may
-// not perform never becomes a card (issue 11 item 5): the model gets the
+// not perform never becomes a card: the model gets the
 // preview's refusal ("permission_denied: …") as the call's error result, and
 // when no call of the turn needs an approval then, the rest of the turn runs
 // as reads and the run goes on.

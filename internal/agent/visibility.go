@@ -18,7 +18,7 @@ const (
 	noViewer viewer = iota
 	// approverViewer holds the approve grant and is in scope of a waiting
 	// run: it sees the run's status and card and may decide, never the
-	// transcript (issue 12 item 1).
+	// transcript.
 	approverViewer
 	// ownerViewer is the initiator or an administrator: everything.
 	ownerViewer

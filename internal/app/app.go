@@ -47,8 +47,7 @@ import (
 	"waymark/internal/web"
 )
 
-// The queue carries the runtime's resumed turns, and the runtime works them
-// (issue 15 item 1).
+// The queue carries the runtime's resumed turns, and the runtime works them.
 var (
 	_ agent.Resumer       = (*queue.Queue)(nil)
 	_ queue.ResumeHandler = (*agent.Runtime)(nil)
@@ -110,7 +109,7 @@ type Config struct {
 	// the client (--trusted-proxies; httpapi.Config.TrustedProxies).
 	TrustedProxies []netip.Prefix
 	// Tracer, when set, traces HTTP requests, queue jobs, model calls and
-	// tool calls (issue 15 item 4; tracing.FromEnv); nil is tracing off.
+	// tool calls (tracing.FromEnv); nil is tracing off.
 	Tracer trace.Tracer
 	// HashCost is the bcrypt work factor of new password and token hashes:
 	// of imports (FixtureOptions), of the administration, and of the check

@@ -15,7 +15,7 @@ import (
 	"waymark/internal/store/storetest"
 )
 
-// The bcrypt cost is the wiring's (issue 16 item 5): an import hashes at
+// The bcrypt cost is the wiring's: an import hashes at
 // app.Config.HashCost, 0 is auth.DefaultCost, and a cost bcrypt would not
 // take as given fails New before anything is wired.
 func TestTheWiringChoosesTheHashCost(t *testing.T) {

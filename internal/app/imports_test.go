@@ -20,7 +20,7 @@ var testPackages = []string{
 	"waymark/internal/typo3/typo3test", // a TYPO3 database of each test's own on MariaDB and PostgreSQL
 }
 
-// TestNoProductionPackageLinksTesting checks issue 16 item 5 ("production
+// TestNoProductionPackageLinksTesting checks ("production
 // code does not import testing"): no non-test file of a package outside
 // testPackages imports testing (or testing/…), directly or through another
 // package of the module — so the binary does not link it and no behaviour

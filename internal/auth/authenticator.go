@@ -22,7 +22,7 @@ var ErrUnauthenticated = fault.New(fault.Unauthenticated, "unauthenticated", "au
 // client does not pay a bcrypt comparison on every request. An entry also
 // holds only for the settings generation it was verified at, which every
 // change of api_tokens and be_users moves: a deleted token is refused at
-// once (issue 12 item 4). The user behind a token is checked on every request.
+// once. The user behind a token is checked on every request.
 const tokenCacheTTL = 60 * time.Second
 
 // tokenCacheMax bounds the cache; when full, expired entries are dropped and,

@@ -85,7 +85,7 @@ func TestFromTokenFindsOwnerAndRefusesOthers(t *testing.T) {
 	})
 }
 
-// Regression (issue 12 item 4): a deleted token kept working for a cache
+// Regression: a deleted token kept working for a cache
 // minute; the cache now holds for one settings generation, which the
 // deletion moves.
 func TestDeletedTokenIsRefusedAtOnceNotAfterTheCacheTTL(t *testing.T) {

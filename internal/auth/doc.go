@@ -3,7 +3,7 @@
 // hashes: passwords and tokens with bcrypt, session ids and CSRF tokens with sha256.
 // The bcrypt work factor of new hashes is the caller's (DefaultCost in
 // production, MinCost in tests; the wiring passes app.Config.HashCost): the
-// package does not look at its surroundings to choose it (issue 16 item 5).
+// package does not look at its surroundings to choose it.
 //
 // The Authenticator answers "which uid do these credentials name?" and
 // nothing more. Every failure of a credential is ErrUnauthenticated, whatever

@@ -18,7 +18,7 @@ const DefaultCost = 10
 // MinCost is bcrypt's minimum work factor, for the hashes of tests and of
 // throwaway credentials (`waymark bench`'s generated editors). The wiring
 // chooses the cost (app.Config.HashCost); the package never guesses it from
-// its surroundings (issue 16 item 5: production code does not import testing).
+// its surroundings (production code does not import testing).
 const MinCost = bcrypt.MinCost
 
 // CheckCost returns an error for a work factor that is neither 0 (DefaultCost)

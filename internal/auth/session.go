@@ -20,7 +20,7 @@ const SessionTTL = 12 * time.Hour
 
 // Session is a UI login. ID goes into the session cookie; CSRF must accompany
 // every state-changing request of the session. The store keeps only the
-// sha256 of each (issue 12 item 10).
+// sha256 of each.
 type Session struct {
 	ID      string
 	CSRF    string

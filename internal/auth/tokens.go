@@ -15,7 +15,7 @@ type TokenInfo struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-// CountTokens counts user's API tokens (issue 16 item 3: the tokens table is
+// CountTokens counts user's API tokens (the tokens table is
 // read here only).
 func CountTokens(ctx context.Context, q store.Querier, user int64) (int, error) {
 	var n int

@@ -31,7 +31,7 @@ import (
 )
 
 // Cluster is a Waymark installation started for a run of the bench or of
-// the load and crash proofs (issue 15 items 5–7): a zero-latency scripted
+// the load and crash proofs: a zero-latency scripted
 // model in this process, a database holding the generated fixture (one
 // editor and page per conversation), a `waymark serve` child and
 // Config.WorkerProcesses `waymark worker` children on that database.
@@ -440,7 +440,7 @@ func LeasePID(owner string) int {
 
 // Release reads, as its editor, every conversation still processing — a
 // read is what releases a conversation whose turn or decision was lost with
-// its worker (issue 15 item 2) — and returns how many still are.
+// its worker — and returns how many still are.
 func (c *Cluster) Release(ctx context.Context) (int, error) {
 	type conv struct{ id, owner int64 }
 	convs, err := store.Collect(ctx, c.DB, func(sc store.Scanner) (conv, error) {

@@ -1,4 +1,4 @@
-// Package bench is `waymark bench` (issue 15 item 5): it starts a Waymark
+// Package bench is `waymark bench`: it starts a Waymark
 // server (and optionally worker processes) as child processes of the same
 // binary on one database, imports a generated fixture whose model is a
 // zero-latency OpenAI-compatible server in this process, drives whole guided

@@ -2,7 +2,7 @@
 // per language: English is the source, German the informal "du" with the
 // labels of the reference (Übernehmen, Andere Variante, Überspringen …).
 // The web UI and GET /api/labels read them; a test fails when a key is
-// missing in either language. Issue 13.
+// missing in either language. .
 package catalog
 
 import (

@@ -90,7 +90,7 @@ func (s *base) commit(ctx context.Context, j *job, fn func(tx *store.Tx) (bool, 
 // open points, a failure or a give-back — and runs it again after an error,
 // as store.RetryWait says: a few times quickly, and through an outage of the
 // database with a backoff for store.OutageWindow. The process continues here, so a store
-// error is retried (issue 15 item 8): a step given up would leave the
+// error is retried: a step given up would leave the
 // conversation processing with nothing to move it on until a lease passed,
 // or lose an accepted skip's open point. A refusal (ErrInvalid, an invalid
 // open point key) is not retried, nor is anything once ctx is done. Every

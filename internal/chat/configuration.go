@@ -19,8 +19,7 @@ func (s *Service) ConfigurationFor(ctx context.Context, actor int64) (llmconfig.
 }
 
 // activeActor loads the actor of a request: ErrNotFound for an unknown or
-// disabled user, and a failed read as itself — never folded into a 404
-// (issue 16 item 4).
+// disabled user, and a failed read as itself — never folded into a 404.
 func (s *Service) activeActor(ctx context.Context, actor int64) (*access.Actor, error) {
 	a, err := access.LoadActor(ctx, s.dir, s.db, actor)
 	if errors.Is(err, access.ErrNoUser) || (err == nil && !a.Active()) {

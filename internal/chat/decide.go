@@ -148,7 +148,7 @@ func (s *decisions) decide(ctx context.Context, r row, card Card, answer string,
 	// returns once the continuation paused or ended, so a later cancel
 	// concerns a later card. A state Approve could not read (a store error
 	// after the continuation) is read again: the skip was accepted, and its
-	// open point must not be lost to that error (issue 15 item 8).
+	// open point must not be lost to that error.
 	if res.Status == nil {
 		_ = s.persist(ctx, "decided run's state", func() error {
 			st, err := s.rt.Status(ctx, r.Owner, card.RunUUID)
@@ -160,7 +160,7 @@ func (s *decisions) decide(ctx context.Context, r row, card Card, answer string,
 	}
 	mayRecord := res.Status != nil && res.Status.Status != run.StatusFailed && res.Status.Status != run.StatusCancelled
 	// The card's outcome and open points commit in the transaction that
-	// gives the conversation the run's state (issue 15: one commit fewer per
+	// gives the conversation the run's state (one commit fewer per
 	// answer). They are recorded whether or not that compare-and-set wins,
 	// as when they were a transaction of their own before it.
 	s.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, res.Answer, res.Status, s.settleCard(r, card, answer, res.Calls, mayRecord, false, after))
@@ -223,7 +223,7 @@ func (s *decisions) settleOwn(ctx context.Context, r row, card Card) bool {
 // decision took the run — Approve changes nothing until its guarded claim,
 // and a claim that failed rolled back — so the decision is carried out
 // again as store.RetryWait says (as persist does): the process continues
-// here (issue 15 item 8). A refusal is never retried; it is handed back.
+// here. A refusal is never retried; it is handed back.
 func (s *decisions) carryOut(ctx context.Context, r row, card Card, d agent.Decision) (agent.Result, error) {
 	var res agent.Result
 	var err error
@@ -291,7 +291,7 @@ func (s *decisions) settleCard(r row, card Card, answer string, calls []agent.Ca
 // settleDecided settles the card conversation r was carrying out when its
 // decision's job is gone — the worker died after the runtime accepted the
 // decision, or a retried job found the run no longer waiting (ADR-022 P.R2,
-// P.R4; issue 15 items 7 and 8) — once the run paused or ended (st). The
+// P.R4;) — once the run paused or ended (st). The
 // run's events say what the runtime accepted: the approval event with the
 // card's turn digest (none: the decision never reached the runtime, nothing
 // to settle), the continuation's end (failed or cancelled: nothing
@@ -372,8 +372,8 @@ func answerOf(approved bool, reason agent.DenyReason) string {
 	return AnswerCancel
 }
 
-// settlement is what settleCardTx records for one decided card (issue 16
-// item 6: a params struct instead of nine positional arguments).
+// settlement is what settleCardTx records for one decided card (
+// a params struct instead of nine positional arguments).
 type settlement struct {
 	row     row
 	target  *tool.Target // the card's one target; nil: none

@@ -15,13 +15,13 @@
 // question they read before they touch the run, so the loser of a race
 // changes nothing; a decision taken elsewhere (inbox, runs API) is handed
 // back on the next read with a notice saying what became of it, and a run
-// that still runs is followed until it pauses or ends (issue 11).
+// that still runs is followed until it pauses or ends.
 //
 // Each message and each decision is recorded with its chat job in one
 // transaction (job.go); a chat worker of any process carries it out, acting
 // only while the request's claim still holds. A turn or decision whose
 // worker stopped is released on a read once its run is settled and no job of
-// it waits, at least one lease after the claim (issue 15 items 1 and 2).
+// it waits, at least one lease after the claim.
 //
 // The Service is a facade over three parts, each owning one kind of state
 // change and built by New with what it needs, on a shared base (base.go:

@@ -30,8 +30,7 @@ type recovery struct {
 	finishEndTour func(ctx context.Context, r row)
 }
 
-// reconcile brings a conversation up to date with a run it does not drive
-// (issue 11 item 3):
+// reconcile brings a conversation up to date with a run it does not drive:
 //   - awaiting a decision whose run no longer waits for it — approved,
 //     denied, answered, cancelled or ended in the inbox or through the runs
 //     API — the decision is handed back at once (handOver), with a notice
@@ -212,7 +211,7 @@ func failureCode(st agent.Status) string {
 }
 
 // recoverInterrupted releases a conversation whose turn or decision was
-// lost (issue 15 item 2): the process working its job stopped. While its job
+// lost: the process working its job stopped. While its job
 // has had less than a lease, waits to be worked, or its run still runs (the
 // run's lease and the reaper decide about that), nothing changes. Then, as
 // soon as the run is settled — ended, or paused — the conversation takes its
@@ -257,7 +256,7 @@ func (s *recovery) recoverInterrupted(ctx context.Context, r row) (row, error) {
 	if r.PendingRun != "" {
 		// A card whose decision the runtime accepted before the job was
 		// lost is settled first — its outcome and open point — then the
-		// conversation takes the run's state (issue 15 item 7).
+		// conversation takes the run's state.
 		// Both commit in one transaction (applyWith).
 		var record func(ctx context.Context, tx *store.Tx) error
 		if err := s.persist(ctx, "settle decided card", func() error {
@@ -324,8 +323,8 @@ const NoticeTurnRestarted = "turn_restarted"
 
 // restartTurn starts again, once, a turn whose job was lost before its run
 // began (the worker died after taking it): nothing of it ran, so the
-// message gets its answer from a new job instead of failing (issue 15 item
-// 7). The new claim, the notice and the job commit together, only on the
+// message gets its answer from a new job instead of failing.
+// The new claim, the notice and the job commit together, only on the
 // processing r read; the lost job, should it ever run, no longer holds its
 // claim, and a run it began meanwhile (a worker slow, not dead) keeps the
 // conversation: the restart then changes nothing. A turn already restarted

@@ -45,7 +45,7 @@ type PointKeeper interface {
 var _ PointKeeper = (*openpoint.Store)(nil)
 
 // Errors of the conversation API, with their kinds and wire codes (package
-// fault, issue 16 item 4).
+// fault).
 var (
 	ErrBusy      = fault.New(fault.Conflict, "busy", "busy: a turn is queued or running")
 	ErrStaleCard = fault.New(fault.Conflict, "stale_card", "the answer names a card that is no longer waiting")
@@ -104,8 +104,8 @@ type Service struct {
 	cancel context.CancelFunc
 }
 
-// Deps are what a chat service works with, all given to New (issue 16 item
-// 5: nothing is wired after it).
+// Deps are what a chat service works with, all given to New (
+// nothing is wired after it).
 type Deps struct {
 	DB *store.DB
 	// Source and Directory are the installation's content source and user
@@ -124,8 +124,8 @@ type Deps struct {
 	// Labeler describes outcome targets in the view; may be nil.
 	Labeler LabelFunc
 	// Queue, when set, records each message and decision together with a
-	// job, in one transaction, for a chat worker of any process to carry out
-	// (issue 15 item 1). Without a queue, jobs run on service goroutines.
+	// job, in one transaction, for a chat worker of any process to carry out.
+	// Without a queue, jobs run on service goroutines.
 	Queue Queue
 	// Lease is the runtime's lease, after which a turn whose job was taken
 	// by a process that stopped counts as lost (default agent.DefaultLease).
@@ -199,7 +199,7 @@ func (s *Service) chatConfig(ctx context.Context, a *access.Actor) (llmconfig.Co
 
 // Start opens a conversation about a page in a language, optionally with a
 // skill, on the configuration named (0: the chat's default, chatConfig). It
-// refuses, creating nothing, what could never start (issue 11 item 12): a
+// refuses, creating nothing, what could never start: a
 // page that is 0, unknown or not showable by the actor (ErrNotFound alike),
 // a language the actor may not edit, a configuration the actor may not use
 // (ErrConfigNotFound alike for unknown, inactive and not usable), and a skill

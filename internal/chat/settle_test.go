@@ -11,7 +11,7 @@ import (
 // A decided card is settled once, by the database's key and not only by the
 // count a settlement reads first: on PostgreSQL two settlements (the
 // decision's job and the recovery of a lost job) can both count none before
-// either inserted; the one that commits second records nothing (issue 15:
+// either inserted; the one that commits second records nothing (
 // the settle-once rule, DESIGN §6). settleCardTx records the outcome first
 // and touches open points only when the key let it in.
 func TestACardsOutcomeIsRecordedOnceEvenWhenTwoSettlementsCountedNone(t *testing.T) {

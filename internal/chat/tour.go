@@ -94,7 +94,7 @@ func (s *Service) endTour(ctx context.Context, r row, claim *int64) error {
 	// The run is withdrawn and the process ended: the end goes on here, so
 	// a store error is retried (persist), and one that persists releases
 	// the claim rather than leave the conversation processing with nothing
-	// to move it on (issue 15 item 8).
+	// to move it on.
 	return s.persist(ctx, "end tour", func() error {
 		now := s.now()
 		return s.db.InTx(ctx, func(tx *store.Tx) error {

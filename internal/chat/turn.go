@@ -93,7 +93,7 @@ func (s *turns) Send(ctx context.Context, actor, id int64, text string) error {
 		if withdrawn {
 			// The run is cancelled but the message and its turn did not
 			// commit: the conversation takes the cancelled run's state, not
-			// processing with no job to move it on (issue 15 item 8).
+			// processing with no job to move it on.
 			s.release(ctx, r)
 		}
 		return err
@@ -216,7 +216,7 @@ func (s *turns) turn(ctx context.Context, r row, at int64) error {
 		return nil
 	}
 	// On the queue the turn's run can be rebuilt from its request: a worker
-	// that stops mid-turn has it requeued, not failed (issue 15 item 7).
+	// that stops mid-turn has it requeued, not failed.
 	req.Requeueable = s.queue != nil
 	res, err := s.rt.Run(ctx, r.Owner, req)
 	if errors.Is(err, errClaimLost) {
@@ -257,7 +257,7 @@ func transcript(msgs []Message) []llm.Message {
 // QueuedResult takes the result of a queued run's segment (the runtime's
 // Config.QueuedResult, on the worker that ran it): when it is the turn of
 // a conversation still processing it — a turn the reaper requeued after its
-// worker stopped (issue 15 item 7) — the conversation takes its state and
+// worker stopped — the conversation takes its state and
 // answer at once. A conversation carrying out a decided card on the run
 // (its claim keeps the card) takes it too once the runtime accepted the
 // decision and the run went past it — a continuation its decision's worker
@@ -324,7 +324,7 @@ func (s *turns) apply(ctx context.Context, id int64, at time.Time, runUUID, answ
 // when set, is the run's state as the runtime returned it to the
 // conversation's owner once the decision's continuation paused or ended
 // (agent.Result.Status): the first attempt takes it instead of reading the
-// run again (issue 15: an answer's statements); a retry reads it.
+// run again (an answer's statements); a retry reads it.
 //
 // A result is applied even when the job's context ended meanwhile (its
 // process stops): the run's state is decided, and a stop must not lose it.
@@ -509,7 +509,7 @@ func (s *turns) fail(ctx context.Context, r row, cause error) {
 	case errors.Is(cause, agent.ErrConfiguration):
 		code = "configuration_not_found"
 	case errors.Is(cause, agent.ErrTooManyRuns):
-		code = "too_many_runs" // the user's cap of open runs (issue 12 item 2)
+		code = "too_many_runs" // the user's cap of open runs
 	}
 	err := s.persist(ctx, "fail", func() error {
 		return s.db.InTx(ctx, func(tx *store.Tx) error {
@@ -552,7 +552,7 @@ func (s *turns) cardOf(r row, st agent.Status) *Card {
 
 // release lets go of the claim a message or an end-tour took by withdrawing
 // r's waiting run, when the request fails after it: the conversation takes
-// the withdrawn run's state (idle after the cancel) (issue 15 item 8: a
+// the withdrawn run's state (idle after the cancel) (a
 // failure never leaves a conversation stuck).
 func (s *turns) release(ctx context.Context, r row) {
 	s.apply(context.WithoutCancel(ctx), r.ID, time.Time{}, r.PendingRun, "") // the claim's own time is not r's

@@ -63,7 +63,7 @@ type Summary struct {
 
 // Get returns a conversation of the actor after handing back a card that was
 // decided elsewhere (reconcile). Its reads share one snapshot (a read scope:
-// a client polls this during every turn, issue 15); a hand-back's write
+// a client polls this during every turn); a hand-back's write
 // ends the scope's use, so the view reads what it wrote.
 func (s *Service) Get(ctx context.Context, actor, id int64) (View, error) {
 	ctx, end := s.db.ReadScope(ctx)

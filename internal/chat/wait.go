@@ -17,7 +17,7 @@ const changeCheck = 150 * time.Millisecond
 
 // WaitChange returns the conversation of the actor (as Get) as soon as its
 // updatedAt differs from after, or once d has passed or done is closed (the
-// server drains) — then as it is, unchanged (issue 15: a client waits for
+// server drains) — then as it is, unchanged (a client waits for
 // the next card instead of polling). It wakes on the signal this process
 // sends whenever it commits a change to the conversation (casTx, store.Watch;
 // on PostgreSQL every process's, through NOTIFY), and otherwise reads it

@@ -17,7 +17,7 @@ type SiteLanguage struct {
 	Locale string `json:"locale"`
 }
 
-// Languages lists the site languages by uid (issue 16 item 3: the languages
+// Languages lists the site languages by uid (the languages
 // table is read here only).
 func (Builtin) Languages(ctx context.Context, q store.Querier) ([]SiteLanguage, error) {
 	out, err := store.Collect(ctx, q, func(sc store.Scanner) (SiteLanguage, error) {

@@ -1,4 +1,4 @@
-// Package fault is the one error model of Waymark (issue 16 item 4): an
+// Package fault is the one error model of Waymark: an
 // error that says what kind of failure it is and carries the stable wire
 // code and the safe message a client sees. Domain packages declare their
 // sentinels with New or Detailed; httpapi maps a Kind to an HTTP status in
@@ -242,7 +242,7 @@ func SortedCodes() []string {
 
 // Rebuild makes an error again of a fault carried as data — a wire code and
 // the message the client saw, e.g. the outcome a queue job recorded for the
-// request that waits for it (issue 15 item 1): the error has the kind code
+// request that waits for it: the error has the kind code
 // was declared with, the code and msg as its client message. An undeclared
 // code is Internal, so it fails closed. The error matches no sentinel
 // (several sentinels may share a code): callers answer it, they do not

@@ -107,7 +107,7 @@ func TestCodesListsDeclarations(t *testing.T) {
 	}
 }
 
-// Issue 15 item 1: a refusal recorded as code and message by a queue job is
+// A refusal recorded as code and message by a queue job is
 // answered as the refusal it was.
 func TestRebuildGivesTheDeclaredKindOfACode(t *testing.T) {
 	err := fault.Rebuild("test_not_waiting", "run is not waiting")

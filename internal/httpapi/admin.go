@@ -9,7 +9,7 @@ import (
 
 // HandleAdmin registers an authenticated route for administrators only: any
 // other user gets 403 before h runs, so before any lookup, decoding or
-// validation (issue 14) — a non-admin learns nothing about what exists.
+// validation — a non-admin learns nothing about what exists.
 func (s *Server) HandleAdmin(pattern string, h HandlerFunc) {
 	s.Handle(pattern, func(w http.ResponseWriter, r *http.Request) error {
 		if !ActorFrom(r.Context()).IsAdmin() {

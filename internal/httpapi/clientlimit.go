@@ -10,7 +10,7 @@ import (
 )
 
 // clientLimit is a listener that bounds the open connections per client
-// address (issue 12 item 7): one client cannot hold all of the server's
+// address: one client cannot hold all of the server's
 // connections. A connection beyond the bound gets a plain 429 and is closed
 // at once, before any of its bytes are read.
 type clientLimit struct {

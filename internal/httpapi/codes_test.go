@@ -49,7 +49,7 @@ func documentedCodes(t *testing.T) map[string]int {
 // TestEveryWireCodeIsDocumented checks the one list of wire codes (the
 // fault declarations linked into the server) against docs/API.md: every
 // code the server can send is documented with its status, and every code
-// documented is declared (issue 16 item 4).
+// documented is declared.
 func TestEveryWireCodeIsDocumented(t *testing.T) {
 	docs := documentedCodes(t)
 	declared := fault.Codes()

@@ -17,8 +17,8 @@
 // become statuses), the code and the message, and logs the whole error with
 // the request id. An error that carries no fault — a failed query, a closed
 // database — is 500 internal with a message naming only the request id:
-// infrastructure failures are never answered as a domain answer (issue 16
-// item 4). httpapi declares only its own faults (bad_request, not_found of
+// infrastructure failures are never answered as a domain answer.
+// httpapi declares only its own faults (bad_request, not_found of
 // a path, csrf, body_too_large, not_ready …) and adds detail with With.
 // Classify gives the web UI the same status and code. Every code is listed
 // in docs/API.md "Errors"; TestEveryWireCodeIsDocumented keeps the two

@@ -29,7 +29,7 @@ var (
 )
 
 // statusOf is the HTTP status of every fault kind: the one place kinds
-// become statuses (issue 16 item 4). A kind without a status is a bug that
+// become statuses. A kind without a status is a bug that
 // TestEveryKindHasAStatus catches.
 var statusOf = map[fault.Kind]int{
 	fault.Internal:         http.StatusInternalServerError,

@@ -64,7 +64,7 @@ func TestHandlerErrorsMapToStatusAndSafeMessage(t *testing.T) {
 var errBusy = fault.New(fault.Conflict, "busy", "busy")
 
 // TestEveryKindHasAStatus: the kind → status table covers the closed kind
-// list, and only Internal is a 5xx besides Unavailable (issue 16 item 4).
+// list, and only Internal is a 5xx besides Unavailable.
 func TestEveryKindHasAStatus(t *testing.T) {
 	seen := map[int]fault.Kind{}
 	for _, k := range fault.Kinds() {

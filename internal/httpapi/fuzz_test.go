@@ -21,7 +21,7 @@ import (
 	"waymark/internal/store"
 )
 
-// Fuzz targets for every JSON request body the handlers decode (issue 12).
+// Fuzz targets for every JSON request body the handlers decode.
 // Each checks what a client can rely on for any input: DecodeJSON never
 // panics; a refusal is a 400 (or 413) fault with a stable code and a
 // one-line message; an accepted body holds no text a database cannot store,

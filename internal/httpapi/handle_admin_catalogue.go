@@ -9,7 +9,7 @@ import (
 
 // handleAdminProcessSkills answers GET
 // /api/admin/configurations/{uid}/process-skills?user=UID: the slash menu
-// that user would see for the configuration (issue 14, attachments), read
+// that user would see for the configuration (attachments), read
 // with the same rule as their own GET /api/configurations/{uid}/process-skills.
 // usable is false when the user may not use the configuration (or it is
 // inactive); skills is then empty.

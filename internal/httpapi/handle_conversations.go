@@ -43,7 +43,7 @@ func (s *Server) handleConversationList(w http.ResponseWriter, r *http.Request) 
 // handleConversationGet answers GET /api/conversations/{id}, and
 // GET /api/conversations/{id}?wait=DURATION&after=UPDATED_AT: the
 // conversation as soon as its updatedAt is no longer after, at the latest
-// once wait (at most chat.MaxWait) has passed (issue 15: a client waits for
+// once wait (at most chat.MaxWait) has passed (a client waits for
 // the next card instead of polling).
 func (s *Server) handleConversationGet(w http.ResponseWriter, r *http.Request) error {
 	id, err := conversationID(r)
@@ -198,7 +198,7 @@ func (s *Server) handleConversationStream(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	// A change this process commits sends the next event at once; the poll
-	// brings live progress and another process's changes (issue 15).
+	// brings live progress and another process's changes.
 	return s.streamWatching(w, r, screenPoll, sse.LastEventID(r), sse.Snapshot("conversation", func(ctx context.Context) (any, error) {
 		return s.chat.Get(ctx, uid, id)
 	}), func() (<-chan struct{}, func()) { return s.chat.WatchChange(id) })

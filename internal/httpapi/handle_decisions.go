@@ -10,7 +10,7 @@ import (
 )
 
 // handleRunApproval answers POST /api/runs/{uuid}/approval. The resumed
-// turn runs on a worker (issue 15 item 1): the runtime answers its read-only
+// turn runs on a worker: the runtime answers its read-only
 // refusals here, then waits for the worker's outcome.
 func (s *Server) handleRunApproval(w http.ResponseWriter, r *http.Request) error {
 	var d agent.Decision

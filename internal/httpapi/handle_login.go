@@ -26,7 +26,7 @@ type loginAnswer struct {
 // service account) that sets the session cookie and returns the CSRF token
 // the UI sends with state-changing requests. Requiring a JSON body keeps
 // cross-site forms from logging a browser in. A username or client address
-// that failed too often answers 429 with Retry-After (issue 12 item 8).
+// that failed too often answers 429 with Retry-After.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	var req loginRequest
 	if err := DecodeJSON(r, &req); err != nil {

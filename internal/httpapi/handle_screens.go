@@ -14,10 +14,10 @@ import (
 
 // screenPoll is how often the streams a screen follows (a conversation, the
 // inbox) look for changes: a stored event shows in the page within about
-// 100 ms of its commit (issue 13), at the cost of one read per stream and poll.
+// 100 ms of its commit, at the cost of one read per stream and poll.
 const screenPoll = 50 * time.Millisecond
 
-// screenRoutes are the reads the editor's screens need (issue 13), as thin
+// screenRoutes are the reads the editor's screens need, as thin
 // handlers over the services the web UI calls.
 func (s *Server) screenRoutes() {
 	s.Handle("GET /api/labels", s.handleLabels)

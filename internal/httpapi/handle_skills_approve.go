@@ -13,7 +13,7 @@ type digestRequest struct {
 }
 
 // readDigest refuses a caller without the reviewer right first — before the
-// path or the body is read or anything looked up (issue 12 item 3) — and then
+// path or the body is read or anything looked up — and then
 // reads the skill uid and the digest.
 func readDigest(r *http.Request) (int64, string, error) {
 	if err := requireReviewer(r); err != nil {

@@ -12,7 +12,7 @@ import (
 	"waymark/internal/store/storetest"
 )
 
-// Issue 15 item 4: with a metrics token /metrics answers only a request
+// With a metrics token /metrics answers only a request
 // bearing it, so /metrics need not be public; without one it stays open.
 func TestMetricsTokenKeepsMetricsPrivate(t *testing.T) {
 	t.Parallel()

@@ -72,7 +72,7 @@ func (s *Server) routes() {
 		s.Handle("GET /api/open-points", s.handleOpenPoints)
 	}
 
-	// Administration (issue 14): administrators only, 403 before any lookup.
+	// Administration: administrators only, 403 before any lookup.
 	s.HandleAdmin("GET /api/admin/users", s.handleAdminUserList)
 	s.HandleAdmin("POST /api/admin/users", s.handleAdminUserCreate)
 	s.HandleAdmin("GET /api/admin/users/{uid}", s.handleAdminUserGet)

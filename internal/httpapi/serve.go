@@ -15,7 +15,7 @@ import (
 // context ends.
 const ShutdownTimeout = 10 * time.Second
 
-// The defaults of ServeConfig (issue 12 item 7).
+// The defaults of ServeConfig.
 const (
 	DefaultReadTimeout       = 30 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second

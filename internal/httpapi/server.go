@@ -52,7 +52,7 @@ type Config struct {
 	// (--metrics-token): metrics need not be public.
 	MetricsToken string
 	// SecureCookies marks the session cookie Secure even when the request
-	// came over plain HTTP (behind a TLS-terminating proxy; issue 12 item 10).
+	// came over plain HTTP (behind a TLS-terminating proxy;).
 	SecureCookies bool
 	// Runtime serves the runs API (/api/runs…, /api/inbox); nil leaves those routes out.
 	Runtime *agent.Runtime
@@ -73,8 +73,8 @@ type Config struct {
 	// Configs serves the administration of configurations (/api/admin/configurations…)
 	// and the configurations a user may use (GET /api/configurations).
 	Configs *llmconfig.Store
-	// Tracer, when set, gives every request a server span (issue 15 item
-	// 4); nil is tracing off and costs nothing.
+	// Tracer, when set, gives every request a server span;
+	// nil is tracing off and costs nothing.
 	Tracer trace.Tracer
 	// HashCost is the bcrypt work factor of the passwords and tokens the
 	// administration stores and of the unknown-username check of a login (0:

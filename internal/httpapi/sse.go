@@ -17,13 +17,13 @@ const ssePoll = 200 * time.Millisecond
 
 // stillAuthenticated checks a streaming request's credential and user again,
 // as stored now: a stream ends within one poll once its token or session is
-// deleted or its user disabled (issue 12 item 4).
+// deleted or its user disabled.
 func (s *Server) stillAuthenticated(r *http.Request) bool {
 	_, err := s.authenticate(r)
 	return err == nil
 }
 
-// stream serves src on w with the one SSE writer (issue 16 item 7), polling
+// stream serves src on w with the one SSE writer, polling
 // every poll, resuming after lastID; it ends when src does, the client goes
 // away, the server drains or the caller's credential or account is gone.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, poll time.Duration, lastID string, src sse.Source) error {

@@ -11,7 +11,7 @@ import (
 	"waymark/internal/store"
 )
 
-// invalidText is the answer to text a database cannot store (issue 12 item 6).
+// invalidText is the answer to text a database cannot store.
 func invalidText(where string, err error) error {
 	return store.ErrInvalidText.With("%s: %w", where, err)
 }

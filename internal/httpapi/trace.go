@@ -14,7 +14,7 @@ import (
 // traced client continues its trace.
 var tracePropagator = propagation.TraceContext{}
 
-// startSpan begins the server span of request r (issue 15 item 4) when the
+// startSpan begins the server span of request r when the
 // server has a tracer; it returns r unchanged and a nil span otherwise.
 func (s *Server) startSpan(r *http.Request) (*http.Request, trace.Span) {
 	if s.tracer == nil {

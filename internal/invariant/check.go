@@ -26,17 +26,17 @@ const (
 	ApprovedWrite = "approved_write"
 	// RunState: every run is terminal, waiting with its suspended turn
 	// stored, running, or queued with a job that will work it (§6
-	// invariant 3, issue 15 item 6).
+	// invariant 3).
 	RunState = "run_state"
-	// RunLease: no run is running without a live lease (issue 15 item 8).
+	// RunLease: no run is running without a live lease.
 	RunLease = "run_lease"
 	// ConversationStuck: no conversation is processing without a chat job
-	// or a live run that will move it on (issue 15 item 8).
+	// or a live run that will move it on.
 	ConversationStuck = "conversation_stuck"
 	// OpenPoint: every accepted skip has its open points unless a later
 	// applied write or keep on the same field closed them (§6 invariant 9,
 	// ADR-022 P.R2, P.C1, P.K1), and every skip the runtime accepted in a
-	// conversation's process run has its outcome recorded (issue 15 item 7).
+	// conversation's process run has its outcome recorded.
 	OpenPoint = "open_point"
 	// Privacy: at the levels metadata and none, stored events hold only what
 	// the metadata filter keeps, and no run keeps its answer (§6 invariant 10).

@@ -1,5 +1,5 @@
 // Package invariant audits a Waymark database for the invariants of
-// DESIGN.md §6 that stored rows and events can show (issue 15 items 6–8):
+// DESIGN.md §6 that stored rows and events can show:
 // each approved call written at most once, no write without an approval of
 // its turn, every run in a defined state, no run running without a live
 // lease, no conversation stuck, every accepted skip kept as an open point

@@ -95,7 +95,7 @@ func checkOpenPoints(s *snapshot) []Violation {
 // process run (the run a conversation names, or one it recorded an outcome
 // of) that the chat recorded no outcome for — and so no open point: a
 // decision whose worker died between the runtime's answer and the chat's
-// bookkeeping (issue 15 item 7). A skip decided outside the chat (the runs
+// bookkeeping. A skip decided outside the chat (the runs
 // API, the inbox) has no outcome either; the proofs decide only in the chat.
 func unrecordedSkips(s *snapshot, recorded map[string]int) []Violation {
 	owner := map[string]int64{}

@@ -8,8 +8,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Traced returns p with a client span around every model call (issue 15
-// item 4), named "chat MODEL" with the OpenTelemetry gen_ai attributes:
+// Traced returns p with a client span around every model call,
+// named "chat MODEL" with the OpenTelemetry gen_ai attributes:
 // operation, provider, model, finish reason and token usage. With a nil
 // tracer it returns p itself, so tracing off costs nothing.
 func Traced(p Provider, t trace.Tracer, provider string) Provider {

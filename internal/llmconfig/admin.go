@@ -17,7 +17,7 @@ import (
 // field ("identifier" or "uid").
 var ErrTaken = fault.Detailed(fault.Conflict, "conflict", "already taken")
 
-// Create stores a new configuration as an administrator enters it (issue 14):
+// Create stores a new configuration as an administrator enters it:
 // a zero UID takes the next free one; c.APIKey, when set, is sealed. It
 // validates like PutTx and also refuses allowed groups that do not exist
 // (*FieldError) and a taken identifier or uid (ErrTaken), writing nothing.

@@ -11,6 +11,6 @@
 // item 2 (the configuration_denied check): it reads the acting user as stored
 // now on every call (DESIGN.md §6 invariant 5).
 //
-// Store.Create and Store.Update are what administrators use (issue 14): the
+// Store.Create and Store.Update are what administrators use: the
 // key stays write-only there too.
 package llmconfig

@@ -92,7 +92,7 @@ func (s *Store) GetTx(ctx context.Context, q store.Querier, uid int64) (Configur
 
 // ExistsTx reports whether a configuration, active or not, has the uid — for
 // packages that refer to configurations (a skill attachment) without reading
-// their table (issue 16 item 3).
+// their table.
 func ExistsTx(ctx context.Context, q store.Querier, uid int64) (bool, error) {
 	var n int
 	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM configurations WHERE uid = ?", uid).Scan(&n); err != nil {
@@ -147,7 +147,7 @@ func (s *Store) PutTx(ctx context.Context, q store.Querier, c Configuration) err
 
 // ImportTx is PutTx for the importer: keep non-nil stores that sealed key
 // as it is (c.APIKey is ignored) instead of sealing c.APIKey afresh, and the
-// row is stamped updatedAt (issue 16 item 3: the importer writes
+// row is stamped updatedAt (the importer writes
 // configurations through their owner).
 func (s *Store) ImportTx(ctx context.Context, q store.Querier, c Configuration, keep *string, updatedAt time.Time) error {
 	if keep != nil {

@@ -6,13 +6,13 @@
 //
 // Four kinds of job: a run (waymark_run: only the run uuid; the run row is
 // the state), a chat job (waymark_chat, on the queue "chat": a conversation's
-// recorded message or decision, issue 15 item 1), a resume job
+// recorded message or decision), a resume job
 // (waymark_resume, on the queue "chat": a decision or an input on a waiting
-// run taken through the runs API, issue 15 item 1; its handler's outcome is
+// run taken through the runs API, ; its handler's outcome is
 // recorded as the job's River output, which the waiting request reads with
 // ResumeOutcome) and the reaper
 // (waymark_reap: a River periodic job that only the elected leader inserts,
-// so one reaper serves every process of the installation, issue 15 item 2).
+// so one reaper serves every process of the installation).
 // River retries a run job only when the handler failed before claiming its
 // run; requeues of a claimed run are the runtime's (it inserts a new job for
 // them).

@@ -27,7 +27,7 @@ type insertPayload struct {
 // an insert notification for every queue this process committed a job to
 // (Queue.insertedIn). River's notifier then has that queue's producer fetch:
 // a job inserted in the transaction of its decision or message is taken
-// soon after the commit instead of at the workers' next poll (issue 15: on
+// soon after the commit instead of at the workers' next poll (on
 // SQLite a chat job waited 6 ms on average for its pickup, a quarter of an
 // answer). Jobs another process inserted still wake the workers at the
 // listener's read of the outbox (paced: WaitForNotification) or at the

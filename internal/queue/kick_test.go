@@ -26,7 +26,7 @@ func (o *outbox) WaitForNotification(ctx context.Context) (*riverdriver.Notifica
 	}
 }
 
-// Issue 15: a job this process committed reaches River's producers as an
+// A job this process committed reaches River's producers as an
 // insert notification of its queue at once — also while the listener waits
 // on the outbox — each queue once however many kicks; the outbox's own
 // notifications pass through, and the caller's end ends the wait.

@@ -26,8 +26,8 @@ func insertOnly(t *testing.T, db *store.DB) *queue.Queue {
 	return q
 }
 
-// The reaper asks the queue which queued runs lost their job (issue 16
-// item 3): only runs whose job is gone or finished are listed, in the order
+// The reaper asks the queue which queued runs lost their job:
+// only runs whose job is gone or finished are listed, in the order
 // asked, however many are asked at once.
 func TestWithoutLiveJobListsTheRunsWhoseJobIsGone(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

@@ -161,7 +161,7 @@ var ErrNoHandler = errors.New("queue: workers need a handler")
 
 // Handlers are what a queue's workers run. They come with Start, not New:
 // each of them inserts through the queue it is given, so the queue exists
-// first and nothing is wired after a constructor (issue 16 item 5).
+// first and nothing is wired after a constructor.
 type Handlers struct {
 	Runs Handler // the run jobs; required with Config.Workers
 	// Campaign works the campaigns' jobs (beside the chat jobs); nil leaves
@@ -268,7 +268,7 @@ func New(db *store.DB, config *Config) (*Queue, error) {
 }
 
 // Migrate applies River's own migrations, under the store's migration lock
-// so that processes starting at once do not race (issue 15 item 3).
+// so that processes starting at once do not race.
 func (q *Queue) Migrate(ctx context.Context) error {
 	m, err := rivermigrate.New(q.driver, nil)
 	if err != nil {
@@ -458,7 +458,7 @@ const liveStates = "'available', 'scheduled', 'retryable', 'running', 'pending'"
 // left to work — River discarded or finished it, or a worker took it before
 // heldSince and never claimed the run (a worker killed between River's fetch
 // and the run's claim leaves the job running for River's 24-hour rescue) —
-// so the reaper can give them a new one (issue 15 item 7; issue 16 item 3:
+// so the reaper can give them a new one (
 // River's tables are read here only). A duplicate job is harmless: its
 // pickup loses the claim.
 func (q *Queue) WithoutLiveJob(ctx context.Context, runs []string, heldSince time.Time) ([]string, error) {

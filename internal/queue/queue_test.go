@@ -110,7 +110,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 }
 
-// Issue 15 item 2: the reaper is the queue's periodic job, inserted by the
+// The reaper is the queue's periodic job, inserted by the
 // elected leader (here the one process) and worked by a worker.
 func TestTheReaperRunsAsAPeriodicJobOfTheQueue(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -131,7 +131,7 @@ func TestTheReaperRunsAsAPeriodicJobOfTheQueue(t *testing.T) {
 	})
 }
 
-// Issue 15 item 1: on PostgreSQL a queue with workers listens for inserts
+// On PostgreSQL a queue with workers listens for inserts
 // (River's pgx listener); an insert-only queue opens no listener.
 func TestWorkersListenForInsertsOnPostgres(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -230,7 +230,7 @@ func TestOnlyTheQueueBeginsDatabaseSQLTransactions(t *testing.T) {
 	}
 }
 
-// Issue 15: on SQLite a job this process committed is taken at once, not at
+// On SQLite a job this process committed is taken at once, not at
 // the workers' next poll — River takes the insert notification the kick
 // delivers (kick.go). The poll here is a minute, and each transaction removes
 // River's own notification from its outbox, so only the kick can wake the

@@ -16,8 +16,8 @@ import (
 
 // ResumeHandler carries out a resume job — a decision on a waiting run
 // taken through the runs API — from the payload it was inserted with, and
-// returns the outcome to record for the request that waits for it (issue 15
-// item 1). It returns an error only for a fault before anything changed:
+// returns the outcome to record for the request that waits for it.
+// It returns an error only for a fault before anything changed:
 // River then retries the job. It is implemented by agent.Runtime.
 type ResumeHandler interface {
 	WorkResume(ctx context.Context, payload json.RawMessage) (outcome any, err error)
@@ -101,7 +101,7 @@ func (w *resumeWorker) NextRetry(job *river.Job[ResumeArgs]) time.Time {
 }
 
 // RescueStuckResumes hands resume jobs whose worker is gone back to the
-// workers (issue 15 item 2): every resume job a worker took before
+// workers: every resume job a worker took before
 // heldSince that still reads as running, unless busy says its run is being
 // worked (claimed by that job's worker, which may be alive and working the
 // continuation, or by another segment — the reaper settles a claimed run

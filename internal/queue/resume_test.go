@@ -54,7 +54,7 @@ func outcome(t *testing.T, q *queue.Queue, id int64) json.RawMessage {
 	}
 }
 
-// Issue 15 item 1: a resume job is worked on the chat queue and its
+// A resume job is worked on the chat queue and its
 // handler's outcome is its recorded output; a handler's failure is retried
 // within seconds, not River's default minutes; a job that fails every
 // attempt is done without an output.

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// With a tracer (Config.Tracer, issue 15 item 4) a job carries the trace of
+// With a tracer (Config.Tracer) a job carries the trace of
 // the request that inserted it in its River metadata (W3C traceparent), and
 // its work is a span that continues that trace: request → job → model and
 // tool calls, across processes.

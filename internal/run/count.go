@@ -126,7 +126,7 @@ type QueuedMark struct {
 
 // QueuedBefore lists up to limit queued runs last changed before `before`,
 // oldest first, after the mark `after` (the zero mark: from the start) — the
-// reaper's candidates for a lost job (issue 16 item 3: runs are read here).
+// reaper's candidates for a lost job (runs are read here).
 func (s *Store) QueuedBefore(ctx context.Context, before time.Time, after QueuedMark, limit int) ([]QueuedMark, error) {
 	out, err := store.Collect(ctx, s.db, func(sc store.Scanner) (QueuedMark, error) {
 		var m QueuedMark

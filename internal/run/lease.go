@@ -51,7 +51,7 @@ func (s *Store) fence(ctx context.Context, q store.Querier, id, owner, effect st
 		where: `status = 'running' AND lease_owner = ?`, args: []any{effect, store.Micros(s.clk.Now()), owner}}, Flush{})
 }
 
-// Requeuing is how Requeue hands a run back to the queue (issue 16 item 6).
+// Requeuing is how Requeue hands a run back to the queue.
 type Requeuing struct {
 	Owner string // the segment that holds the run (the reaper: the expired holder)
 	// Requeues is the requeue count the caller read; a concurrent requeue

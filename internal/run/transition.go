@@ -28,7 +28,7 @@ type Flush struct {
 	Privacy Privacy
 }
 
-// update is one guarded transition of a run (issue 16 item 6: a params
+// update is one guarded transition of a run (a params
 // struct instead of four adjacent positional arguments): op names it in
 // errors, set and where are SQL fragments, args the arguments of set and then
 // of where.
@@ -165,7 +165,7 @@ func (s *Store) Claim(ctx context.Context, id, owner string, lease time.Duration
 		where: `status = 'queued'`, args: []any{owner, store.Micros(now.Add(lease)), store.Micros(now)}}, Flush{})
 }
 
-// Renewal is how Renew extends a lease (issue 16 item 6: a transition's
+// Renewal is how Renew extends a lease (a transition's
 // arguments by name).
 type Renewal struct {
 	Owner string        // the segment that holds the run
@@ -204,7 +204,7 @@ func (s *Store) RenewTx(ctx context.Context, tx *store.Tx, id string, r Renewal,
 		where: `status = 'running' AND lease_owner = ?`, args: append(args, r.Owner)}, f)
 }
 
-// Suspension is how Suspend parks a run (issue 16 item 6).
+// Suspension is how Suspend parks a run.
 type Suspension struct {
 	Owner string // the segment that holds the run
 	To    Status // waiting_for_approval or waiting_for_input

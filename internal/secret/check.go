@@ -16,8 +16,8 @@ const checkText = "waymark secret key check v1"
 // database's check value (or its sealed provider keys).
 var ErrWrongKey = errors.New("secret key does not open this database")
 
-// CheckKey proves that box's key is the one db's secrets were sealed with
-// (issue 12 item 11). The first process stores a check value sealed with its
+// CheckKey proves that box's key is the one db's secrets were sealed with.
+// The first process stores a check value sealed with its
 // key; every later one must open it. A database from before the check value
 // is first tried on a sealed provider key, which legacy reads (its owner,
 // llmconfig, answers: FirstSealedKey; ok false when none is stored). source

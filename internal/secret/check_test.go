@@ -10,7 +10,7 @@ import (
 )
 
 // On a database from before the check value, CheckKey tries the key on the
-// sealed provider key its caller hands it (issue 16 item 3: secret reads no
+// sealed provider key its caller hands it (secret reads no
 // configurations itself): another key's value refuses and stores no check
 // value; the right key's value passes and stores one; a failed read is an
 // error, not a pass.

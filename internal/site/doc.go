@@ -4,5 +4,5 @@
 // nothing about permissions of its own: every page passes
 // access.Checker.ActorMayShowPageRecord, and the preview reads what read_page
 // reads (the page, its translation, the content elements in that language and
-// in all languages). Issue 13 (the editor's web UI).
+// in all languages). (the editor's web UI).
 package site

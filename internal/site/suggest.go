@@ -98,7 +98,7 @@ func (s *Site) Suggestions(ctx context.Context, a *access.Actor, points map[Poin
 				if errors.Is(err, ErrNotFound) {
 					continue
 				}
-				if err != nil { // a failed read is not a page without gaps (issue 16 item 4)
+				if err != nil { // a failed read is not a page without gaps
 					return err
 				}
 				sg := Suggestion{Page: n.UID, Language: l.UID, Title: p.Title, Reasons: []Gap{}}

@@ -94,7 +94,7 @@ func (s *Store) mayApprove(ctx context.Context, q store.Querier, actor int64) (b
 // DeniedAuditWindow is how long after an audited refusal for want of the
 // right (denied) further ones of the same user and operation are not
 // audited again: a caller without the right cannot grow the audit trail by
-// one row per request (issue 12 item 3).
+// one row per request.
 const DeniedAuditWindow = time.Hour
 
 // refuse audits a refusal in a transaction of its own (the refused operation

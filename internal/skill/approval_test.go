@@ -235,7 +235,7 @@ func TestATrustDowngradeStopsInstructingAtTheNextCheck(t *testing.T) {
 	})
 }
 
-// Regression (issue 12 item 3): a user without the right is refused before
+// Regression: a user without the right is refused before
 // the skill is looked up — an unknown skill answers denied, not not-found —
 // and repeated refusals write one audit row per user and window, not one
 // per request.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Reason is why a skill does not instruct now (issue 14, screen 1: "whether
+// Reason is why a skill does not instruct now ("whether
 // it instructs and why not"). The empty reason means it instructs.
 type Reason string
 
@@ -62,7 +62,7 @@ func (s *Store) Standing(ctx context.Context, k Skill, src Source) (Reason, erro
 }
 
 // Review is everything a reviewer is shown of one skill (GET /api/skills/{uid}
-// and the web UI's skill page, issue 14): the skill, its source, whether it
+// and the web UI's skill page): the skill, its source, whether it
 // instructs and why not, its approvals, the latest unrevoked approval of its
 // current source and the line diff of the current SKILL.md against that
 // snapshot (all "+" when nothing was approved yet), the edit history and the

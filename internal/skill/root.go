@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// slug is the form of every skill identifier (issue 12 item 9): it names a
+// slug is the form of every skill identifier: it names a
 // folder of a directory source, so never "..", a quote or a space.
 var slug = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 

@@ -114,7 +114,7 @@ var skillNames = store.NewGenCache[int64, Names]("skills")
 
 // IdentifierOf returns the identifier of skill uid, enabled or not; ok is
 // false when there is no such skill — for packages that name skills (open
-// points) without reading their table (issue 16 item 3).
+// points) without reading their table.
 func IdentifierOf(ctx context.Context, q store.Querier, uid int64) (ident string, ok bool, err error) {
 	err = q.QueryRow(ctx, "SELECT identifier FROM skills WHERE uid = ?", uid).Scan(&ident)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -34,7 +34,7 @@ type Config struct {
 	// composed at all (as fenced data when they do not instruct); default Untrusted.
 	AdmissionFloor Trust
 	// Root is the folder every directory source must lie in (--skills-root);
-	// "" refuses directory sources (issue 12 item 9).
+	// "" refuses directory sources.
 	Root string
 	// Directory is where the users who approve skills are read from (nil:
 	// the built-in directory).

@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-// ErrInjected is the error of a database call a Fault failed (issue 15
-// item 8). Callers see it as they would see a lost connection: wrapped,
+// ErrInjected is the error of a database call a Fault failed.
+// Callers see it as they would see a lost connection: wrapped,
 // never as a refusal.
 var ErrInjected = errors.New("store: injected fault")
 
 // Fault fails the n-th database call of a DB opened with it
-// (Config.Fault), for the fault proof of issue 15 item 8: a test arms it
+// (Config.Fault), for the fault proof: a test arms it
 // with n, drives a tour, and sees what that one failure leaves behind.
 //
 // The calls counted are those the application makes through DB and Tx:

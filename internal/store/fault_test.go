@@ -9,7 +9,7 @@ import (
 	"waymark/internal/store/storetest"
 )
 
-// Issue 15 item 8: a Fault armed with n fails exactly the n-th call the
+// A Fault armed with n fails exactly the n-th call the
 // application makes through DB and Tx — a statement, a transaction's begin
 // or its commit — with ErrInjected, on both dialects; what the failed call
 // would have written is not there (a failed commit rolls back and says

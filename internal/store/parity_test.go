@@ -133,11 +133,11 @@ func coarseType(t *testing.T, column, typ string) string {
 }
 
 // intendedTypeDifferences are the columns whose coarse type differs between
-// the trees on purpose, with the reason (issue 16 item 8). None today.
+// the trees on purpose, with the reason. None today.
 var intendedTypeDifferences = map[string]string{}
 
 // The two migration trees give every column the same coarse type and the
-// same NOT NULL (issue 16 item 8): code that scans a column into one Go type,
+// same NOT NULL: code that scans a column into one Go type,
 // and that relies on a column never being NULL, works on both.
 func TestBothMigrationTreesGiveEveryColumnTheSameTypeAndNullability(t *testing.T) {
 	lite := typedColumns(t, storetest.SQLite(t))

@@ -9,7 +9,7 @@ import (
 	"waymark/internal/store"
 )
 
-// Issue 12 item 12: a new SQLite database, its WAL and its shared-memory
+// A new SQLite database, its WAL and its shared-memory
 // file are created 0600.
 func TestSQLiteFilesAreCreatedPrivate(t *testing.T) {
 	t.Parallel()

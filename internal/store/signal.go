@@ -32,7 +32,7 @@ type watch struct {
 // process, and a function that ends the watch (call it once, when done
 // waiting). A waiter watches before it reads what it waits on, then waits
 // on the channel: a change committed after the read closes it, so none is
-// missed. It is the wake-up of a client waiting for a change (issue 15:
+// missed. It is the wake-up of a client waiting for a change (
 // GET /api/conversations/{id}?wait=…); a change committed by another
 // process is not signalled here, so a waiter also checks the database now
 // and then (or listens on PostgreSQL).

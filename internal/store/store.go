@@ -64,7 +64,7 @@ type DB struct {
 	// Exec write through. Its own: a writer holds writeMu while it waits for
 	// a connection, and in the shared pool it waited behind every reader —
 	// with 500 conversations polling, behind hundreds of them, while every
-	// other writer waited on writeMu (the bench's stall, issue 15).
+	// other writer waited on writeMu (the bench's stall).
 	writer  *sql.DB
 	dsn     string
 	queueMu sync.Mutex    // guards queue and listen
@@ -250,7 +250,7 @@ type Config struct {
 	// transaction; tests turn it on (storetest), production leaves it off.
 	CheckNesting bool
 	// Fault, when set, fails the database call it is armed for (tests of
-	// issue 15 item 8; see Fault). Production leaves it nil.
+	// ; see Fault). Production leaves it nil.
 	Fault *Fault
 }
 
@@ -323,7 +323,7 @@ func OpenConfig(ctx context.Context, raw string, cfg *Config) (*DB, error) {
 // createPrivate creates a missing SQLite file with mode 0600 before SQLite
 // does (with 0644 less the umask): the database holds password hashes and
 // sealed keys, and SQLite gives its -wal and -shm files the mode of the
-// database file (issue 12 item 12). An existing file is left as it is;
+// database file. An existing file is left as it is;
 // failures are left to SQLite to report.
 func createPrivate(path string) {
 	if path == "" || strings.HasPrefix(path, ":memory:") || strings.HasPrefix(path, "file:") {
@@ -405,7 +405,7 @@ func (db *DB) provider() (*goose.Provider, error) {
 
 // ErrSchemaNewer is returned by Migrate when the database carries a
 // migration this binary does not know: a newer waymark migrated it, and
-// this one must not run on it (issue 15 item 3).
+// this one must not run on it.
 var ErrSchemaNewer = errors.New("is newer than this waymark knows")
 
 // Migrate applies every embedded migration not yet applied, under the

@@ -10,8 +10,7 @@ import (
 // ErrInvalidText is returned by CheckText for text a database of either
 // dialect cannot store alike: PostgreSQL refuses a NUL byte and bytes that
 // are not UTF-8 in text columns, while SQLite would keep them. Refusing such
-// text before it reaches either database keeps one rule on both (issue 12
-// item 6).
+// text before it reaches either database keeps one rule on both.
 var ErrInvalidText = fault.New(fault.Invalid, "invalid_text", "text contains a NUL byte or is not UTF-8")
 
 // CheckText returns an error wrapping ErrInvalidText when s contains a NUL

@@ -80,7 +80,7 @@ type Registry struct {
 }
 
 // NewRegistry returns an empty registry whose enabled state lives in db.
-// tracer gives every Execute a span (issue 15 item 4); nil is tracing off.
+// tracer gives every Execute a span; nil is tracing off.
 func NewRegistry(db *store.DB, tracer trace.Tracer) *Registry {
 	return &Registry{db: db, tracer: tracer, tools: map[string]entry{}}
 }
@@ -238,7 +238,7 @@ func (r *Registry) SetEnabledTx(ctx context.Context, tx *store.Tx, name string, 
 
 // PutState stores the global state of the tool called name on q without
 // checking the name against a registry — for the importer, which checks its
-// files' names itself (issue 16 item 3: tool_settings is written here only).
+// files' names itself (tool_settings is written here only).
 func PutState(ctx context.Context, q store.Querier, name string, enabled bool) error {
 	if _, err := q.Exec(ctx, `INSERT INTO tool_settings (name, enabled) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled`, name, enabled); err != nil {

@@ -120,7 +120,7 @@ func compact(s []string) []string {
 
 // unstorable lists the strings (values and keys) of a decoded JSON value that
 // no database stores alike — a NUL byte, bytes that are not UTF-8 — as
-// "location: problem" (issue 12 item 6): the model reads an error result
+// "location: problem": the model reads an error result
 // instead of a run failing at its write.
 func unstorable(v any, at string, probs []string) []string {
 	switch x := v.(type) {

@@ -1,4 +1,4 @@
-// Package tracing sets up optional OpenTelemetry traces (issue 15 item 4):
+// Package tracing sets up optional OpenTelemetry traces:
 // a tracer provider that exports over OTLP/HTTP, configured by the standard
 // OTEL_* variables and off unless they ask for it. The spans themselves are
 // made at the seams that own them — HTTP requests in httpapi, queue jobs in

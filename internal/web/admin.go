@@ -5,7 +5,7 @@ import (
 )
 
 // registerAdmin mounts the administration home and the configurations,
-// users and groups, and runs screens (issue 14, screens 3 to 5). Every
+// users and groups, and runs screens. Every
 // route but the home is for active administrators only (adminOnly); the
 // home is also open to holders of the skill_approve grant, who see only
 // the skills link.

@@ -12,7 +12,7 @@ import (
 	"waymark/internal/skill"
 )
 
-// The attachments screen (issue 14, screen 2): per configuration, the
+// The attachments screen: per configuration, the
 // attached skills with their load mode, attach and detach, and the slash
 // menu a chosen user would see (process.Catalogue.ForActor, as GET
 // /api/admin/configurations/{uid}/process-skills?user= reads it).

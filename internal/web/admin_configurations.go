@@ -11,7 +11,7 @@ import (
 	"waymark/internal/llmconfig"
 )
 
-// Screen 3 of issue 14: configurations. The handlers call what the admin
+// The configurations screen. The handlers call what the admin
 // JSON API calls (llmconfig.Store.Create/Update/List/Get,
 // agent.Runtime.Probe). The provider key is write-only: the form's key
 // field is always empty, the page says only whether a key is stored.

@@ -14,7 +14,7 @@ import (
 
 // formState is what every administration form shows besides its values:
 // the error at each field (by the API's field name), the text entered in a
-// field that did not parse, a form-level error and a notice (issue 14: bad
+// field that did not parse, a form-level error and a notice (bad
 // input shows a clear error at the field and changes nothing).
 type formState struct {
 	Errors map[string]string

@@ -10,7 +10,7 @@ import (
 	"waymark/internal/site"
 )
 
-// Screen 4 of issue 14, groups: subgroups, mounts, allowed languages,
+// The groups screen: subgroups, mounts, allowed languages,
 // tables to read and modify, non-exclude fields and grants. The handlers
 // call what the admin JSON API calls (access.ListGroups/GetGroup/
 // CreateGroup/UpdateGroup), which check that tables, fields, languages,

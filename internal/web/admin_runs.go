@@ -16,7 +16,7 @@ import (
 	"waymark/internal/run"
 )
 
-// Screen 5 of issue 14: runs. The list filters by status, configuration,
+// The runs screen. The list filters by status, configuration,
 // initiator and creation date (agent.ParseRunFilter and agent.Runtime.List,
 // as GET /api/admin/runs); a run's page shows its status, its events as a
 // timeline (what the configuration's privacy level kept), its lineage and

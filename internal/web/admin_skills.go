@@ -16,8 +16,8 @@ import (
 // mountFunc mounts one route of the UI.
 type mountFunc func(pattern string, h func(w http.ResponseWriter, r *http.Request))
 
-// registerAdminSkills mounts the skills and attachments screens (issue 14,
-// screens 1 and 2). Reviewers (administrators and holders of the
+// registerAdminSkills mounts the skills and attachments screens.
+// Reviewers (administrators and holders of the
 // skill_approve grant) see skills and approve or revoke digests; only
 // administrators edit, switch, sync and attach — the same rights as the JSON
 // API's /api/skills… routes. Everyone else gets the 403 page.

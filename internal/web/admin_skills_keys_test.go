@@ -7,7 +7,7 @@ import (
 	"waymark/internal/skill"
 )
 
-// Every key the skills screens build from a code (issue 14) is in the
+// Every key the skills screens build from a code is in the
 // catalogue: reasons, trust levels, source types, load modes, refusals.
 func TestSkillScreensCatalogueHasEveryBuiltKey(t *testing.T) {
 	var keys []string

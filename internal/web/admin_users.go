@@ -14,7 +14,7 @@ import (
 	"waymark/internal/site"
 )
 
-// Screen 4 of issue 14, users: the handlers call what the admin JSON API
+// The users screen: the handlers call what the admin JSON API
 // calls (access.ListAccounts/GetAccount/CreateAccount/UpdateAccount,
 // access.SetActive, access.IssueToken, auth.ListTokens). A password is
 // set-only and a token is shown once, in the answer that created it.

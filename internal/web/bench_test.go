@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkChatPageWith200Messages measures the chat page's server time with
-// 200 messages in the conversation (issue 13: under 50 ms).
+// 200 messages in the conversation (under 50 ms).
 func BenchmarkChatPageWith200Messages(b *testing.B) {
 	db := storetest.SQLite(b)
 	e := wt.New(b, db, site, nil)

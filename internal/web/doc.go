@@ -1,4 +1,4 @@
-// Package web is the editor's web UI (issue 13): server-rendered pages, one
+// Package web is the editor's web UI: server-rendered pages, one
 // handler per screen, shared layouts, and partials that htmx swaps — the same
 // templates the full page renders. Handlers call the services the JSON API
 // calls (chat.Service, openpoint.Store, agent.Runtime, site.Site,

@@ -111,7 +111,7 @@ func (u *UI) picker(ctx context.Context, me *user, r *http.Request) (*pickerData
 		return nil, err
 	}
 	// No configuration, or none usable, shows no skills; a failed read is
-	// the failure, not an empty picker (issue 16 item 4).
+	// the failure, not an empty picker.
 	switch cfg, err := u.Chat.ConfigurationFor(ctx, me.A.UID); {
 	case errors.Is(err, chat.ErrNoConfig), errors.Is(err, chat.ErrNotFound):
 	case err != nil:

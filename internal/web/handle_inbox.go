@@ -160,7 +160,7 @@ func (u *UI) handleInboxView(w http.ResponseWriter, r *http.Request, me *user) {
 
 // handleInboxDecide releases or denies a waiting run with the answer the
 // card offered — carried out by a worker, as the runs API's approval
-// (agent.Runtime.ApproveOnWorker, issue 15 item 1) — then shows the list
+// (agent.Runtime.ApproveOnWorker) — then shows the list
 // as it is now.
 func (u *UI) handleInboxDecide(w http.ResponseWriter, r *http.Request, me *user) {
 	ctx := r.Context()

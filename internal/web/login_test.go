@@ -90,7 +90,7 @@ func TestLoginRefusesForeignFormsAndActionsNeedTheCSRFHeader(t *testing.T) {
 	})
 }
 
-// Screen 1: the login path's throttling (issue 12) shows as a message.
+// Screen 1: the login path's throttling shows as a message.
 func TestLoginThrottlingShowsAMessage(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)

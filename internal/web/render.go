@@ -95,7 +95,7 @@ type page struct {
 	Title    string
 	Nav      string
 	Approver bool
-	Admin    bool // administration navigation (issue 14)
+	Admin    bool // administration navigation
 	OOB      bool // partials render as out-of-band swaps
 
 	Login *loginData
@@ -103,7 +103,7 @@ type page struct {
 	Dash  *dashData
 	Inbox *inboxData
 	// Data is the data of a screen that has no field of its own above
-	// (the administration screens, issue 14).
+	// (the administration screens).
 	Data any
 }
 

@@ -36,8 +36,8 @@ type Deps struct {
 	Source    content.Source
 	Directory access.Directory
 	Configs   *llmconfig.Store
-	Ender     *process.Ender // ends a run's process (the runs screen, issue 14)
-	Skills    *skill.Store   // the skills and attachments screens (issue 14)
+	Ender     *process.Ender // ends a run's process (the runs screen)
+	Skills    *skill.Store   // the skills and attachments screens
 }
 
 // Config tunes the UI; nil takes the defaults.
@@ -85,7 +85,7 @@ func (u *UI) Register() {
 	var m mountFunc = func(pattern string, h func(w http.ResponseWriter, r *http.Request)) {
 		u.API.Mount(pattern, http.HandlerFunc(h))
 	}
-	// The administration screens (issue 14) register in their own files.
+	// The administration screens register in their own files.
 	u.registerAdminSkills(m)
 	u.registerAdmin(m)
 	u.registerSettings(m)

@@ -1,4 +1,4 @@
-// Package admin_test proves the administration JSON API of issue 14 part 1
+// Package admin_test proves the administration JSON API
 // (configurations, users and groups, runs) through the HTTP API, on SQLite
 // and PostgreSQL: every route is for administrators only, bad input is
 // refused naming the field and changes nothing, and a provider key is never

@@ -10,7 +10,7 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-// Issue 11 item 2: a decided card leaves. The conversation's card is null
+// A decided card leaves. The conversation's card is null
 // whenever it is not awaiting approval — while the answer runs and after —
 // and answering the card that is no longer there answers 409 stale_card,
 // not busy, and changes nothing.
@@ -48,7 +48,7 @@ func TestDecidedCardLeavesAndAStaleAnswerIsStaleCard(t *testing.T) {
 	})
 }
 
-// Issue 11 item 2: a conversation's error is cleared when a later turn succeeds.
+// A conversation's error is cleared when a later turn succeeds.
 func TestErrorIsClearedWhenALaterTurnSucceeds(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)

@@ -9,7 +9,7 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-// P.C1 (issue 11 item 8): an approved complete write made through the chat
+// P.C1: an approved complete write made through the chat
 // closes every open point on its target and fields in any conversation —
 // with a process skill, a plain skill or none — and at every privacy level,
 // none included; its outcome reads applied. The write's result is read from

@@ -156,7 +156,7 @@ func TestPR4_FailedContinuationRecordsNothing(t *testing.T) {
 
 // A turn interrupted by a stopped process (the conversation stayed
 // processing) is settled on a later read from what its run shows; one lost
-// before its run began is started again once (issue 15 item 7: the
+// before its run began is started again once (the
 // editor's message gets its answer), and fails when it is lost again.
 func TestInterruptedTurnIsRecoveredOnRead(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -239,7 +239,7 @@ func waitForModelRequests(t *testing.T, e *wt.Env, n int) {
 	}
 }
 
-// Issue 11 item 3: a card approved elsewhere is handed back at once, not
+// A card approved elsewhere is handed back at once, not
 // only after its run finished: while the approved turn still runs, a read
 // shows the conversation processing, without the card, with the notice
 // approved_elsewhere; once the run ended it goes idle and the next turn
@@ -287,7 +287,7 @@ func TestCardApprovedElsewhereIsHandedBackAtOnce(t *testing.T) {
 	})
 }
 
-// Issue 11 item 3: a card denied, cancelled or whose process was ended
+// A card denied, cancelled or whose process was ended
 // elsewhere is handed back with a notice saying which.
 func TestCardDecidedElsewhereSaysWhatHappened(t *testing.T) {
 	cases := []struct {

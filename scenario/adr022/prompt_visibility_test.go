@@ -11,7 +11,7 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-// P.O1 with P.O2/P.D1 (issue 11 item 10): the open points the system prompt
+// P.O1 with P.O2/P.D1: the open points the system prompt
 // offers again pass the same visibility rule as list_open_points and the
 // dashboard — none on a table the user may not read, none on a deleted
 // target — and the prompt lists exactly what GET /api/pages/{uid}/open-points

@@ -52,7 +52,7 @@ func noticeOf(conv wt.Conversation) string {
 	return ""
 }
 
-// Issue 11 item 4: a question can be answered in the chat. The conversation
+// A question can be answered in the chat. The conversation
 // shows awaiting_input with the question, its options and its digest; an
 // option resumes the run, the model gets the choice, the tour goes on.
 func TestQuestionIsAnsweredInTheChatWithAnOption(t *testing.T) {
@@ -83,7 +83,7 @@ func TestQuestionIsAnsweredInTheChatWithAnOption(t *testing.T) {
 	})
 }
 
-// Issue 11 item 4: where the question allows it, the editor answers in her
+// Where the question allows it, the editor answers in her
 // own words.
 func TestQuestionIsAnsweredInTheChatWithFreeText(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -106,7 +106,7 @@ func TestQuestionIsAnsweredInTheChatWithFreeText(t *testing.T) {
 	})
 }
 
-// Issue 11 item 4: a bad answer gets a clear error and changes nothing: an
+// A bad answer gets a clear error and changes nothing: an
 // option the question does not offer, free text where it is not allowed,
 // both at once, or a digest of another question.
 func TestBadAnswerToAQuestionChangesNothing(t *testing.T) {
@@ -142,7 +142,7 @@ func TestBadAnswerToAQuestionChangesNothing(t *testing.T) {
 	})
 }
 
-// Issue 11 item 4, P.X2: a new message while the question waits withdraws
+// P.X2: a new message while the question waits withdraws
 // that run like a waiting card; the next turn continues the process from it.
 func TestPX2_NewMessageWithdrawsTheWaitingQuestion(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -164,7 +164,7 @@ func TestPX2_NewMessageWithdrawsTheWaitingQuestion(t *testing.T) {
 	})
 }
 
-// Issue 11 items 3 and 4: a question answered through the runs API is
+// A question answered through the runs API is
 // handed back with answered_elsewhere.
 func TestQuestionAnsweredElsewhereIsHandedBack(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

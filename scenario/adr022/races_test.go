@@ -86,7 +86,7 @@ func transcriptHas(conv wt.Conversation, content string) int {
 	return n
 }
 
-// Issue 11 item 6: a message that arrives while an answer is being accepted
+// A message that arrives while an answer is being accepted
 // (the answer claims the conversation first) answers 409 and changes
 // nothing: no cancel, no notice, no failed conversation; the answer is
 // executed once.
@@ -116,7 +116,7 @@ func TestMessageLosingTheClaimToAnAnswerChangesNothing(t *testing.T) {
 	})
 }
 
-// Issue 11 item 6: an answer that arrives while a new message withdraws the
+// An answer that arrives while a new message withdraws the
 // card (the message claims first) answers 409 stale_card and changes
 // nothing; the message lands and nothing is written.
 func TestAnswerLosingTheClaimToAMessageChangesNothing(t *testing.T) {
@@ -148,7 +148,7 @@ func TestAnswerLosingTheClaimToAMessageChangesNothing(t *testing.T) {
 	})
 }
 
-// Issue 11 item 6: end-tour races an answer in both orders; the loser of the
+// End-tour races an answer in both orders; the loser of the
 // claim answers 409 and changes nothing.
 func TestEndTourAndAnswerRacingForTheClaim(t *testing.T) {
 	t.Run("answer first", func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestEndTourAndAnswerRacingForTheClaim(t *testing.T) {
 	})
 }
 
-// Issue 11 item 6: 50 attempts, each racing an answer and a message on the
+// 50 attempts, each racing an answer and a message on the
 // same card in parallel: every accepted answer is executed exactly once,
 // every message either lands or gets 409 with nothing changed, and the
 // conversation never fails.

@@ -10,7 +10,7 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-// Issue 11 item 12: a conversation that can never start is refused at
+// A conversation that can never start is refused at
 // creation and creates nothing — a page uid that is 0, unknown or not
 // showable by the user (404 alike), a service account opening one with a
 // process skill, a configuration the user may not use (404 alike for
@@ -64,7 +64,7 @@ func TestAConversationThatCanNeverStartIsRefusedAtCreation(t *testing.T) {
 	}
 }
 
-// Issue 11 item 12: POST /api/conversations takes an optional configuration;
+// POST /api/conversations takes an optional configuration;
 // the four-eyes configuration is reachable from the chat, and its card asks
 // for a second person.
 func TestTheFourEyesConfigurationIsReachableFromTheChat(t *testing.T) {

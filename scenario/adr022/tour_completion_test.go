@@ -25,7 +25,7 @@ func wantNoFailureNotice(t *testing.T, conv wt.Conversation) {
 	}
 }
 
-// Issue 11 item 1: a tour whose process reports completion in its first turn
+// A tour whose process reports completion in its first turn
 // (the origin) completes: the turn gets its closing answer, the run ends
 // completed, the conversation goes idle with its summary and shows no
 // failure or process_ended notice; the process is let go.
@@ -52,7 +52,7 @@ func TestCompletedTourCompletes(t *testing.T) {
 	})
 }
 
-// Issue 11 item 1: a completion reported in a later turn releases the
+// A completion reported in a later turn releases the
 // process for every turn of the lineage, the origin included: a turn
 // continued from the first turn holds no process.
 func TestCompletedTourReleasesTheProcessForEveryTurnOfItsLineage(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-// Issue 11 item 5: a write the initiator may not perform never becomes a
+// A write the initiator may not perform never becomes a
 // card. The preview reads the record as the acting user; when she may not
 // write the target — the table, a field, the page permission, the language —
 // the call is answered to the model as an error result "permission_denied: …"

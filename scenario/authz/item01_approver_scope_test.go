@@ -12,7 +12,7 @@ import (
 
 // An approver sees and decides a waiting run only when they may use its
 // configuration and may read every pending call's target record as they are
-// now; otherwise the run answers exactly like an unknown one (issue 12 item 1).
+// now; otherwise the run answers exactly like an unknown one.
 func TestApproveGrantIsScopedToConfigurationAndTargetRecords(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)

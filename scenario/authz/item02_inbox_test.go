@@ -52,7 +52,7 @@ func inboxIDs(t *testing.T, c *wt.Client, query string) ([]string, string) {
 
 // The inbox filters before it limits: a flood of other users' waiting runs,
 // older and newer, never hides the caller's own decisions; it lists newest
-// first with a cursor (issue 12 item 2).
+// first with a cursor.
 func TestInboxFiltersBeforeItLimits(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
@@ -94,7 +94,7 @@ func TestInboxFiltersBeforeItLimits(t *testing.T) {
 }
 
 // Every user has a cap on runs that are queued or waiting at once: beyond
-// it a new run is 429 too_many_runs and nothing is stored (issue 12 item 2).
+// it a new run is 429 too_many_runs and nothing is stored.
 func TestOpenRunsPerUserAreCapped(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, site, &wt.Options{MaxOpenRuns: 2})
@@ -136,7 +136,7 @@ func TestOpenRunsPerUserAreCapped(t *testing.T) {
 
 // The cap holds when one user creates runs at once: on PostgreSQL two
 // requests could both count the last free place (READ COMMITTED), so the
-// count runs under a lock of the user's (issue 12 item 2; claim, then act).
+// count runs under a lock of the user's (claim, then act).
 func TestOpenRunsCapHoldsWhenOneUserCreatesRunsAtOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		const limit, tries = 3, 12

@@ -11,7 +11,7 @@ import (
 
 // Every skill route answers a user without the reviewer right 403 before it
 // looks anything up — a known and an unknown uid alike, a malformed body too
-// — and a refused approval or revocation writes no audit row (issue 12 item 3).
+// — and a refused approval or revocation writes no audit row.
 func TestSkillRoutesRefuseNonReviewersBeforeAnyLookup(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)

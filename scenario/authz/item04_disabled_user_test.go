@@ -59,7 +59,7 @@ func waitEnded(t *testing.T, what string, ended <-chan struct{}) {
 
 // A disabled user is out everywhere at once: their open run and
 // conversation streams (and the inbox stream of the screens) end within a
-// poll (issue 12 item 4).
+// poll.
 func TestDisabledUserOpenStreamsEnd(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
@@ -80,7 +80,7 @@ func TestDisabledUserOpenStreamsEnd(t *testing.T) {
 }
 
 // A deleted token is refused at once, not after a cache minute, and so is
-// an open stream authenticated by it (issue 12 item 4).
+// an open stream authenticated by it.
 func TestDeletedTokenIsRefusedAtOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)

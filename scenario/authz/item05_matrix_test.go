@@ -151,7 +151,7 @@ var matrix = map[string]matrixRow{
 	"POST /api/campaigns/{id}/answers": {kind: campObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404",
 		body: fixed(map[string]any{"answer": "skip", "cards": []map[string]any{{"conversation": 999999, "turnDigest": "v1:00"}}})},
 
-	// Administration (issue 14): 403 to every non-admin before any lookup.
+	// Administration: 403 to every non-admin before any lookup.
 	"GET /api/admin/configurations": {want: "401 401 403 403 403 403 200"},
 	"POST /api/admin/configurations": {want: "401 401 403 403 403 403 201",
 		body: fixed(map[string]any{"identifier": "matrix", "providerType": "demo", "contextWindow": 8000})},
@@ -185,7 +185,7 @@ var matrix = map[string]matrixRow{
 	"GET /api/costs":      {want: "401 401 403 403 403 403 200"},
 	"GET /api/changes":    {want: "401 401 200 200 200 200 200"},
 
-	// What the editor's screens read (issue 13).
+	// What the editor's screens read.
 	"GET /api/labels":              {want: "401 401 200 200 200 200 200"},
 	"GET /api/pages":               {want: "401 401 200 200 200 200 200"},
 	"GET /api/pages/{uid}/preview": {kind: pageObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404"},
@@ -410,7 +410,7 @@ func send(t *testing.T, e *wt.Env, token, method, path string, body any) (int, [
 }
 
 // A route registered in routes.go without a row in the matrix fails here,
-// naming the route; so does a row whose route is gone (issue 12 item 5).
+// naming the route; so does a row whose route is gone.
 func TestAuthorizationMatrixCoversEveryRoute(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := newEnv(t, db)
@@ -431,8 +431,7 @@ func TestAuthorizationMatrixCoversEveryRoute(t *testing.T) {
 
 // Every route answers every kind of caller, on their own object, another
 // user's and an unknown one, with the status of the matrix; where a foreign
-// object is 404, its body is byte-identical to the unknown one's (issue 12
-// item 5).
+// object is 404, its body is byte-identical to the unknown one's.
 func TestAuthorizationMatrix(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, site, &wt.Options{MaxOpenRuns: 10000})

@@ -1,4 +1,4 @@
-// Package authz_test proves issue 12's authorization items through the HTTP
+// Package authz_test proves 's authorization items through the HTTP
 // API: one file per item, tests named after the behaviour they prove. Every
 // test runs on SQLite and, with WAYMARK_TEST_POSTGRES set, on PostgreSQL.
 package authz_test

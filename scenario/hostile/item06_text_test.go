@@ -11,7 +11,7 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-// Issue 12 item 6: text PostgreSQL cannot store — a NUL byte, bytes that are
+// Text PostgreSQL cannot store — a NUL byte, bytes that are
 // not UTF-8 — in a request field, a path segment, a query value or a
 // username answers 400 invalid_text on both databases and changes nothing.
 func TestTextPostgreSQLCannotStoreIsInvalidTextOnBothDatabases(t *testing.T) {
@@ -64,7 +64,7 @@ func TestTextPostgreSQLCannotStoreIsInvalidTextOnBothDatabases(t *testing.T) {
 	})
 }
 
-// Issue 12 item 6: a value the model proposes that cannot be stored is an
+// A value the model proposes that cannot be stored is an
 // error result the model reads, never a failed run; nothing is written.
 func TestModelProposedNULIsAnErrorResultNotAFailedRun(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -104,7 +104,7 @@ func TestModelProposedNULIsAnErrorResultNotAFailedRun(t *testing.T) {
 	})
 }
 
-// Issue 12 item 6: a model answer holding a NUL byte is stored alike on both
+// A model answer holding a NUL byte is stored alike on both
 // databases (the byte dropped), and the conversation goes on.
 func TestModelAnswerWithNULIsStoredAlikeOnBothDatabases(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

@@ -55,7 +55,7 @@ func errorsAs(err error, ne *net.Error) bool {
 	return ok
 }
 
-// Issue 12 item 7: a client that sends its body slowly is cut off after the
+// A client that sends its body slowly is cut off after the
 // server's ReadTimeout instead of holding its connection.
 func TestSlowBodyIsCutOffAfterReadTimeout(t *testing.T) {
 	e := wt.New(t, storetest.SQLite(t), wt.Site, nil)
@@ -73,7 +73,7 @@ func TestSlowBodyIsCutOffAfterReadTimeout(t *testing.T) {
 	}
 }
 
-// Issue 12 item 7: ReadTimeout does not cut a long-lived event stream.
+// ReadTimeout does not cut a long-lived event stream.
 func TestEventStreamOutlivesReadTimeout(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, wt.Site, nil)
@@ -107,7 +107,7 @@ func TestEventStreamOutlivesReadTimeout(t *testing.T) {
 	})
 }
 
-// Issue 12 item 7: a body over the limit answers a clean 413.
+// A body over the limit answers a clean 413.
 func TestBodyOverTheLimitAnswers413(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, wt.Site, nil)
@@ -122,7 +122,7 @@ func TestBodyOverTheLimitAnswers413(t *testing.T) {
 	})
 }
 
-// Issue 12 item 7: one client address cannot hold all of the server's
+// One client address cannot hold all of the server's
 // connections: beyond MaxClientConns it is answered 429 and closed, others
 // are served, and it is served again once it closes one.
 func TestOneClientCannotHoldAllConnections(t *testing.T) {

@@ -49,7 +49,7 @@ func wantThrottled(t *testing.T, what string, r wt.Response) {
 	}
 }
 
-// Issue 12 item 8: after five failed logins of one username within a minute
+// After five failed logins of one username within a minute
 // the next attempt — even with the right password — answers 429 with
 // Retry-After, other users log in meanwhile, and the rightful user logs in
 // once the window has passed.
@@ -80,7 +80,7 @@ func TestLoginThrottledPerUsernameThenWorksAfterTheWindow(t *testing.T) {
 	})
 }
 
-// Issue 12 item 8: failures are limited per client address too, so guessing
+// Failures are limited per client address too, so guessing
 // across many usernames from one address is throttled.
 func TestLoginThrottledPerClientAddress(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

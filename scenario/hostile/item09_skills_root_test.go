@@ -48,7 +48,7 @@ func auditCount(t *testing.T, e *wt.Env, event string) int {
 	return n
 }
 
-// Issue 12 item 9: without a skills root no directory source is accepted.
+// Without a skills root no directory source is accepted.
 func TestDirectorySourcesNeedASkillsRoot(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, wt.Site+skillSource, nil)
@@ -60,7 +60,7 @@ func TestDirectorySourcesNeedASkillsRoot(t *testing.T) {
 	})
 }
 
-// Issue 12 item 9: a directory source resolves inside the skills root;
+// A directory source resolves inside the skills root;
 // messages name paths relative to the root, never the root itself.
 func TestDirectorySourceStaysInsideTheSkillsRoot(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -108,7 +108,7 @@ func TestDirectorySourceStaysInsideTheSkillsRoot(t *testing.T) {
 	})
 }
 
-// Issue 12 item 9: a SKILL.md that is a symlink leaving its skill folder is
+// A SKILL.md that is a symlink leaving its skill folder is
 // refused with an audit entry, and the sync changes nothing.
 func TestSymlinkedSkillFileLeavingItsFolderIsRefused(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -147,7 +147,7 @@ func TestSymlinkedSkillFileLeavingItsFolderIsRefused(t *testing.T) {
 	})
 }
 
-// Issue 12 item 9: skill identifiers are slugs, authored or synced.
+// Skill identifiers are slugs, authored or synced.
 func TestSkillIdentifiersAreSlugs(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		root := t.TempDir()

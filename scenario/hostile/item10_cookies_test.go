@@ -36,7 +36,7 @@ func sessionCookie(t *testing.T, r wt.Response) *http.Cookie {
 	return nil
 }
 
-// Issue 12 item 10: with secure cookies on (behind a TLS proxy the server
+// With secure cookies on (behind a TLS proxy the server
 // itself speaks plain HTTP) the session cookie is Secure; off, it is not.
 func TestSessionCookieIsSecureWhenConfigured(t *testing.T) {
 	for _, secure := range []bool{true, false} {
@@ -51,7 +51,7 @@ func TestSessionCookieIsSecureWhenConfigured(t *testing.T) {
 	}
 }
 
-// Issue 12 item 10: the CSRF token is stored only as a hash, like the
+// The CSRF token is stored only as a hash, like the
 // session id, and still guards state-changing requests of the session.
 func TestCSRFTokenIsStoredHashed(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -89,7 +89,7 @@ func TestCSRFTokenIsStoredHashed(t *testing.T) {
 	})
 }
 
-// Issue 12 item 10: with a certificate and key the server speaks HTTPS.
+// With a certificate and key the server speaks HTTPS.
 func TestServerSpeaksTLSWithCertificateAndKey(t *testing.T) {
 	certFile, keyFile, pool := selfSigned(t)
 	e := wt.New(t, storetest.SQLite(t), wt.Site, nil)

@@ -15,7 +15,7 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-// Issue 15 items 2 and 7: a worker that stops in the middle of a turn — its
+// A worker that stops in the middle of a turn — its
 // model call hangs and nothing renews its lease, as after kill -9 — holds
 // the conversation for one lease only: after it, the installation's reaper
 // requeues the turn's run by the retry rules (it was not inside a write, and
@@ -253,7 +253,7 @@ func TestALostTurnOfAConversationNobodyReadsIsSettledByTheReaper(t *testing.T) {
 	})
 }
 
-// Issue 15 item 7, ADR-022 P.R2 (regression, found by the crash proof): a
+// ADR-022 P.R2 (regression, found by the crash proof): a
 // worker that carried a skip to the runtime — the runtime accepted it and
 // the run went on to its next card — and died before the chat recorded the
 // card's outcome and open point lost both: the conversation later showed
@@ -311,7 +311,7 @@ func TestASkipAcceptedByAWorkerThatDiedBeforeSettlingKeepsItsOpenPoint(t *testin
 	})
 }
 
-// Issue 15 item 7 (the full crash proof): the result of a turn the reaper
+// (the full crash proof): the result of a turn the reaper
 // requeued is handed to the conversation by the worker that finished it; it
 // came late — after the editor had answered the card it showed and the
 // decision was claimed — and put that card back on the conversation, so the

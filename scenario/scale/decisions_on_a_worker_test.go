@@ -15,7 +15,7 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-// Issue 15 item 1: with the API started as `serve --workers 0` and a
+// With the API started as `serve --workers 0` and a
 // separate worker application on the same database, an approval and an
 // answer to a question taken through the runs API resume the run on the
 // worker: the API process calls no model, the worker makes the resumed
@@ -68,7 +68,7 @@ func TestRunsAPIApprovalIsWorkedByAWorkerProcess(t *testing.T) {
 	}
 }
 
-// Issue 15 item 1: two decisions on one waiting run that both passed the
+// Two decisions on one waiting run that both passed the
 // request's checks are decided by the worker's claim, in either order:
 // the first job worked carries out its decision, the second finds the run
 // no longer waiting, changes nothing and its request answers 409
@@ -119,7 +119,7 @@ func TestRacingDecisionsOnTheRunsAPIAreDecidedByTheWorkersClaim(t *testing.T) {
 	}
 }
 
-// Issue 15 item 1: a decision that no worker carries out within the wait
+// A decision that no worker carries out within the wait
 // (here: none runs) answers the run as it is then — still waiting — and is
 // carried out all the same once a worker comes.
 func TestADecisionPastTheWaitAnswersTheRunAsItIsAndIsCarriedOutLater(t *testing.T) {
@@ -133,7 +133,7 @@ func TestADecisionPastTheWaitAnswersTheRunAsItIsAndIsCarriedOutLater(t *testing.
 	})
 }
 
-// Issue 15 item 2: a decision whose resume job a worker took and then died
+// A decision whose resume job a worker took and then died
 // before it claimed the run (the job reads as running in River, which would
 // rescue it only after a day) is handed to the workers again by the reaper
 // once a lease has passed, and carried out once; before a lease the reaper

@@ -9,7 +9,7 @@ import (
 	wt "waymark/internal/waymarktest"
 )
 
-// Issue 15 item 1: with the API started as `serve --workers 0` and a
+// With the API started as `serve --workers 0` and a
 // separate worker application on the same database, a whole guided tour —
 // message, card, apply, closing answer — runs: the API only records the
 // message or decision and its job; the worker runs every turn and resume.

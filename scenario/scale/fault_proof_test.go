@@ -47,7 +47,7 @@ func stride(d store.Dialect) int64 {
 // faultTours is how many tours of the fault proof run at once.
 const faultTours = 6
 
-// Issue 15 item 8: a whole guided tour — start, a message, cards answered
+// A whole guided tour — start, a message, cards answered
 // apply, variant, skip and keep, end — runs once for every n from 1 to the
 // number of database calls the tour makes (counted by a dry run), with the
 // n-th call failing. After each: the invariants of DESIGN §6 hold on the
@@ -213,7 +213,7 @@ func count(t *testing.T, db *store.DB, q string) int {
 	return n
 }
 
-// Regression (issue 15 item 8, found by the fault proof): a store error
+// Regression (found by the fault proof): a store error
 // while the chat worker wrote a paused turn onto its conversation left the
 // conversation processing — its run waiting for a card nobody saw, every
 // message refused as busy — until a lease passed. The worker retries the
@@ -240,7 +240,7 @@ func TestAStoreErrorWhileShowingATurnsCardDoesNotLeaveTheConversationProcessing(
 	}
 }
 
-// Regression (issue 15 item 8, found by the fault proof): a store error
+// Regression (found by the fault proof): a store error
 // while the chat worker recorded an accepted skip lost the skip — no open
 // point, no outcome — though the runtime had accepted it. The worker
 // retries the step: the open point and the outcome are there.
@@ -278,7 +278,7 @@ func faultEnv(t *testing.T, d store.Dialect) (*store.Fault, *store.DB, *wt.Env) 
 	return f, db, e
 }
 
-// Regression (issue 15 item 8, found by the fault proof): a store error
+// Regression (found by the fault proof): a store error
 // when ending a tour, after the conversation was claimed and the process
 // ended, left the conversation processing with no job to move it on. The
 // end is retried there: it answers 200 and the conversation is idle.
@@ -304,7 +304,7 @@ func TestAStoreErrorWhileEndingATourDoesNotLeaveTheConversationProcessing(t *tes
 	}
 }
 
-// Regression (issue 15 item 8): a store error recording a message that
+// Regression: a store error recording a message that
 // withdrew the waiting card — after the card's run was cancelled — left
 // the conversation processing with no job. The request answers 500, the
 // conversation takes the cancelled run's state (idle), and the next message
@@ -341,7 +341,7 @@ func TestAStoreErrorAfterAMessageWithdrewACardDoesNotLeaveTheConversationProcess
 	}
 }
 
-// Regression (issue 15 item 8, found by the fault proof): a store error
+// Regression (found by the fault proof): a store error
 // storing the pause after a skip's continuation (the next card) failed the
 // run not_retryable — the conversation failed instead of showing the next
 // card — and the events the failed commit had held (the pause) were stored
@@ -370,7 +370,7 @@ func TestAStoreErrorPausingAfterASkipShowsTheNextCard(t *testing.T) {
 	}
 }
 
-// Regression (issue 15 item 8, found by the fault proof): a store error
+// Regression (found by the fault proof): a store error
 // settling a completed run left it running under a lease nobody renewed,
 // and its conversation failed with the error "running". The settle is
 // retried: the run completes and the tour ends idle.
@@ -394,7 +394,7 @@ func TestAStoreErrorSettlingARunDoesNotLeaveItRunning(t *testing.T) {
 	}
 }
 
-// Regression (issue 15 item 8, found by the fault proof): a store error
+// Regression (found by the fault proof): a store error
 // reading the run as the runtime answered a skip — the state after the
 // continuation — made the chat treat the skip as not accepted, with no
 // open point, though the run went on to its next card; and one at the

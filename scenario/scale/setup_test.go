@@ -1,4 +1,4 @@
-// Package scale_test proves issue 15 (operate at scale) through the HTTP
+// Package scale_test proves (operate at scale) through the HTTP
 // API: every turn on the queue, fast and safe crash recovery — on SQLite and
 // PostgreSQL, with one application as the API and another as the worker
 // where the test says so.

@@ -16,11 +16,11 @@ import (
 // read of that card (what `waymark bench` counts per answer, less its share
 // of starting and ending tours and of waiting). Measured 2026-12-03: 48 (63
 // before that day's work). A change that reads the same thing again per
-// answer shows here first (issue 15: on SQLite the bench's speed follows
+// answer shows here first (on SQLite the bench's speed follows
 // the statements per answer).
 const answerBudget = 52
 
-// Issue 15: a card answer, carried out on a worker, and the read of the
+// A card answer, carried out on a worker, and the read of the
 // next card stay within answerBudget statements.
 func TestACardAnswerAndTheReadOfTheNextCardStayWithinTheirStatementBudget(t *testing.T) {
 	db := storetest.Open(t, store.SQLite)
@@ -69,8 +69,8 @@ func TestACardAnswerAndTheReadOfTheNextCardStayWithinTheirStatementBudget(t *tes
 	}
 }
 
-// The names a conversation shows are kept for a settings generation
-// (issue 15), and a change of them moves it (migration 00017): a skill
+// The names a conversation shows are kept for a settings generation,
+// and a change of them moves it (migration 00017): a skill
 // renamed by an administrator is shown under its new name at the next read.
 func TestAConversationShowsItsSkillsNewNameAtTheNextRead(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {

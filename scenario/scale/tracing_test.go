@@ -61,7 +61,7 @@ func newOTLPReceiver(t *testing.T) (*otlpReceiver, string) {
 	return rc, srv.URL
 }
 
-// Issue 15 item 4: with OTEL_EXPORTER_OTLP_ENDPOINT set, a guided tour on an
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, a guided tour on an
 // API application and a separate worker application exports, to a real
 // OTLP/HTTP receiver, the span of the answer's request, the span of the chat
 // job that carried it out on the worker (a child of the request: the trace

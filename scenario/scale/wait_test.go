@@ -19,7 +19,7 @@ func waitPath(id int64, wait, after string) string {
 	return path(id, "?"+url.Values{"wait": {wait}, "after": {after}}.Encode())
 }
 
-// Issue 15 (the bench's reads): GET /api/conversations/{id}?wait=&after=
+// (the bench's reads): GET /api/conversations/{id}?wait=&after=
 // answers as soon as the conversation changed — here when the held model
 // call returns and the turn shows its card — and, with no change, once the
 // wait has passed, with the conversation as it was; bad values are 400 and

@@ -11,7 +11,7 @@ import (
 // an inbox): it sends the state as JSON in an event called name now and
 // whenever it changes, never twice the same. The event id is a digest of the
 // JSON, so a client resuming with the id of the state it holds gets nothing
-// until the state changes (issue 16 item 7).
+// until the state changes.
 func Snapshot(name string, read func(ctx context.Context) (any, error)) Source {
 	return func(ctx context.Context, lastID string) ([]Event, Step, error) {
 		v, err := read(ctx)

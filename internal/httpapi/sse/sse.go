@@ -1,5 +1,5 @@
-// Package sse is the one writer of server-sent event streams (issue 16
-// item 7): the run events stream, the conversation stream and the inbox
+// Package sse is the one writer of server-sent event streams:
+// the run events stream, the conversation stream and the inbox
 // stream of httpapi, and any stream the web UI serves, go through it, so the
 // wire is the same everywhere:
 //

@@ -77,7 +77,7 @@ type RecordedRequest struct {
 
 // TB is the part of testing.TB a Server uses (a *testing.T passes): the
 // package does not import testing, so that `waymark bench`, which serves
-// Handler, does not link it into the binary (issue 16 item 5).
+// Handler, does not link it into the binary.
 type TB interface {
 	Helper()
 	Errorf(format string, args ...any)

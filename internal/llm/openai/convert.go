@@ -67,7 +67,7 @@ func (p *Provider) params(req llm.Request) (sdk.ChatCompletionNewParams, error) 
 		if len(bytes.TrimSpace(t.Parameters)) > 0 {
 			// Only the schema's top level becomes a map (the SDK's type); its
 			// values go out as they came, not rebuilt as nested maps for
-			// every call and encoded again (issue 15: a turn's CPU).
+			// every call and encoded again (a turn's CPU).
 			var top map[string]json.RawMessage
 			if err := json.Unmarshal(t.Parameters, &top); err != nil || top == nil {
 				return invalid("tool %q: parameters are not a JSON Schema object", t.Name)
@@ -101,7 +101,7 @@ func fromCompletion(c *sdk.ChatCompletion) (llm.Response, error) {
 		return bad("response has no choices")
 	}
 	ch := c.Choices[0]
-	// The answer is kept, not refused, so text no database stores alike is cleaned (issue 12 item 6).
+	// The answer is kept, not refused, so text no database stores alike is cleaned.
 	msg := llm.Message{Role: llm.RoleAssistant, Content: store.Storable(ch.Message.Content)}
 	for i, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {

@@ -1,4 +1,4 @@
-// Package providers is the provider factory of the wiring (issue 16 item 5):
+// Package providers is the provider factory of the wiring:
 // it turns a model configuration into the llm.Provider that serves it. The
 // agent runtime only sees the function (agent.ProviderFunc); internal/app
 // builds it with New.
@@ -77,8 +77,8 @@ func NewWithDemo(configs *llmconfig.Store, base openai.Config, offline llm.Provi
 // shared client keeps: about as many as calls run at once (chat workers).
 const maxIdlePerHost = 64
 
-// sharedClient is the one HTTP client of every openai provider New builds
-// (issue 15): a provider is built for every segment of a run, and without
+// sharedClient is the one HTTP client of every openai provider New builds:
+// a provider is built for every segment of a run, and without
 // a client of its own openai-go cloned a transport each time — a new
 // connection per model call, each left idle for 90 s with its buffers and
 // goroutines; with 500 conversations that was most of the server's memory.

@@ -1,5 +1,5 @@
 -- +goose Up
--- A decided card is settled once (ADR-022; issue 15: the decision's job and
+-- A decided card is settled once (ADR-022; the decision's job and
 -- the recovery of a lost job may both settle it): its outcome is keyed by the
 -- conversation, the run and the messages it came after, so the settlement
 -- that commits second records nothing — on PostgreSQL too, where two

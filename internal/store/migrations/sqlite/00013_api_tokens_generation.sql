@@ -1,7 +1,7 @@
 -- +goose Up
 -- Every change of api_tokens moves the settings generation too, so that the
 -- authenticator may remember verified tokens for one generation and a
--- deleted token is refused at once (issue 12 item 4).
+-- deleted token is refused at once.
 -- +goose StatementBegin
 CREATE TRIGGER api_tokens_gen_insert AFTER INSERT ON api_tokens
 BEGIN

@@ -1,5 +1,5 @@
 -- +goose Up
--- The check value of the installation's secret key (issue 12 item 11): a
+-- The check value of the installation's secret key: a
 -- constant sealed with the key, so that a process started with another key
 -- refuses to start instead of failing every run whose provider key it cannot
 -- open.

@@ -92,7 +92,7 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 		return won == 1, nil
 	}
 	if q.Dialect() == store.Postgres {
-		return s.guardedWithEvents(ctx, q, id, op, query, all, f.Events, bodies)
+		return s.guardedWithEvents(ctx, q, id, op, query, all, f, bodies)
 	}
 	var last int64
 	err = q.QueryRow(ctx, query+" RETURNING event_sequence", all...).Scan(&last)
@@ -115,10 +115,26 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 // and the INSERT of its events as one PostgreSQL statement: the UPDATE in a
 // data-modifying WITH, the events inserted from its returned sequence, so
 // they are inserted only when it won (one round trip instead of two). The
-// events' sequences are those insertEvents gives them.
-func (s *Store) guardedWithEvents(ctx context.Context, q store.Querier, id, op, query string, all []any, evs []NewEvent, bodies [][]byte) (bool, error) {
+// events' sequences are those insertEvents gives them. A priced flush's
+// usage row (recordUsage) is one more data-modifying WITH of the same
+// statement, made from the won row: inserted only when it won, as on SQLite.
+func (s *Store) guardedWithEvents(ctx context.Context, q store.Querier, id, op, query string, all []any, f Flush, bodies [][]byte) (bool, error) {
+	evs := f.Events
 	var b strings.Builder
-	b.WriteString("WITH won AS (" + query + " RETURNING event_sequence) INSERT INTO run_events (run_uuid, sequence, kind, payload, created_at) ")
+	if f.Usage.PromptTokens > 0 || f.Usage.CompletionTokens > 0 {
+		b.WriteString("WITH won AS (" + query + ` RETURNING event_sequence, uuid, configuration, initiator),
+			priced AS (INSERT INTO run_usage (run_uuid, conversation_id, configuration, model, initiator,
+				prompt_tokens, completion_tokens, cost, created_at)
+			SELECT won.uuid, COALESCE((SELECT MIN(v.id) FROM conversations v WHERE v.pending_run_uuid = won.uuid), 0),
+				won.configuration, COALESCE(c.model, ''), won.initiator, CAST(? AS BIGINT), CAST(? AS BIGINT),
+				(CAST(? AS BIGINT) * COALESCE(c.price_input_per_mtok, 0) + CAST(? AS BIGINT) * COALESCE(c.price_output_per_mtok, 0)) / 1000000.0,
+				CAST(? AS BIGINT)
+			FROM won LEFT JOIN configurations c ON c.uid = won.configuration) `)
+		all = append(all, f.Usage.PromptTokens, f.Usage.CompletionTokens, f.Usage.PromptTokens, f.Usage.CompletionTokens, store.Micros(s.clk.Now()))
+	} else {
+		b.WriteString("WITH won AS (" + query + " RETURNING event_sequence) ")
+	}
+	b.WriteString("INSERT INTO run_events (run_uuid, sequence, kind, payload, created_at) ")
 	fmt.Fprintf(&b, "SELECT CAST(? AS TEXT), won.event_sequence - %d + e.k, e.kind, e.payload, CAST(? AS BIGINT) FROM won, (VALUES ", len(evs))
 	all = append(all, id, store.Micros(s.clk.Now()))
 	for i, e := range evs {

@@ -41,8 +41,8 @@ type campaignForm struct {
 	MaxConcurrency int
 	// The values posted (or the defaults).
 	Process, Filter, RootPage, Depth, Concurrency, Budget string
-	Language                                               int64
-	Error                                                  string
+	Language                                              int64
+	Error                                                 string
 }
 
 type langOption struct {

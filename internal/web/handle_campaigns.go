@@ -27,6 +27,7 @@ func (u *UI) registerCampaigns(m mountFunc) {
 	m("POST /campaigns", u.authed(u.handleCampaignCreate))
 	m("GET /campaigns/{id}", u.authed(u.handleCampaign))
 	m("GET /campaigns/{id}/progress", u.authed(u.handleCampaignProgress))
+	m("GET /campaigns/{id}/review", u.authed(u.handleCampaignReview))
 	m("POST /campaigns/{id}/{event}", u.authed(u.handleCampaignChange))
 	m("POST /campaigns/{id}/answers", u.authed(u.handleCampaignAnswers))
 }
@@ -368,6 +369,19 @@ func (u *UI) handleCampaignProgress(w http.ResponseWriter, r *http.Request, me *
 	p := u.newPage(me, "campaigns", "campaign.title")
 	p.Data = d
 	u.render(w, r, "campaign", "campaign-progress", p, http.StatusOK)
+}
+
+// handleCampaignReview renders the review list alone, as it is now (the
+// progress's "refresh the list" swaps it in; checked boxes are dropped).
+func (u *UI) handleCampaignReview(w http.ResponseWriter, r *http.Request, me *user) {
+	d, err := u.campaignData(r, me, r.URL.Query(), true)
+	if err != nil {
+		u.fail(w, r, me, err)
+		return
+	}
+	p := u.newPage(me, "campaigns", "campaign.title")
+	p.Data = d
+	u.render(w, r, "campaign", "campaign-review", p, http.StatusOK)
 }
 
 // handleCampaignChange pauses, resumes or cancels a campaign and shows its

@@ -6,6 +6,14 @@
 import { e2e, expect, login } from '../lib/e2e.js';
 import { expectNoSeriousViolations } from '../lib/axe.js';
 import { until } from '../lib/expect.js';
+import { join } from 'node:path';
+
+// view saves what the window shows with el (a selector) scrolled to its top:
+// a full-page shot of a long list is too tall to look at.
+async function view(s, page, el, name) {
+  await page.locator(el).first().evaluate((e) => e.scrollIntoView({ block: 'start' }));
+  await page.screenshot({ path: join(s.dir, `view-${name}.png`), caret: 'initial' });
+}
 
 e2e('a campaign started from the dashboard reaches cards; two selected cards are applied together', async ({ s }) => {
   const page = await s.user('erika');
@@ -64,6 +72,8 @@ e2e('a campaign started from the dashboard reaches cards; two selected cards are
   await expect(results.locator('li')).toHaveCount(2);
   await expectNoSeriousViolations(page, 'the campaign page after a bulk apply');
   await s.shot(page, 'campaign-applied-laptop');
+  await view(s, page, 'h1', 'laptop-top');
+  await view(s, page, '#review', 'laptop-review');
 
   // The same page on a phone.
   const phone = await s.user('erika-phone', { viewport: { width: 390, height: 844 } });
@@ -71,7 +81,10 @@ e2e('a campaign started from the dashboard reaches cards; two selected cards are
   await phone.goto(page.url());
   await expect(phone.getByRole('region', { name: 'Vorschläge prüfen' })).toBeVisible();
   await expectNoSeriousViolations(phone, 'the campaign page on a phone');
-  await s.shot(phone, 'campaign-phone');
+  await view(s, phone, 'h1', 'phone-top');
+  await view(s, phone, '#review', 'phone-review');
+  await view(s, phone, 'article.review-card', 'phone-card');
   await phone.getByRole('link', { name: 'Übersicht' }).click();
-  await s.shot(phone, 'dashboard-phone');
+  await expect(phone.locator('#campaign-form')).toBeVisible();
+  await view(s, phone, '#campaign-form', 'phone-dashboard-form');
 });

@@ -269,7 +269,7 @@ func New(ctx context.Context, db *store.DB, config *Config) (*App, error) {
 		return nil, err
 	}
 	ui, err := web.New(web.Deps{API: srv, Chat: conversations, OpenPoints: points, Runtime: rt, Site: pages,
-		Catalogue: catalogue, DB: db, Source: src, Directory: dir, Configs: configs, Ender: ender, Skills: skills}, &web.Config{Logger: log, TYPO3Backend: typo3Backend(cfg.Bridge)})
+		Catalogue: catalogue, DB: db, Source: src, Directory: dir, Configs: configs, Ender: ender, Skills: skills, Campaigns: campaigns}, &web.Config{Logger: log, TYPO3Backend: typo3Backend(cfg.Bridge)})
 	if err != nil {
 		return nil, err
 	}

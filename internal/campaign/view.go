@@ -176,3 +176,33 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 	}
 	return v, nil
 }
+
+// ItemView is one page of a campaign in one language, with its state and
+// the reason it was skipped or failed.
+type ItemView struct {
+	Page         int64     `json:"page"`
+	Language     int64     `json:"language"`
+	Conversation int64     `json:"conversation"`
+	State        ItemState `json:"state"`
+	Reason       string    `json:"reason"`
+}
+
+// Items lists up to limit items of campaign id in state st, in page-tree
+// order, for its owner or an administrator (the web page's skipped pages
+// and their reasons).
+func (s *Service) Items(ctx context.Context, a *access.Actor, id int64, st ItemState, limit int) ([]ItemView, error) {
+	r, err := s.visible(ctx, a, id)
+	if err != nil {
+		return nil, err
+	}
+	items, err := store.Collect(ctx, s.d.DB, scanItem, "SELECT "+itemColumns+" FROM campaign_items WHERE campaign_id = ? AND state = ? ORDER BY position LIMIT ?",
+		r.ID, string(st), limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ItemView, 0, len(items))
+	for _, it := range items {
+		out = append(out, ItemView{Page: it.Page, Language: it.Language, Conversation: it.Conversation, State: it.State, Reason: it.Reason})
+	}
+	return out, nil
+}

@@ -50,6 +50,15 @@ func (u *UI) handleDashboard(w http.ResponseWriter, r *http.Request, me *user) {
 	}
 	d.Recent = recent
 	p.Dash = d
+	if u.Campaigns != nil {
+		// The form to start a campaign: a page's "campaign from here" link
+		// fills in its root page.
+		f := u.campaignForm(r, me)
+		if root := r.URL.Query().Get("rootPage"); root != "" {
+			f.RootPage, f.Filter = root, ""
+		}
+		p.Data = &campaignsData{Form: f}
+	}
 	u.render(w, r, "dashboard", "layout", p, http.StatusOK)
 }
 

@@ -40,6 +40,7 @@ var funcs = template.FuncMap{
 		return string(b)
 	},
 	"add":     func(a, b int) int { return a + b },
+	"slice3":  func(a, b, c string) []string { return []string{a, b, c} },
 	"treeOf":  func(nodes []site.Node, selected int64) treeData { return treeData{Nodes: nodes, Selected: selected} },
 	"cardOf":  func(p *page, c *cardView) cardData { return cardData{T: p.T, Card: c} },
 	"fieldOf": fieldOf,
@@ -96,6 +97,7 @@ type page struct {
 	Nav      string
 	Approver bool
 	Admin    bool // administration navigation
+	Campaign bool // the campaigns screens are served
 	OOB      bool // partials render as out-of-band swaps
 
 	Login *loginData
@@ -113,6 +115,7 @@ func (u *UI) newPage(me *user, nav, titleKey string) *page {
 		p.T, p.HX = me.T, me.hxHeaders()
 		p.Approver = me.A.HasGrant("approve")
 		p.Admin = me.A.MayReviewSkills()
+		p.Campaign = u.Campaigns != nil
 	}
 	p.Title = p.T.Get(titleKey)
 	return p

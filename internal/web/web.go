@@ -10,6 +10,7 @@ import (
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
+	"waymark/internal/campaign"
 	"waymark/internal/catalog"
 	"waymark/internal/chat"
 	"waymark/internal/content"
@@ -38,6 +39,8 @@ type Deps struct {
 	Configs   *llmconfig.Store
 	Ender     *process.Ender // ends a run's process (the runs screen)
 	Skills    *skill.Store   // the skills and attachments screens
+	// Campaigns serves the campaign screens (/campaigns…); nil leaves them out.
+	Campaigns *campaign.Service
 }
 
 // Config tunes the UI; nil takes the defaults.
@@ -89,6 +92,7 @@ func (u *UI) Register() {
 	u.registerAdminSkills(m)
 	u.registerAdmin(m)
 	u.registerSettings(m)
+	u.registerCampaigns(m)
 	m("GET /{$}", u.handleRoot)
 	m("GET /assets/{file}", u.handleAsset)
 	m("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {

@@ -1,3 +1,9 @@
+//go:build !race
+
+// The outage proof measures how long a conversation stays busy against the
+// outage and one lease; the race detector slows every process of it many
+// times over, so it runs in the suite without the detector (.ci/run).
+
 package main
 
 import (

@@ -81,9 +81,9 @@ func List(ctx context.Context, db *store.DB, f Filter) ([]Change, error) {
 	}
 	type row struct {
 		Change
-		user, initiator      int64
-		lineage, approvals   string
-		answerName, userName string
+		user, initiator    int64
+		lineage, approvals string
+		userName           string
 	}
 	rows, err := store.Collect(ctx, db, func(sc store.Scanner) (row, error) {
 		var r row

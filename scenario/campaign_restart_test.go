@@ -68,6 +68,9 @@ func TestACampaignSurvivesItsProcessDyingAndStartsEveryPageOnce(t *testing.T) {
 				t.Errorf("page %d has %d tours, want one", page, n)
 			}
 		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
 		if pages != 5 {
 			t.Errorf("%d pages have a tour, want 5", pages)
 		}

@@ -79,6 +79,9 @@ func itemRows(t *testing.T, db *store.DB, id int64) map[int64]string {
 		}
 		out[page] = strings.TrimSuffix(state+" "+reason, " ")
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 

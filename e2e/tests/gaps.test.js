@@ -33,11 +33,11 @@ e2e('a dashboard link that starts a tour', async ({ s, server }) => {
   // A suggestion in German where there is one: the tour must keep the link's language.
   let item = items.first();
   for (const li of await items.all()) {
-    if (/^\s*Deutsch:/.test(await li.locator('.meta').textContent())) { item = li; break; }
+    if (/^\s*Deutsch:/.test(await li.locator('span.meta').textContent())) { item = li; break; }
   }
-  const link = item.getByRole('link');
+  const link = item.getByRole('link').first(); // the second starts a campaign from the page
   const title = (await link.textContent()).trim();
-  const languageName = (await item.locator('.meta').textContent()).trim().split(':')[0];
+  const languageName = (await item.locator('span.meta').textContent()).trim().split(':')[0];
   const want = new URL(await link.getAttribute('href'), server.url).searchParams;
   await link.click();
   await expect(page.getByRole('heading', { name: 'Unterhaltung beginnen' })).toBeVisible();

@@ -53,9 +53,9 @@ withDemo('the tools are listed and a whole SEO tour is answered by elicitation',
     },
   });
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name).sort(), ['answer_card', 'answer_question', 'end_tour', 'get_conversation',
-    'list_conversations', 'list_inbox', 'list_open_points', 'list_pages', 'list_processes', 'release_card', 'resume_tour',
-    'send_message', 'start_tour']);
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['answer_campaign_cards', 'answer_card', 'answer_question', 'end_tour', 'get_campaign', 'get_conversation',
+    'list_campaign_cards', 'list_conversations', 'list_inbox', 'list_open_points', 'list_pages', 'list_processes', 'release_card', 'resume_tour',
+    'send_message', 'start_campaign', 'start_tour']);
   const procs = await call(client, 'list_processes', {});
   assert.ok(procs.structuredContent.processes.some((p) => p.identifier === 'seo-optimieren'), JSON.stringify(procs.structuredContent));
 
@@ -138,7 +138,7 @@ withDemo('waymark mcp serves the same tools over stdio as the user of WAYMARK_TO
   });
   try {
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 13);
+    assert.equal(tools.length, 17);
     const res = await call(client, 'start_tour', { page: 2, language: 0, process: 'seo-optimieren' });
     assert.equal(res.structuredContent?.status, 'idle', `${res.content[0].text}\n--- waymark mcp log ---\n${client.stderr().slice(-2000)}`);
     // The demo server (another process on the same database) shows erika the tour.

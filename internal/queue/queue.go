@@ -242,7 +242,11 @@ func New(db *store.DB, config *Config) (*Queue, error) {
 		}
 		if cfg.ChatWorkers > 0 {
 			rc.Queues[QueueChat] = river.QueueConfig{MaxWorkers: cfg.ChatWorkers}
-			rc.Queues[QueueCampaign] = river.QueueConfig{MaxWorkers: 1}
+			// A campaign's job comes with an insert notification (or the
+			// kicker's wake-up); its poll is only the fallback, and a
+			// third queue polled every second put an idle worker over 1 %
+			// of a core.
+			rc.Queues[QueueCampaign] = river.QueueConfig{MaxWorkers: 1, FetchPollInterval: maintenancePoll}
 		}
 		poll := DefaultPollInterval
 		if db.Dialect() == store.SQLite {

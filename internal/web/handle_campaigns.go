@@ -57,7 +57,7 @@ func (u *UI) campaignForm(r *http.Request, me *user) *campaignForm {
 		Depth: "1", Concurrency: strconv.Itoa(campaign.DefaultConcurrency), Filter: "descriptionMissing"}
 	if cfg, err := u.Chat.ConfigurationFor(ctx, me.A.UID); err == nil {
 		if list, err := u.Catalogue.ForActor(ctx, me.A.UID, cfg.UID); err == nil {
-			f.Processes = list
+			f.Processes = u.localCatalogue(ctx, me, list)
 		}
 	}
 	if langs, err := u.Site.Languages(ctx, me.A); err == nil {
@@ -255,7 +255,7 @@ func (u *UI) campaignData(r *http.Request, me *user, q url.Values, withCards boo
 	if list, err := u.Catalogue.ForActor(ctx, me.A.UID, v.Configuration); err == nil {
 		for _, e := range list {
 			if e.UID == v.Process {
-				d.ProcessName = e.Name
+				d.ProcessName = u.skillName(ctx, me, e.UID, e.Name)
 			}
 		}
 	}

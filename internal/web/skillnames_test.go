@@ -16,7 +16,7 @@ var namedSite = strings.Replace(site, "    identifier: seo\n", "    identifier: 
 // A process is named in the reader's UI language: an editor whose UI is
 // English sees its English name in the picker, the slash menu, the tour
 // header and the conversation list; one whose UI is German sees the German
-// name — never the other's.
+// name — never the other's; so do the campaign form and a campaign's page.
 func TestAProcessIsNamedInTheReadersUILanguage(t *testing.T) {
 	if namedSite == site {
 		t.Fatal("the fixture has no skill entry to name")
@@ -39,6 +39,20 @@ func TestAProcessIsNamedInTheReadersUILanguage(t *testing.T) {
 			conv := b.get(path)
 			contains(t, c.user+"'s tour", conv, c.want)
 			lacks(t, c.user+"'s tour", conv, c.other, "SEO optimieren")
+
+			dash := b.get("/dashboard")
+			contains(t, c.user+"'s campaign form", dash, `<option value="seo">`+c.want+`</option>`)
+			lacks(t, c.user+"'s campaign form", dash, c.other, "SEO optimieren")
+			e.LLM.Add(say("Alles gut."))
+			a := b.post("/campaigns", campaignForm(seo, "1", "0", ""))
+			to := a.Header.Get("HX-Redirect")
+			if to == "" {
+				t.Fatalf("%s: POST /campaigns = %d: %s", c.user, a.Status, a.Body)
+			}
+			camp := b.get(to)
+			contains(t, c.user+"'s campaign", camp, c.want)
+			lacks(t, c.user+"'s campaign", camp, c.other, "SEO optimieren")
+			e.App.Chat.Wait()
 		}
 	})
 }

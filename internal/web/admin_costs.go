@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"waymark/internal/cost"
 	"waymark/internal/fault"
@@ -28,11 +27,11 @@ type costLine struct {
 func (u *UI) handleCosts(w http.ResponseWriter, r *http.Request, me *user) {
 	d := &costsData{}
 	status := http.StatusOK
-	from, err := cost.ParseMonth(r.URL.Query().Get("month"), time.Now())
+	from, err := cost.ParseMonth(r.URL.Query().Get("month"), u.API.Now())
 	var fe *fault.Error
 	if errors.As(err, &fe) {
 		d.Error, status = me.T.Get("admin.costs.badMonth", r.URL.Query().Get("month")), http.StatusBadRequest
-		from, _ = cost.ParseMonth("", time.Now())
+		from, _ = cost.ParseMonth("", u.API.Now())
 	}
 	d.Month = from.Format("2006-01")
 	rep, err := cost.New(u.DB).Month(r.Context(), from)

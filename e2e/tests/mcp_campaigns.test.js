@@ -107,8 +107,11 @@ test('a campaign is started, followed, reviewed and answered through the MCP too
       assert.equal(v.id, id);
       assert.equal(v.counts.failed, 0, JSON.stringify(v.counts));
     }
-    // Pause it so the list holds still while it is paged.
+    // Pause it so the list holds still while it is paged: a paused
+    // campaign moves no page on to the review list.
     await server.api(logins.erika.token, 'POST', `/api/campaigns/${id}/pause`);
+    v = await ok(erika, 'get_campaign', { campaign: id });
+    assert.equal(v.state, 'paused');
 
     // The review list, paged and filtered.
     const all = await ok(erika, 'list_campaign_cards', { campaign: id, limit: 200 });

@@ -271,6 +271,7 @@ func TestACampaignRequestThatCouldNeverRunIsRefusedAndMakesNothing(t *testing.T)
 			{"concurrency out of range", map[string]any{"process": "seo-optimieren", "rootPage": 1, "concurrency": 9}, 400, "bad_request"},
 			{"negative concurrency", map[string]any{"process": "seo-optimieren", "rootPage": 1, "concurrency": -1}, 400, "bad_request"},
 			{"budget not a number at all", map[string]any{"process": "seo-optimieren", "rootPage": 1, "budget": true}, 400, "bad_request"},
+			{"budget a number in a string", map[string]any{"process": "seo-optimieren", "rootPage": 1, "budget": "5"}, 400, "bad_request"},
 			{"budget not a number", map[string]any{"process": "seo-optimieren", "rootPage": 1, "budget": "zehn"}, 400, "bad_request"},
 			{"negative budget", map[string]any{"process": "seo-optimieren", "rootPage": 1, "budget": -1}, 400, "bad_request"},
 			{"process on four eyes", map[string]any{"process": "seo-optimieren", "configuration": 2, "rootPage": 1}, 409, "skill_unavailable"},

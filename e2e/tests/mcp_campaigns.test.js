@@ -64,11 +64,12 @@ async function waitingCards(server, token, id) {
   return list.cards.map((c) => `${c.conversation} ${c.turnDigest} ${c.page} ${c.fields.map((f) => f.proposed).join('|')}`).sort();
 }
 
+// description is the page's description as the page shows it now.
 async function description(server, page) {
   return (await server.api(logins.erika.token, 'GET', `/api/pages/${page}/preview?language=0`)).description;
 }
 
-test('a campaign is started, followed, reviewed and answered through the MCP tools; bad input changes nothing', { timeout: 240000 }, async () => {
+test('a campaign is started, followed, reviewed and answered through the MCP tools; bad input changes nothing', { timeout: 360000 }, async () => {
   const server = await startDemo();
   try {
     const erika = await connect(server, logins.erika.token);

@@ -269,6 +269,9 @@ func TestACampaignRequestThatCouldNeverRunIsRefusedAndMakesNothing(t *testing.T)
 			{"depth out of range", map[string]any{"process": "seo-optimieren", "rootPage": 1, "depth": 11}, 400, "bad_request"},
 			{"negative depth", map[string]any{"process": "seo-optimieren", "rootPage": 1, "depth": -1}, 400, "bad_request"},
 			{"concurrency out of range", map[string]any{"process": "seo-optimieren", "rootPage": 1, "concurrency": 9}, 400, "bad_request"},
+			{"negative concurrency", map[string]any{"process": "seo-optimieren", "rootPage": 1, "concurrency": -1}, 400, "bad_request"},
+			{"budget not a number at all", map[string]any{"process": "seo-optimieren", "rootPage": 1, "budget": true}, 400, "bad_request"},
+			{"budget a number in a string", map[string]any{"process": "seo-optimieren", "rootPage": 1, "budget": "5"}, 400, "bad_request"},
 			{"budget not a number", map[string]any{"process": "seo-optimieren", "rootPage": 1, "budget": "zehn"}, 400, "bad_request"},
 			{"negative budget", map[string]any{"process": "seo-optimieren", "rootPage": 1, "budget": -1}, 400, "bad_request"},
 			{"process on four eyes", map[string]any{"process": "seo-optimieren", "configuration": 2, "rootPage": 1}, 409, "skill_unavailable"},
@@ -304,6 +307,102 @@ func TestACampaignRequestThatCouldNeverRunIsRefusedAndMakesNothing(t *testing.T)
 		}
 		if r := erika.Do("GET", "/api/campaigns/999", nil); r.Status != http.StatusNotFound {
 			t.Errorf("unknown campaign: %d", r.Status)
+		}
+	})
+}
+
+// campaignSnapshot is what a refused answer must leave as it was: the
+// campaign's waiting cards (conversation, turn digest, proposals), the
+// descriptions of its pages, and every conversation's messages and outcomes.
+func campaignSnapshot(t *testing.T, c *wt.Client, db *store.DB, id int64) string {
+	t.Helper()
+	list := wt.Decode[campaignCards](t, c.Must("GET", fmt.Sprintf("/api/campaigns/%d/cards?limit=200", id), nil, http.StatusOK))
+	var b strings.Builder
+	for _, card := range list.Cards {
+		fmt.Fprintf(&b, "card %d %s page %d:", card.Conversation, card.TurnDigest, card.Page)
+		for _, f := range card.Fields {
+			fmt.Fprintf(&b, " %s=%q", f.Field, f.Proposed)
+		}
+		fmt.Fprintf(&b, " description %s\n", pageDescription(t, db, card.Page))
+	}
+	for _, table := range []string{"conversation_messages", "conversation_outcomes", "campaign_items"} {
+		var n int
+		if err := db.QueryRow(t.Context(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s %d\n", table, n)
+	}
+	return b.String()
+}
+
+// Bad answers to a campaign's real cards, on SQLite and PostgreSQL: an
+// instruction or turn digest with text the database cannot store, an
+// answer the cards do not take, an instruction without a variant or too
+// long, no cards; cards named in another campaign of the same owner or of
+// another user, and another user answering the campaign. Each is a clear
+// error — or, for a card not of the campaign, a result refused like an
+// unknown card — and no card, page, message or outcome changes.
+func TestBadAnswersToACampaignsCardsAreRefusedAndChangeNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := wt.New(t, db, string(demo.Fixture), &wt.Options{Workers: 2, ChatWorkers: 4})
+		erika, paula := e.As("demo-token-erika"), e.As("demo-token-paula")
+		v := wt.Decode[campaignView](t, erika.Must("POST", "/api/campaigns", map[string]any{"process": "seo-optimieren", "rootPage": 1, "depth": 2}, http.StatusCreated))
+		untilCampaign(t, erika, v.ID, "done", func(v campaignView) bool { return v.State == "done" })
+		list := wt.Decode[campaignCards](t, erika.Must("GET", fmt.Sprintf("/api/campaigns/%d/cards", v.ID), nil, http.StatusOK))
+		if len(list.Cards) < 2 {
+			t.Fatalf("cards: %+v, want two or more", list)
+		}
+		// The other campaigns, made before the snapshot: their own tours run meanwhile.
+		other := wt.Decode[campaignView](t, erika.Must("POST", "/api/campaigns", map[string]any{"process": "seo-optimieren", "rootPage": 7}, http.StatusCreated))
+		paulas := wt.Decode[campaignView](t, paula.Must("POST", "/api/campaigns", map[string]any{"process": "seo-optimieren", "rootPage": 7}, http.StatusCreated))
+		untilCampaign(t, erika, other.ID, "done", func(v campaignView) bool { return v.State == "done" })
+		untilCampaign(t, paula, paulas.ID, "done", func(v campaignView) bool { return v.State == "done" })
+		before := campaignSnapshot(t, erika, db, v.ID)
+
+		card := list.Cards[0]
+		ref := fmt.Sprintf(`{"conversation": %d, "turnDigest": %q}`, card.Conversation, card.TurnDigest)
+		answers := fmt.Sprintf("/api/campaigns/%d/answers", v.ID)
+		for _, c := range []struct {
+			name   string
+			who    *wt.Client
+			path   string
+			body   string
+			status int
+			code   string
+		}{
+			{"NUL in the instruction", erika, answers, `{"answer": "variant", "instruction": "k\u0000rzer", "cards": [` + ref + `]}`, 400, "invalid_text"},
+			{"NUL in the turn digest", erika, answers, fmt.Sprintf(`{"answer": "apply", "cards": [{"conversation": %d, "turnDigest": "v1\u0000"}]}`, card.Conversation), 400, "invalid_text"},
+			{"an answer the cards do not take", erika, answers, `{"answer": "approve", "cards": [` + ref + `]}`, 400, "bad_request"},
+			{"an instruction without a variant", erika, answers, `{"answer": "skip", "instruction": "kürzer", "cards": [` + ref + `]}`, 400, "bad_request"},
+			{"an instruction too long", erika, answers, `{"answer": "variant", "instruction": "` + strings.Repeat("x", 501) + `", "cards": [` + ref + `]}`, 400, "bad_request"},
+			{"no cards", erika, answers, `{"answer": "apply", "cards": []}`, 400, "bad_request"},
+			{"cards that are not a list", erika, answers, `{"answer": "apply", "cards": "alle"}`, 400, "bad_request"},
+			{"an unknown campaign", erika, "/api/campaigns/999999/answers", `{"answer": "apply", "cards": [` + ref + `]}`, 404, "not_found"},
+			{"another user's campaign", paula, answers, `{"answer": "apply", "cards": [` + ref + `]}`, 404, "not_found"},
+		} {
+			if r := c.who.Do("POST", c.path, c.body); r.Status != c.status || r.ErrorCode() != c.code {
+				t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.status, c.code)
+			}
+		}
+		// Cards of this campaign named in another: refused like unknown ones.
+		for _, c := range []struct {
+			name string
+			who  *wt.Client
+			id   int64
+		}{{"erika's other campaign", erika, other.ID}, {"paula's campaign", paula, paulas.ID}} {
+			res := wt.Decode[struct{ Results []campaignResult }](t, c.who.Must("POST", fmt.Sprintf("/api/campaigns/%d/answers", c.id),
+				`{"answer": "apply", "cards": [`+ref+`]}`, http.StatusOK))
+			if len(res.Results) != 1 || res.Results[0].Conversation != card.Conversation || res.Results[0].Outcome != "refused" || res.Results[0].Code != "not_found" {
+				t.Errorf("the card in %s: %+v, want refused not_found", c.name, res.Results)
+			}
+		}
+		if after := campaignSnapshot(t, erika, db, v.ID); after != before {
+			t.Errorf("a refused answer changed something:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+		// The card still takes its answer.
+		res := wt.Decode[struct{ Results []campaignResult }](t, erika.Must("POST", answers, `{"answer": "skip", "cards": [`+ref+`]}`, http.StatusOK))
+		if len(res.Results) != 1 || res.Results[0].Outcome != "answered" {
+			t.Errorf("the card after the refusals: %+v, want answered", res.Results)
 		}
 	})
 }

@@ -165,10 +165,16 @@ func parseBudget(raw json.RawMessage) (string, error) {
 	if text == "" || text == "null" {
 		return "", nil
 	}
-	var n json.Number
+	// Decoded into any, not json.Number: a json.Number takes a string
+	// holding a number too ("5"), and a string is not a number.
+	var v any
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
-	if err := dec.Decode(&n); err != nil {
+	n, isNumber := json.Number(""), false
+	if err := dec.Decode(&v); err == nil {
+		n, isNumber = v.(json.Number)
+	}
+	if !isNumber {
 		return "", fmt.Errorf("%w: budget: want a number of 0 or more, got %s", ErrInvalid, text)
 	}
 	f, err := strconv.ParseFloat(n.String(), 64)

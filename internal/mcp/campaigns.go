@@ -45,18 +45,18 @@ type (
 )
 
 var (
-	campaignSchema = object(map[string]*jsonschema.Schema{
+	campaignSchema = output(object(map[string]*jsonschema.Schema{
 		"id": {Type: "integer"}, "state": {Type: "string"}, "counts": {Type: "object"},
 		"estimatedSecondsLeft": {Types: []string{"integer", "null"}},
-	}, "id", "state", "counts")
-	campaignCardsSchema = object(map[string]*jsonschema.Schema{
+	}, "id", "state", "counts"))
+	campaignCardsSchema = output(object(map[string]*jsonschema.Schema{
 		"cards": {Type: "array"}, "total": {Type: "integer"}, "offset": {Type: "integer"}, "limit": {Type: "integer"},
-	}, "cards", "total")
-	campaignResultsSchema = object(map[string]*jsonschema.Schema{
+	}, "cards", "total"))
+	campaignResultsSchema = output(object(map[string]*jsonschema.Schema{
 		"results": {Type: "array", Items: object(map[string]*jsonschema.Schema{
 			"conversation": {Type: "integer"}, "turnDigest": {Type: "string"}, "outcome": {Type: "string"}, "code": {Type: "string"},
 		}, "conversation", "outcome")},
-	}, "results")
+	}, "results"))
 )
 
 // addCampaignTools registers the campaign tools: the campaigns API for a

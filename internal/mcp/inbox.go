@@ -50,7 +50,7 @@ func (s *Server) addInboxTools(srv *sdk.Server, who whoFunc) {
 			}
 			return result{data: page, text: inboxText(page)}, nil
 		}))
-	sdk.AddTool(srv, &sdk.Tool{Name: "release_card", Title: "Release a card", Annotations: answering, OutputSchema: runSchema,
+	sdk.AddTool(srv, &sdk.Tool{Name: "release_card", Title: "Release a card", Annotations: answering, OutputSchema: output(runSchema),
 		Description: "Releases (approves) a card another person's tour waits on for a second person (four eyes): the proposed change is written. Only a card list_inbox shows; the requester cannot release their own."},
 		tool(s, who, func(ctx context.Context, _ *sdk.CallToolRequest, a *access.Actor, in releaseCardInput) (result, error) {
 			if strings.TrimSpace(in.Run) == "" || strings.TrimSpace(in.TurnDigest) == "" {

@@ -322,6 +322,78 @@ func TestEveryToolDeclaresAnOutputSchemaAndAnnotations(t *testing.T) {
 	check("end_tour", map[string]any{"conversation": v.ID})
 }
 
+// A refusal's structured content ({"error": {code, message}}) matches the
+// tool's output schema as its result does, for every tool: a client that
+// checks a tool error against the schema too (the TypeScript SDK's client,
+// once it has listed the tools) reads the refusal's code instead of
+// rejecting the answer as malformed. The schemas still hold: an empty
+// object, an error without its code, and a result without its required
+// fields match none.
+func TestEveryToolsRefusalMatchesItsOutputSchema(t *testing.T) {
+	e := tourEnv(t)
+	cs := connect(t, e, wt.Erika, nil)
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 17 {
+		t.Errorf("%d tools, want the 17 (with the campaign and inbox tools)", len(tools.Tools))
+	}
+	valid := func(s *jsonschema.Resolved, v any) error {
+		raw, _ := json.Marshal(v)
+		var content any
+		_ = json.Unmarshal(raw, &content)
+		return s.Validate(content)
+	}
+	for _, tool := range tools.Tools {
+		raw, _ := json.Marshal(tool.OutputSchema)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatalf("%s: output schema %s: %v", tool.Name, raw, err)
+		}
+		schema, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: output schema %s: %v", tool.Name, raw, err)
+		}
+		// Arguments the tool does not take: the SDK's refusal, answered
+		// bad_request; an unknown conversation or campaign: the handler's.
+		refusals := []map[string]any{{"nichtDa": 1}}
+		if props, _ := tool.InputSchema.(map[string]any)["properties"].(map[string]any); props != nil {
+			for _, id := range []string{"conversation", "campaign"} {
+				if _, ok := props[id]; ok {
+					args := map[string]any{id: 999999}
+					switch tool.Name {
+					case "answer_card":
+						args["turnDigest"], args["answer"] = "x", "skip"
+					case "answer_question":
+						args["turnDigest"], args["option"] = "x", "a"
+					case "send_message":
+						args["content"] = "Hallo"
+					case "answer_campaign_cards":
+						args["answer"], args["cards"] = "skip", []any{map[string]any{"conversation": 1, "turnDigest": "x"}}
+					}
+					refusals = append(refusals, args)
+				}
+			}
+		}
+		for _, args := range refusals {
+			res := call(t, cs, tool.Name, args)
+			code := errorCode(t, res)
+			if err := valid(schema, res.StructuredContent); err != nil {
+				t.Errorf("%s(%v): the refusal %s does not match the output schema: %v", tool.Name, args, code, err)
+			}
+			if len(args) > 1 && code != "not_found" {
+				t.Errorf("%s(%v): %s, want not_found", tool.Name, args, code)
+			}
+		}
+		for _, bad := range []any{map[string]any{}, map[string]any{"error": map[string]any{"message": "no code"}}, map[string]any{"error": "bad_request"}} {
+			if valid(schema, bad) == nil {
+				t.Errorf("%s: the output schema admits %v", tool.Name, bad)
+			}
+		}
+	}
+}
+
 // A client that tries protocol 2026-07-28 first (server/discover) is
 // answered as by a server of the initialize handshake and connects:
 // mcp-go's client with its default settings, and the Go SDK's.

@@ -281,7 +281,7 @@ func TestEveryToolDeclaresAnOutputSchemaAndAnnotations(t *testing.T) {
 		}
 		schemas[tool.Name] = r
 		a := tool.Annotations
-		readOnly := strings.HasPrefix(tool.Name, "list_") || tool.Name == "get_conversation" || tool.Name == "get_campaign"
+		readOnly := strings.HasPrefix(tool.Name, "list_") || tool.Name == "get_conversation" || tool.Name == "get_campaign" || tool.Name == "estimate_campaign"
 		if a.ReadOnlyHint != readOnly {
 			t.Errorf("%s: readOnlyHint %v", tool.Name, a.ReadOnlyHint)
 		}

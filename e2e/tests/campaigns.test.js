@@ -30,10 +30,18 @@ e2e('a campaign started from the dashboard reaches cards; two selected cards are
 
   // Bad input is shown in the form and starts nothing.
   await form.getByLabel('Budget').fill('viel');
-  await form.getByRole('button', { name: 'Kampagne starten' }).click();
+  await form.getByRole('button', { name: 'Kosten schätzen' }).click();
   await expect(page.locator('#campaign-form').getByRole('alert')).toContainText('„Budget“ muss eine Zahl sein. Es wurde keine Kampagne gestartet.');
   if (!/\/dashboard$/.test(page.url())) throw new Error(`a refused form left the dashboard: ${page.url()}`);
+  // The estimate comes before the start: pages × tokens per tour and the cost; the start confirms it.
   await page.locator('#campaign-form').getByLabel('Budget').fill('5');
+  await page.locator('#campaign-form').getByRole('button', { name: 'Kosten schätzen' }).click();
+  const estimate = page.locator('#campaign-estimate');
+  await expect(estimate.getByRole('heading', { name: 'Geschätzte Kosten' })).toBeVisible();
+  await expect(estimate).toContainText(/\d+ Seiten × [\d.]+ Token rein und [\d.]+ raus pro Tour/);
+  if (!/\/dashboard$/.test(page.url())) throw new Error(`the estimate left the dashboard: ${page.url()}`);
+  await expectNoSeriousViolations(page, 'the campaign form with its estimate');
+  await view(s, page, '#campaign-form', 'campaign-estimate');
   await page.locator('#campaign-form').getByRole('button', { name: 'Kampagne starten' }).click();
   await page.waitForURL(/\/campaigns\/\d+$/);
   await expect(page.getByRole('heading', { level: 1, name: /Kampagne \d+: SEO optimieren/ })).toBeVisible();

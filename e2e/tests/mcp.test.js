@@ -53,7 +53,7 @@ withDemo('the tools are listed and a whole SEO tour is answered by elicitation',
     },
   });
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name).sort(), ['answer_campaign_cards', 'answer_card', 'answer_question', 'end_tour', 'get_campaign', 'get_conversation',
+  assert.deepEqual(tools.map((t) => t.name).sort(), ['answer_campaign_cards', 'answer_card', 'answer_question', 'end_tour', 'estimate_campaign', 'get_campaign', 'get_conversation',
     'list_campaign_cards', 'list_conversations', 'list_inbox', 'list_open_points', 'list_pages', 'list_processes', 'release_card', 'resume_tour',
     'send_message', 'start_campaign', 'start_tour']);
   const procs = await call(client, 'list_processes', {});

@@ -48,37 +48,11 @@ type target struct{ page, language int64 }
 // (chat.ErrFourEyes), values out of range (ErrInvalid), no page at all
 // (ErrEmpty).
 func (s *Service) Create(ctx context.Context, owner int64, req Request) (View, error) {
-	a, err := s.actor(ctx, owner)
+	p, err := s.plan(ctx, owner, &req)
 	if err != nil {
 		return View{}, err
 	}
-	budget, err := checkRequest(&req)
-	if err != nil {
-		return View{}, err
-	}
-	for _, l := range req.Languages {
-		if !a.MayEditLanguage(l) {
-			return View{}, fmt.Errorf("%w: language %d", chat.ErrLanguageNotEditable, l)
-		}
-	}
-	cfg, err := s.configuration(ctx, a, req.Configuration)
-	if err != nil {
-		return View{}, err
-	}
-	skillUID, err := s.process(ctx, a, cfg, req.Process)
-	if err != nil {
-		return View{}, err
-	}
-	targets, err := s.targets(ctx, a, req)
-	if err != nil {
-		return View{}, err
-	}
-	if len(targets) == 0 {
-		return View{}, ErrEmpty
-	}
-	if len(targets) > MaxItems {
-		return View{}, fmt.Errorf("%w: the pages chosen are %d pages and languages, at most %d may be one campaign", ErrInvalid, len(targets), MaxItems)
-	}
+	a, cfg, skillUID, targets, budget := p.actor, p.cfg, p.process, p.targets, p.budget
 	langs, _ := json.Marshal(req.Languages)
 	now := s.now()
 	var id int64
@@ -108,6 +82,52 @@ func (s *Service) Create(ctx context.Context, owner int64, req Request) (View, e
 		return View{}, fmt.Errorf("create campaign: %w", err)
 	}
 	return s.Get(ctx, a, id)
+}
+
+// plan is what a request would start: checked against the owner as she is
+// now, with the same refusals as Create (which makes it) and Estimate (which
+// prices it).
+type plan struct {
+	actor   *access.Actor
+	cfg     llmconfig.Configuration
+	process int64
+	targets []target
+	budget  string
+}
+
+func (s *Service) plan(ctx context.Context, owner int64, req *Request) (plan, error) {
+	a, err := s.actor(ctx, owner)
+	if err != nil {
+		return plan{}, err
+	}
+	budget, err := checkRequest(req)
+	if err != nil {
+		return plan{}, err
+	}
+	for _, l := range req.Languages {
+		if !a.MayEditLanguage(l) {
+			return plan{}, fmt.Errorf("%w: language %d", chat.ErrLanguageNotEditable, l)
+		}
+	}
+	cfg, err := s.configuration(ctx, a, req.Configuration)
+	if err != nil {
+		return plan{}, err
+	}
+	skillUID, err := s.process(ctx, a, cfg, req.Process)
+	if err != nil {
+		return plan{}, err
+	}
+	targets, err := s.targets(ctx, a, *req)
+	if err != nil {
+		return plan{}, err
+	}
+	if len(targets) == 0 {
+		return plan{}, ErrEmpty
+	}
+	if len(targets) > MaxItems {
+		return plan{}, fmt.Errorf("%w: the pages chosen are %d pages and languages, at most %d may be one campaign", ErrInvalid, len(targets), MaxItems)
+	}
+	return plan{actor: a, cfg: cfg, process: skillUID, targets: targets, budget: budget}, nil
 }
 
 // checkRequest fills the defaults of req and checks its ranges; it returns

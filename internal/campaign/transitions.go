@@ -16,6 +16,10 @@ const (
 	Paused    State = "paused"
 	Cancelled State = "cancelled"
 	Done      State = "done" // every item left pending and running
+	// BudgetReached: the campaign's tours cost its budget; no further page
+	// was started and the pages not started are skipped (reason
+	// "budget_reached"). Its cards stay answerable; the state is final.
+	BudgetReached State = "budget_reached"
 )
 
 // Event names a change of a campaign's state.
@@ -27,6 +31,9 @@ const (
 	EventResume Event = "resume"
 	EventCancel Event = "cancel"
 	EventFinish Event = "finish" // the work found no item pending or running
+	// EventBudget: the work found the campaign's cost at its budget and no
+	// tour of it running.
+	EventBudget Event = "budget"
 )
 
 // transition is one row of the state machine: the states an event may
@@ -42,6 +49,7 @@ var transitions = map[Event]transition{
 	EventResume: {from: []State{Paused}, to: Running},
 	EventCancel: {from: []State{Running, Paused}, to: Cancelled},
 	EventFinish: {from: []State{Running}, to: Done},
+	EventBudget: {from: []State{Running}, to: BudgetReached},
 }
 
 // fire applies ev to campaign id by one guarded UPDATE and reports whether

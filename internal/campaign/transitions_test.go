@@ -37,7 +37,7 @@ func stateOf(t *testing.T, db *store.DB, id int64) State {
 func TestEveryEventMovesOnlyItsFromStates(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		for ev, tr := range transitions {
-			for _, from := range []State{Running, Paused, Cancelled, Done} {
+			for _, from := range []State{Running, Paused, Cancelled, Done, BudgetReached} {
 				id := newCampaignRow(t, db, from)
 				won, err := fire(context.Background(), db, id, ev, 2)
 				if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"waymark/internal/access"
+	"waymark/internal/cost"
 	"waymark/internal/store"
 )
 
@@ -28,9 +29,12 @@ type View struct {
 	// EstimatedSecondsLeft is the time the pages not yet worked would take
 	// at the mean time of the pages worked so far, at the campaign's
 	// concurrency; null until one page was worked or when none is left.
-	EstimatedSecondsLeft *int64    `json:"estimatedSecondsLeft"`
-	CreatedAt            time.Time `json:"createdAt"`
-	UpdatedAt            time.Time `json:"updatedAt"`
+	EstimatedSecondsLeft *int64 `json:"estimatedSecondsLeft"`
+	// Spent is what the campaign's tours cost so far (their recorded model
+	// usage, in the configuration's currency), to set against Budget.
+	Spent     cost.Total `json:"spent"`
+	CreatedAt time.Time  `json:"createdAt"`
+	UpdatedAt time.Time  `json:"updatedAt"`
 }
 
 // Counts are a campaign's items by state.
@@ -141,7 +145,7 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 		return View{}, err
 	}
 	defer rows.Close()
-	var spent, timed int64
+	var took, timed int64
 	for rows.Next() {
 		var state string
 		var n int
@@ -149,7 +153,7 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 		if err := rows.Scan(&state, &n, &sum, &cnt); err != nil {
 			return View{}, err
 		}
-		spent, timed = spent+sum.Int64, timed+cnt.Int64
+		took, timed = took+sum.Int64, timed+cnt.Int64
 		v.Counts.Total += n
 		switch ItemState(state) {
 		case ItemPending:
@@ -169,8 +173,11 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 	if err := rows.Err(); err != nil {
 		return View{}, err
 	}
+	if v.Spent, err = spent(ctx, s.d.DB, r.ID); err != nil {
+		return View{}, err
+	}
 	if left := v.Counts.Pending + v.Counts.Running; timed > 0 && left > 0 && (v.State == Running || v.State == Paused) {
-		mean := spent / timed // microseconds a page's tour took to its first card
+		mean := took / timed // microseconds a page's tour took to its first card
 		est := mean * int64(left) / int64(max(v.Concurrency, 1)) / 1e6
 		v.EstimatedSecondsLeft = &est
 	}

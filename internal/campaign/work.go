@@ -66,6 +66,8 @@ func (s *Service) Work(ctx context.Context, id int64) error {
 			_ = s.release(context.WithoutCancel(ctx), id, stamp) // River retries the job
 			return err
 		}
+		// A campaign stopped at its budget has none left either: the finish
+		// then loses (it is no longer running) and changes nothing.
 		if left == 0 {
 			if _, err := fire(ctx, s.d.DB, id, EventFinish, s.now()); err != nil {
 				return err
@@ -123,6 +125,9 @@ func (s *Service) step(ctx context.Context, r row) (int, error) {
 			busy++
 		}
 	}
+	if stop, err := s.atBudget(ctx, r, busy); err != nil || stop {
+		return busy, err
+	}
 	var all int
 	if err := s.d.DB.QueryRow(ctx, "SELECT COUNT(*) FROM campaign_items WHERE state = ?", string(ItemRunning)).Scan(&all); err != nil {
 		return 0, err
@@ -143,6 +148,37 @@ func (s *Service) step(ctx context.Context, r row) (int, error) {
 	var left int
 	err = s.d.DB.QueryRow(ctx, "SELECT COUNT(*) FROM campaign_items WHERE campaign_id = ? AND state IN (?, ?)", r.ID, string(ItemPending), string(ItemRunning)).Scan(&left)
 	return left, err
+}
+
+// atBudget reports whether campaign r's tours cost its budget (a campaign
+// without one never does): then no further page is started. Its tours
+// under way (busy) run to their first card; once none runs, the campaign
+// is budget_reached and its pages not started are skipped with the reason
+// "budget_reached", in one transaction. The cost is read before each
+// round of starts, so the tours started in one round and the tours under
+// way may pass the budget by what they cost.
+func (s *Service) atBudget(ctx context.Context, r row, busy int) (bool, error) {
+	b, ok := budgetOf(r)
+	if !ok {
+		return false, nil
+	}
+	sp, err := spent(ctx, s.d.DB, r.ID)
+	if err != nil || sp.Cost < b {
+		return false, err
+	}
+	if busy > 0 {
+		return true, nil
+	}
+	now := s.now()
+	return true, s.d.DB.InTx(ctx, func(tx *store.Tx) error {
+		won, err := fire(ctx, tx, r.ID, EventBudget, now)
+		if err != nil || !won {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE campaign_items SET state = ?, reason = ?, finished_at = ? WHERE campaign_id = ? AND state = ?",
+			string(ItemSkipped), string(BudgetReached), now, r.ID, string(ItemPending))
+		return err
+	})
 }
 
 // pickUp claims a pending item and starts its tour as the owner would:

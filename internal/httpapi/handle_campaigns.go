@@ -29,6 +29,21 @@ func (s *Server) handleCampaignCreate(w http.ResponseWriter, r *http.Request) er
 	return WriteJSON(w, http.StatusCreated, v)
 }
 
+// handleCampaignEstimate answers POST /api/campaigns/estimate with the body
+// of POST /api/campaigns → 200 Estimate: what the campaign would cover and
+// cost, refused as its start would be; it makes nothing.
+func (s *Server) handleCampaignEstimate(w http.ResponseWriter, r *http.Request) error {
+	var body campaign.Request
+	if err := DecodeJSON(r, &body); err != nil {
+		return err
+	}
+	e, err := s.campaigns.Estimate(r.Context(), ActorFrom(r.Context()).UID, body)
+	if err != nil {
+		return err
+	}
+	return WriteJSON(w, http.StatusOK, e)
+}
+
 // handleCampaignList answers GET /api/campaigns: the caller's campaigns (an
 // administrator's: all), newest first.
 func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) error {

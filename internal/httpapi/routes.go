@@ -106,6 +106,7 @@ func (s *Server) routes() {
 	// is its owner's and administrators'; others get 404 like unknown).
 	if s.campaigns != nil {
 		s.Handle("POST /api/campaigns", s.handleCampaignCreate)
+		s.Handle("POST /api/campaigns/estimate", s.handleCampaignEstimate)
 		s.Handle("GET /api/campaigns", s.handleCampaignList)
 		s.Handle("GET /api/campaigns/{id}", s.handleCampaignGet)
 		s.Handle("POST /api/campaigns/{id}/pause", s.handleCampaignChange(campaign.EventPause))

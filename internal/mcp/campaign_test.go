@@ -56,6 +56,14 @@ func TestCampaignToolsStartReadListAndAnswer(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// The estimate first: the pages start_campaign would cover, the
+		// default tokens per tour (no earlier tour yet), no cost on a
+		// configuration without prices; it starts nothing.
+		var est campaign.Estimate
+		structured("estimate_campaign", map[string]any{"process": "seo-optimieren", "rootPage": 1, "depth": 2, "budget": 3.5}, &est)
+		if est.Pages != 8 || est.Basis != campaign.BasisDefault || est.MeanTokensIn != campaign.DefaultTourTokensIn || est.EstimatedCost != nil || est.OverBudget {
+			t.Errorf("estimate_campaign: %+v", est)
+		}
 		var v campaign.View
 		structured("start_campaign", map[string]any{"process": "seo-optimieren", "rootPage": 1, "depth": 2, "budget": 3.5}, &v)
 		if v.State != campaign.Running || v.Counts.Total != 8 || string(v.Budget) != "3.5" {

@@ -47,8 +47,12 @@ type (
 var (
 	campaignSchema = output(object(map[string]*jsonschema.Schema{
 		"id": {Type: "integer"}, "state": {Type: "string"}, "counts": {Type: "object"},
-		"estimatedSecondsLeft": {Types: []string{"integer", "null"}},
-	}, "id", "state", "counts"))
+		"estimatedSecondsLeft": {Types: []string{"integer", "null"}}, "spent": {Type: "object"},
+	}, "id", "state", "counts", "spent"))
+	campaignEstimateSchema = output(object(map[string]*jsonschema.Schema{
+		"pages": {Type: "integer"}, "basis": {Type: "string"}, "meanTokensIn": {Type: "integer"}, "meanTokensOut": {Type: "integer"},
+		"estimatedCost": {Types: []string{"number", "null"}}, "overBudget": {Type: "boolean"},
+	}, "pages", "basis", "meanTokensIn", "meanTokensOut", "estimatedCost"))
 	campaignCardsSchema = output(object(map[string]*jsonschema.Schema{
 		"cards": {Type: "array"}, "total": {Type: "integer"}, "offset": {Type: "integer"}, "limit": {Type: "integer"},
 	}, "cards", "total"))
@@ -65,8 +69,11 @@ func (s *Server) addCampaignTools(srv *sdk.Server, who whoFunc) {
 	sdk.AddTool(srv, &sdk.Tool{Name: "start_campaign", Title: "Start a campaign", Annotations: talking, OutputSchema: campaignSchema,
 		Description: "Runs a process over many pages in the background — a subtree (rootPage and depth) or the pages with a dashboard finding (filter) — each page its own tour that waits at its first card; nothing is written until the cards are answered (answer_campaign_cards). Returns the campaign with its counts."},
 		tool(s, who, s.startCampaign))
+	sdk.AddTool(srv, &sdk.Tool{Name: "estimate_campaign", Title: "Estimate a campaign's cost", Annotations: readOnly, OutputSchema: campaignEstimateSchema,
+		Description: "Answers what start_campaign with the same arguments would cover and cost, before it starts: its pages, the mean tokens per tour of the process's earlier tours (or a stated default), the estimated cost in the configuration's currency (null without prices) and whether it passes the budget. Starts nothing."},
+		tool(s, who, s.estimateCampaign))
 	sdk.AddTool(srv, &sdk.Tool{Name: "get_campaign", Title: "Read a campaign", Annotations: readOnly, OutputSchema: campaignSchema,
-		Description: "Reads a campaign: its state (running, paused, cancelled, done), its pages by state (pending, running, with proposals, skipped, failed, done) and the estimated time left."},
+		Description: "Reads a campaign: its state (running, paused, cancelled, done, budget_reached), its pages by state (pending, running, with proposals, skipped, failed, done), what it spent against its budget and the estimated time left."},
 		tool(s, who, func(ctx context.Context, _ *sdk.CallToolRequest, a *access.Actor, in campaignInput) (result, error) {
 			v, err := s.d.Campaigns.Get(ctx, a, in.Campaign)
 			if err != nil {
@@ -96,13 +103,39 @@ func (s *Server) addCampaignTools(srv *sdk.Server, who whoFunc) {
 		}))
 }
 
-func (s *Server) startCampaign(ctx context.Context, _ *sdk.CallToolRequest, a *access.Actor, in startCampaignInput) (result, error) {
+func (in startCampaignInput) request() campaign.Request {
 	req := campaign.Request{Process: in.Process, Configuration: in.Configuration, RootPage: in.RootPage, Depth: in.Depth,
 		Filter: in.Filter, Languages: in.Languages, Concurrency: in.Concurrency}
 	if in.Budget != nil {
 		req.Budget, _ = json.Marshal(*in.Budget)
 	}
-	v, err := s.d.Campaigns.Create(ctx, a.UID, req)
+	return req
+}
+
+func (s *Server) estimateCampaign(ctx context.Context, _ *sdk.CallToolRequest, a *access.Actor, in startCampaignInput) (result, error) {
+	e, err := s.d.Campaigns.Estimate(ctx, a.UID, in.request())
+	if err != nil {
+		return result{}, err
+	}
+	text := fmt.Sprintf("%d pages × %d input and %d output tokens per tour", e.Pages, e.MeanTokensIn, e.MeanTokensOut)
+	if e.Basis == campaign.BasisEarlierTours {
+		text += fmt.Sprintf(" (the mean of the process's %d earlier tours)", e.Tours)
+	} else {
+		text += " (a default: the process has no earlier tour)"
+	}
+	if e.EstimatedCost != nil {
+		text += fmt.Sprintf(": about %.2f in the configuration's currency.", *e.EstimatedCost)
+	} else {
+		text += ": the configuration has no prices, so no cost."
+	}
+	if e.OverBudget {
+		text += fmt.Sprintf(" That passes the budget of %s: the campaign would stop once its tours cost it.", e.Budget)
+	}
+	return result{data: e, text: text}, nil
+}
+
+func (s *Server) startCampaign(ctx context.Context, _ *sdk.CallToolRequest, a *access.Actor, in startCampaignInput) (result, error) {
+	v, err := s.d.Campaigns.Create(ctx, a.UID, in.request())
 	if err != nil {
 		return result{}, err
 	}
@@ -136,6 +169,14 @@ func campaignText(v campaign.View) string {
 		v.ID, v.State, c.Total, c.Pending, c.Running, c.Proposals, c.Skipped, c.Failed, c.Done)
 	if v.EstimatedSecondsLeft != nil {
 		text += fmt.Sprintf(" About %d s left.", *v.EstimatedSecondsLeft)
+	}
+	text += fmt.Sprintf(" Spent %g", v.Spent.Cost)
+	if string(v.Budget) != "null" {
+		text += " of a budget of " + string(v.Budget)
+	}
+	text += "."
+	if v.State == campaign.BudgetReached {
+		text += " It reached its budget: no further page is started; its cards stay answerable."
 	}
 	return text
 }

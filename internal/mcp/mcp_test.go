@@ -126,7 +126,7 @@ func TestToolsListTheTourTools(t *testing.T) {
 			t.Errorf("tool %s has no description", tool.Name)
 		}
 	}
-	want := []string{"answer_campaign_cards", "answer_card", "answer_question", "end_tour", "get_campaign", "get_conversation", "list_campaign_cards", "list_conversations", "list_inbox", "list_open_points", "list_pages", "list_processes", "release_card", "resume_tour", "send_message", "start_campaign", "start_tour"}
+	want := []string{"answer_campaign_cards", "answer_card", "answer_question", "end_tour", "estimate_campaign", "get_campaign", "get_conversation", "list_campaign_cards", "list_conversations", "list_inbox", "list_open_points", "list_pages", "list_processes", "release_card", "resume_tour", "send_message", "start_campaign", "start_tour"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)

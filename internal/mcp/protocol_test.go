@@ -281,7 +281,7 @@ func TestEveryToolDeclaresAnOutputSchemaAndAnnotations(t *testing.T) {
 		}
 		schemas[tool.Name] = r
 		a := tool.Annotations
-		readOnly := strings.HasPrefix(tool.Name, "list_") || tool.Name == "get_conversation" || tool.Name == "get_campaign"
+		readOnly := strings.HasPrefix(tool.Name, "list_") || tool.Name == "get_conversation" || tool.Name == "get_campaign" || tool.Name == "estimate_campaign"
 		if a.ReadOnlyHint != readOnly {
 			t.Errorf("%s: readOnlyHint %v", tool.Name, a.ReadOnlyHint)
 		}
@@ -336,8 +336,8 @@ func TestEveryToolsRefusalMatchesItsOutputSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools.Tools) != 17 {
-		t.Errorf("%d tools, want the 17 (with the campaign and inbox tools)", len(tools.Tools))
+	if len(tools.Tools) != 18 {
+		t.Errorf("%d tools, want the 18 (with the campaign and inbox tools)", len(tools.Tools))
 	}
 	valid := func(s *jsonschema.Resolved, v any) error {
 		raw, _ := json.Marshal(v)

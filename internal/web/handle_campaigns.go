@@ -44,6 +44,15 @@ type campaignForm struct {
 	Process, Filter, RootPage, Depth, Concurrency, Budget string
 	Language                                              int64
 	Error                                                 string
+	// Estimate is the cost estimate of the values posted, in the reader's
+	// words (nil before one was asked for): the form then confirms the
+	// start.
+	Estimate *estimateText
+}
+
+// estimateText is a campaign's estimate as the form shows it.
+type estimateText struct {
+	Tokens, Cost, Over string
 }
 
 type langOption struct {
@@ -119,7 +128,10 @@ func cmpOr(a, b string) string {
 
 // handleCampaignCreate starts a campaign from the dashboard's form through
 // campaign.Service.Create: a refused request shows its reason in the form,
-// in the editor's language, and makes nothing.
+// in the editor's language, and makes nothing. Before the start the form
+// asks for the estimate (step "estimate", campaign.Service.Estimate, which
+// makes nothing): it shows the pages, the tokens and the cost, and the
+// start button to confirm.
 func (u *UI) handleCampaignCreate(w http.ResponseWriter, r *http.Request, me *user) {
 	f := u.campaignForm(r, me)
 	f.Process, f.Filter = r.PostFormValue("process"), r.PostFormValue("filter")
@@ -155,9 +167,18 @@ func (u *UI) handleCampaignCreate(w http.ResponseWriter, r *http.Request, me *us
 		depth = 0 // a depth without a root page means nothing: the filter alone chooses
 	}
 	req.RootPage, req.Depth, req.Concurrency, req.Languages = root, int(depth), int(conc), []int64{lang}
-	if bad != "" {
+	switch {
+	case bad != "":
 		f.Error = me.T.Get("campaign.error.number", me.T.Get("campaign.field."+bad))
-	} else {
+	case r.PostFormValue("step") == "estimate":
+		e, err := u.Campaigns.Estimate(r.Context(), me.A.UID, req)
+		if err != nil {
+			u.logErr(r.Context(), "estimate campaign", err)
+			f.Error = u.campaignError(me, err)
+			break
+		}
+		f.Estimate = campaignEstimateText(me, e)
+	default:
 		v, err := u.Campaigns.Create(r.Context(), me.A.UID, req)
 		if err == nil {
 			w.Header().Set("HX-Redirect", fmt.Sprintf("/campaigns/%d", v.ID))
@@ -170,6 +191,40 @@ func (u *UI) handleCampaignCreate(w http.ResponseWriter, r *http.Request, me *us
 	p := u.newPage(me, "dashboard", "dashboard.title")
 	p.Data = &campaignsData{Form: f}
 	u.render(w, r, "campaigns", "campaign-form", p, http.StatusOK)
+}
+
+// campaignEstimateText is an estimate in the reader's words.
+func campaignEstimateText(me *user, e campaign.Estimate) *estimateText {
+	sep := ","
+	if me.T.Lang() == "de" {
+		sep = "."
+	}
+	t := &estimateText{}
+	basis := me.T.Get("campaign.estimate.default")
+	if e.Basis == campaign.BasisEarlierTours {
+		basis = me.T.Get("campaign.estimate.earlier", e.Tours)
+	}
+	t.Tokens = me.T.Get("campaign.estimate.tokens", e.Pages, group(e.MeanTokensIn, sep), group(e.MeanTokensOut, sep), basis)
+	if e.EstimatedCost == nil {
+		t.Cost = me.T.Get("campaign.estimate.unpriced")
+	} else {
+		t.Cost = me.T.Get("campaign.estimate.cost", money(me, *e.EstimatedCost))
+	}
+	if e.OverBudget {
+		b, _ := strconv.ParseFloat(string(e.Budget), 64)
+		t.Over = me.T.Get("campaign.estimate.over", money(me, b))
+	}
+	return t
+}
+
+// money is an amount in the configuration's currency, to four places, in
+// the reader's notation.
+func money(me *user, v float64) string {
+	s := strconv.FormatFloat(v, 'f', 4, 64)
+	if me.T.Lang() == "de" {
+		s = strings.Replace(s, ".", ",", 1)
+	}
+	return s
 }
 
 // campaignError is the reader's sentence for a refused campaign request:
@@ -193,6 +248,7 @@ type campaignData struct {
 	ProcessName string
 	Scope       string
 	Left        string // the estimate in the reader's words
+	Spent       string // what its tours cost so far, against its budget
 	Done        int    // pages with no more work: done, skipped, failed
 	Percent     int
 	Skipped     []skippedPage
@@ -266,6 +322,11 @@ func (u *UI) campaignData(r *http.Request, me *user, q url.Values, withCards boo
 	}
 	if v.EstimatedSecondsLeft != nil {
 		d.Left = me.T.Get("campaign.left", max((*v.EstimatedSecondsLeft+59)/60, 1))
+	}
+	if b, err := strconv.ParseFloat(string(v.Budget), 64); err == nil {
+		d.Spent = me.T.Get("campaign.spentOfBudget", money(me, v.Spent.Cost), money(me, b))
+	} else if v.Spent.PromptTokens+v.Spent.CompletionTokens > 0 {
+		d.Spent = me.T.Get("campaign.spent", money(me, v.Spent.Cost))
 	}
 	d.Live = v.State == campaign.Running
 	switch v.State {

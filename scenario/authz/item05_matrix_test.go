@@ -142,6 +142,7 @@ var matrix = map[string]matrixRow{
 	// tour starts, no model reply is taken); a start the matrix sends asks
 	// for a depth out of range, so nothing is worked either.
 	"POST /api/campaigns":             {want: "401 401 400 400 400 400 400", body: fixed(map[string]any{"process": "tone", "rootPage": 1, "depth": 11})},
+	"POST /api/campaigns/estimate":    {want: "401 401 400 400 400 400 400", body: fixed(map[string]any{"process": "tone", "rootPage": 1, "depth": 11})},
 	"GET /api/campaigns":              {want: "401 401 200 200 200 200 200"},
 	"GET /api/campaigns/{id}":         {kind: campObj, want: "401 401 200/404/404 200/404/404 200/404/404 200/404/404 200/200/404"},
 	"POST /api/campaigns/{id}/pause":  {kind: campObj, want: "401 401 409/404/404 409/404/404 409/404/404 409/404/404 409/409/404"},

@@ -1,0 +1,63 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"waymark/internal/llm"
+	"waymark/internal/llm/llmtest"
+	"waymark/internal/store"
+	"waymark/internal/store/storetest"
+	wt "waymark/internal/waymarktest"
+)
+
+// The dashboard's campaign form shows the estimate before the start — the
+// pages × the tokens per tour (the default: the process has no earlier
+// tour), the cost at the configuration's prices and that it passes the
+// budget — and makes nothing; its start button then starts the campaign,
+// whose progress shows what it spent against its budget and, once its
+// first tour cost the budget, that it started no further page.
+func TestCampaignFormShowsTheCostEstimateBeforeTheStartAndTheProgressTheBudget(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		cfg := e.As(wt.Admin).Must("GET", "/api/admin/configurations/1", nil, http.StatusOK).Map(t)
+		cfg["priceInputPerMTok"], cfg["priceOutputPerMTok"] = 2.5, 10.0
+		e.As(wt.Admin).Must("PUT", "/api/admin/configurations/1", cfg, http.StatusOK)
+		e.LLM.Add(llmtest.Reply{Content: "Alles gut.", Usage: llm.Usage{PromptTokens: 1000, CompletionTokens: 200}})
+		erika := login(t, e, "erika", "erika-pass-1234")
+		contains(t, "dashboard", erika.get("/dashboard"), `name="step" value="estimate"`, ">Kosten schätzen</button>")
+		form := campaignForm(seo, "1", "1", "0,001")
+		form.Set("step", "estimate")
+		est := erika.post("/campaigns", form)
+		// Pages 1 and 2 × (30000 in at 2.50 + 2000 out at 10.00 per million) = 0.19.
+		contains(t, "estimate", est, `id="campaign-estimate" role="status"`,
+			"2 Seiten × 30.000 Token rein und 2.000 raus pro Tour (ein Vorgabewert: dieser Prozess hat noch keine Tour).",
+			"Etwa 0,1900 in der Währung der Konfiguration.", "Das ist mehr als das Budget von 0,0010",
+			`name="step" value="start"`, ">Kampagne starten</button>", `value="0,001"`)
+		if est.Header.Get("HX-Redirect") != "" || campaignCount(t, db) != 0 {
+			t.Fatalf("the estimate started a campaign: %q, %d", est.Header.Get("HX-Redirect"), campaignCount(t, db))
+		}
+		form.Set("step", "start")
+		to := erika.post("/campaigns", form).Header.Get("HX-Redirect")
+		m := campaignPath.FindStringSubmatch(to)
+		if m == nil {
+			t.Fatalf("the start led to %q", to)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for e.As(wt.Erika).Must("GET", "/api/campaigns/"+m[1], nil, http.StatusOK).Map(t)["state"] != "budget_reached" {
+			if time.Now().After(deadline) {
+				t.Fatalf("campaign %s never reached its budget", m[1])
+			}
+			time.Sleep(50 * time.Millisecond) // polling the running application
+		}
+		page := erika.get(to)
+		contains(t, "campaign at its budget", page, `data-state="budget_reached"`, "<strong>Budget erreicht</strong>",
+			`<p class="spent" id="campaign-spent">Bisher ausgegeben: 0,0045 von 0,0010 Budget</p>`, `id="campaign-budget-reached"`,
+			"nicht gestartet: das Budget war erreicht")
+		if strings.Contains(page.Body, `hx-trigger="every 3s"`) {
+			t.Errorf("a campaign at its budget still refreshes its progress")
+		}
+	})
+}

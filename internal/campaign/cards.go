@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -88,36 +89,71 @@ func (s *Service) Cards(ctx context.Context, a *access.Actor, id int64, f CardFi
 	if err := s.settleWaiting(ctx, r); err != nil {
 		return CardPage{}, err
 	}
-	q, args := "SELECT "+itemColumns+" FROM campaign_items WHERE campaign_id = ? AND state = ?", []any{r.ID, string(ItemProposals)}
+	// The filters and the total are read from the cards as their
+	// conversations store them, in one statement; only the cards of the
+	// page asked for are read in full (the chat's read, which also
+	// reconciles them), so that a page of the list costs the same whether
+	// the campaign waits on 20 cards or on 1,000.
+	q, args := "SELECT "+prefixed("i.", itemColumns)+`, c.status, c.card FROM campaign_items i
+		JOIN conversations c ON c.id = i.conversation_id WHERE i.campaign_id = ? AND i.state = ?`, []any{r.ID, string(ItemProposals)}
 	if f.Page != 0 {
-		q, args = q+" AND page_uid = ?", append(args, f.Page)
+		q, args = q+" AND i.page_uid = ?", append(args, f.Page)
 	}
-	items, err := store.Collect(ctx, s.d.DB, scanItem, q+" ORDER BY position, language", args...)
+	items, err := store.Collect(ctx, s.d.DB, scanStoredCard, q+" ORDER BY i.position, i.language", args...)
 	if err != nil {
 		return CardPage{}, err
 	}
+	match := func(c Card) bool {
+		return (f.Kind == "" || c.Kind == f.Kind) && (f.Field == "" || slices.ContainsFunc(c.Fields, func(x CardField) bool { return x.Field == f.Field }))
+	}
 	out := CardPage{Cards: []Card{}, Offset: f.Offset, Limit: f.Limit}
 	for _, it := range items {
-		v, err := s.d.Chat.Get(ctx, r.Owner, it.Conversation)
-		if err != nil {
-			if refused(err) {
-				continue
-			}
-			return CardPage{}, err
-		}
-		if v.Status != chat.AwaitingApproval || v.Card == nil {
-			continue
-		}
-		c := cardOf(it, v)
-		if (f.Kind != "" && c.Kind != f.Kind) || (f.Field != "" && !slices.ContainsFunc(c.Fields, func(x CardField) bool { return x.Field == f.Field })) {
+		if it.card == nil || !match(cardOf(it.item, chat.View{Card: it.card})) {
 			continue
 		}
 		if out.Total >= f.Offset && len(out.Cards) < f.Limit {
+			v, err := s.d.Chat.Get(ctx, r.Owner, it.Conversation)
+			if err != nil {
+				if refused(err) {
+					continue
+				}
+				return CardPage{}, err
+			}
+			if v.Status != chat.AwaitingApproval || v.Card == nil {
+				continue // it moved on since the statement above
+			}
+			c := cardOf(it.item, v)
+			if !match(c) {
+				continue
+			}
 			out.Cards = append(out.Cards, c)
 		}
 		out.Total++
 	}
 	return out, nil
+}
+
+// storedCard is an item with the card its conversation waits on, as
+// stored (nil when it waits on none).
+type storedCard struct {
+	item
+	card *chat.Card
+}
+
+func scanStoredCard(sc store.Scanner) (storedCard, error) {
+	var it storedCard
+	var state, status, card string
+	if err := sc.Scan(&it.ID, &it.Campaign, &it.Page, &it.Language, &it.Conversation, &state, &it.Reason, &it.StartedAt, &status, &card); err != nil {
+		return storedCard{}, err
+	}
+	it.State = ItemState(state)
+	if chat.Status(status) == chat.AwaitingApproval && card != "" {
+		var c chat.Card
+		if json.Unmarshal([]byte(card), &c) == nil {
+			it.card = &c
+		}
+	}
+	return it, nil
 }
 
 func cardOf(it item, v chat.View) Card {

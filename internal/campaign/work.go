@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"waymark/internal/catalog"
@@ -21,6 +22,12 @@ type item struct {
 }
 
 const itemColumns = `id, campaign_id, page_uid, language, conversation_id, state, reason, started_at`
+
+// prefixed is columns, a list as itemColumns, each with prefix (a table's
+// alias in a join).
+func prefixed(prefix, columns string) string {
+	return prefix + strings.ReplaceAll(columns, ", ", ", "+prefix)
+}
 
 func scanItem(sc store.Scanner) (item, error) {
 	var it item
@@ -302,9 +309,19 @@ func settled(v chat.View) (ItemState, string) {
 }
 
 // settleWaiting moves the items of r whose tour waited for an answer and
-// has since ended or failed (read from their conversations).
+// has since ended or failed (read from their conversations). A tour whose
+// conversation still waits as stored, on a run that still waits, has
+// neither ended nor failed: only the others are read in full (the chat's
+// read reconciles them), so that every read of a campaign with 1,000
+// waiting cards costs one statement here rather than a conversation read
+// per card.
 func (s *Service) settleWaiting(ctx context.Context, r row) error {
-	waiting, err := store.Collect(ctx, s.d.DB, scanItem, "SELECT "+itemColumns+" FROM campaign_items WHERE campaign_id = ? AND state = ?", r.ID, string(ItemProposals))
+	waiting, err := store.Collect(ctx, s.d.DB, scanItem, "SELECT "+prefixed("i.", itemColumns)+` FROM campaign_items i
+		LEFT JOIN conversations c ON c.id = i.conversation_id
+		LEFT JOIN runs u ON u.uuid = c.pending_run_uuid
+		WHERE i.campaign_id = ? AND i.state = ? AND (c.id IS NULL OR c.status NOT IN ('awaiting_approval', 'awaiting_input')
+			OR u.uuid IS NULL AND c.pending_run_uuid <> '' OR u.status NOT IN ('waiting_for_approval', 'waiting_for_input'))`,
+		r.ID, string(ItemProposals))
 	if err != nil {
 		return err
 	}

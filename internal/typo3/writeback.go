@@ -68,7 +68,7 @@ func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.Wr
 	if content.IsBuiltin(r.Local.Source()) {
 		return content.Written{}, ErrNotBesideTYPO3
 	}
-	written, err := r.check(ctx, tx, req)
+	written, rec, err := r.check(ctx, tx, req)
 	if err != nil || len(written.Changes) == 0 {
 		return written, err
 	}
@@ -92,13 +92,18 @@ func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.Wr
 	if _, err := r.TYPO3.ApplyAll(ctx, changes); err != nil {
 		return content.Written{}, r.explain(ctx, req, err)
 	}
+	// TYPO3 has committed: the export's account of the change commits with
+	// tx, as the run's record of the write does.
+	if err := r.Local.RecordAppliedTx(ctx, tx, req, rec, written.Changes, nil); err != nil {
+		return content.Written{}, err
+	}
 	return written, nil
 }
 
 // check makes the write's checks against the record read live from TYPO3
-// and returns the changes it would make: a field whose new value is the one
-// TYPO3 holds (and the card showed) is no change.
-func (r *RecordWriter) check(ctx context.Context, tx *store.Tx, req content.WriteRequest) (content.Written, error) {
+// and returns the changes it would make and the record read: a field whose
+// new value is the one TYPO3 holds (and the card showed) is no change.
+func (r *RecordWriter) check(ctx context.Context, tx *store.Tx, req content.WriteRequest) (content.Written, content.Record, error) {
 	rec, names, err := r.Local.CheckTx(ctx, tx, req)
 	if err == nil {
 		err = r.liveAccess(ctx, req.User)
@@ -107,9 +112,9 @@ func (r *RecordWriter) check(ctx context.Context, tx *store.Tx, req content.Writ
 		if r.gone(ctx) {
 			// The record or the rights could not be read: TYPO3 does not
 			// answer. Nothing was written.
-			return content.Written{}, fmt.Errorf("%w: TYPO3 database: %w", content.ErrUnreachable, err)
+			return content.Written{}, rec, fmt.Errorf("%w: TYPO3 database: %w", content.ErrUnreachable, err)
 		}
-		return content.Written{}, err
+		return content.Written{}, rec, err
 	}
 	out := content.Written{Table: req.Table, UID: req.UID, Changes: []content.Change{}}
 	for _, f := range names {
@@ -119,7 +124,7 @@ func (r *RecordWriter) check(ctx context.Context, tx *store.Tx, req content.Writ
 			out.Changes = append(out.Changes, content.Change{Field: f, Old: old, New: nv})
 		}
 	}
-	return out, nil
+	return out, rec, nil
 }
 
 // fieldKey is the correlation key of one field of an approved call: the

@@ -167,6 +167,11 @@ func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.Wr
 		}
 		out.Landing = landing(applied.Workspace)
 	}
+	// TYPO3 has committed: the export's account of the change (with the
+	// values TYPO3 holds) commits with tx, as the run's record of the write does.
+	if err := r.local.RecordAppliedTx(ctx, tx, req, rec, out.Changes, out.Landing); err != nil {
+		return content.Written{}, err
+	}
 	return out, nil
 }
 

@@ -109,7 +109,7 @@ func guideBranch(t *testing.T, n int) []byte {
 // written without its answer, and every invariant of the stored runs holds.
 //
 // It takes about two minutes (the reaper hands a campaign whose job died
-// with its worker to a new job after 30 s): skipped with -short.
+// with its worker to a new job after 30 s, once per kill): skipped with -short.
 func TestACampaignSurvivesKill9OfItsWorkerAndStartsAndWritesEveryPageOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts processes for about two minutes")
@@ -156,11 +156,13 @@ func TestACampaignSurvivesKill9OfItsWorkerAndStartsAndWritesEveryPageOnce(t *tes
 	// killAtRandom kills the worker n times, each a random moment within the
 	// next within milliseconds after the new one is up, and starts a new one;
 	// it logs what was under way at each kill.
+	kill := 0
 	killAtRandom := func(n, within int, what string) {
-		for i := range n {
+		for range n {
+			kill++
 			time.Sleep(time.Duration(rand.IntN(within)) * time.Millisecond)
 			worker.kill()
-			t.Logf("kill %d of the worker %s (%v in): %d pages pending, %d running, %d fields written", i+1, what,
+			t.Logf("kill %d of the worker %s (%v in): %d pages pending, %d running, %d fields written", kill, what,
 				time.Since(started).Round(time.Millisecond), count("SELECT COUNT(*) FROM campaign_items WHERE state = 'pending'"),
 				count("SELECT COUNT(*) FROM campaign_items WHERE state = 'running'"), count("SELECT COUNT(*) FROM record_history"))
 			worker = startWorker()
@@ -180,7 +182,16 @@ func TestACampaignSurvivesKill9OfItsWorkerAndStartsAndWritesEveryPageOnce(t *tes
 		t.Fatalf("created: %+v, want %d pages", v, pages+1)
 	}
 	path := fmt.Sprintf("/api/campaigns/%d", v.ID)
-	killAtRandom(kills, 1500, "while the campaign starts its tours")
+	// Spread over the campaign: before its first card, once a third and
+	// once two thirds of its pages waited at their first card.
+	for i := range kills {
+		for deadline := time.Now().Add(3 * time.Minute); count("SELECT COUNT(*) FROM campaign_items WHERE campaign_id = ? AND state <> 'pending' AND state <> 'running'", v.ID) < i*(pages+1)/kills; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the campaign stalled before kill %d", i+1)
+			}
+		}
+		killAtRandom(1, 1500, "while the campaign starts its tours")
+	}
 	for deadline := time.Now().Add(5 * time.Minute); v.State != "done"; time.Sleep(250 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the campaign never finished: %+v", v)

@@ -66,6 +66,13 @@ func expectAppliedOnce(t *testing.T, e *wt.Env, t3 typo3test.DB) {
 		t.Errorf("sys_log rows = %d, want 1", n)
 	}
 	noWaymarkCopy(t, e.DB)
+	// The export's account of the change: recorded once, by the retry that
+	// committed, with the value the card showed as the one before.
+	var n int
+	if err := e.DB.QueryRow(context.Background(), "SELECT COUNT(*) FROM cms_changes WHERE tbl = 'pages' AND uid = 2 AND field = 'description' AND new_value = ? AND run_uuid = 'run-crash' AND old_value <> new_value",
+		retriedText).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the export's records of the change = %d (%v), want 1", n, err)
+	}
 }
 
 func TestTYPO3WriteRetriedAfterItsTYPO3CommitIsAppliedOnce(t *testing.T) {

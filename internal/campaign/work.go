@@ -265,7 +265,25 @@ func (s *Service) begin(ctx context.Context, r row, it item, v chat.View) (bool,
 func (s *Service) follow(ctx context.Context, r row, it item) (bool, error) {
 	if it.Conversation == 0 {
 		// Claimed, but its tour was never recorded: the process died between
-		// the claim and the start. After Stale the page is pending again.
+		// the claim and the start. A conversation the start made before the
+		// process died (the owner's, of this page, language, process and
+		// configuration, made since the claim and no item's) is the item's
+		// tour: it is recorded now and begun, so the page gets no second one.
+		// Without one, the page is pending again after Stale.
+		adopted, err := s.adopt(ctx, r, it)
+		if err != nil || adopted.Conversation != 0 {
+			if err != nil {
+				return false, err
+			}
+			v, err := s.d.Chat.Get(ctx, r.Owner, adopted.Conversation)
+			if err != nil {
+				if refused(err) {
+					_, err = moveItem(ctx, s.d.DB, it.ID, ItemFailed, fault.CodeOf(err), s.now(), ItemRunning)
+				}
+				return false, err
+			}
+			return s.begin(ctx, r, adopted, v)
+		}
 		if s.clk.Now().Sub(store.Time(it.StartedAt)) > s.cfg.Stale {
 			_, err := moveItem(ctx, s.d.DB, it.ID, ItemPending, "", s.now(), ItemRunning)
 			return false, err
@@ -289,6 +307,28 @@ func (s *Service) follow(ctx context.Context, r row, it item) (bool, error) {
 	}
 	_, err = moveItem(ctx, s.d.DB, it.ID, to, reason, s.now(), ItemRunning)
 	return false, err
+}
+
+// adopt records as an item's tour the conversation its start made before the
+// process died between the start and the record (see follow), if there is
+// one; it returns the item with its conversation (0: none adopted).
+func (s *Service) adopt(ctx context.Context, r row, it item) (item, error) {
+	ids, err := store.Collect(ctx, s.d.DB, store.Column[int64], `SELECT c.id FROM conversations c
+		WHERE c.owner_uid = ? AND c.page_uid = ? AND c.language = ? AND c.skill_uid = ? AND c.configuration_uid = ? AND c.created_at >= ?
+		AND NOT EXISTS (SELECT 1 FROM campaign_items i WHERE i.conversation_id = c.id) ORDER BY c.id LIMIT 1`,
+		r.Owner, it.Page, it.Language, r.Process, r.Configuration, it.StartedAt)
+	if err != nil || len(ids) == 0 {
+		return item{}, err
+	}
+	res, err := s.d.DB.Exec(ctx, "UPDATE campaign_items SET conversation_id = ? WHERE id = ? AND state = ? AND conversation_id = 0", ids[0], it.ID, string(ItemRunning))
+	if err != nil {
+		return item{}, err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return item{}, nil
+	}
+	it.Conversation = ids[0]
+	return it, nil
 }
 
 // settled is what a tour's conversation says of its item: "" while it runs

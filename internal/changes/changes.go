@@ -4,7 +4,9 @@
 // it, the process skill and its approved version digest (the run's
 // lineage pin), who answered the card and who released it under four eyes,
 // and when. It reads the write history Waymark keeps of the changes it
-// writes (record_history), joined with the run that made them.
+// writes into its own records (record_history) and into the CMS beside it
+// (cms_changes: TYPO3, through the extension or directly), joined with the
+// run that made them.
 package changes
 
 import (
@@ -85,26 +87,34 @@ func List(ctx context.Context, db *store.DB, f Filter) ([]Change, error) {
 		lineage, approvals string
 		userName           string
 	}
-	rows, err := store.Collect(ctx, db, func(sc store.Scanner) (row, error) {
-		var r row
-		var at int64
-		err := sc.Scan(&at, &r.Table, &r.UID, &r.Field, &r.Old, &r.New, &r.user, &r.Run, &r.Page, &r.Language,
-			&r.Configuration, &r.ConfigName, &r.Model, &r.lineage, &r.approvals, &r.userName, &r.initiator)
-		r.At = store.Time(at).UTC()
-		return r, err
-	}, `SELECT h.created_at, h.tbl, h.uid, h.field, h.old_value, h.new_value, h.user_uid, h.run_uuid,
-			COALESCE(CASE WHEN rec.tbl = 'pages' THEN (CASE WHEN rec.l10n_parent > 0 THEN rec.l10n_parent ELSE rec.uid END) ELSE rec.pid END, 0),
-			COALESCE(rec.language, 0),
+	// The changes Waymark wrote into its own records (record_history, the
+	// page and language read from the record) and those it wrote into the
+	// CMS beside it (cms_changes, with the page and language the record was
+	// on at the write: the record is the CMS's), in the order they were made.
+	branch := func(from, page, language string) string {
+		return `SELECT h.created_at, h.id, h.tbl, h.uid, h.field, h.old_value, h.new_value, h.user_uid, h.run_uuid, ` + page + `, ` + language + `,
 			COALESCE(r.configuration, 0), COALESCE(c.identifier, ''), COALESCE(c.model, ''),
 			COALESCE((SELECT e.payload FROM run_events e WHERE e.run_uuid = h.run_uuid AND e.kind = 'lineage' ORDER BY e.sequence DESC LIMIT 1), ''),
 			COALESCE((SELECT e.payload FROM run_events e WHERE e.run_uuid = h.run_uuid AND e.kind = 'approval' ORDER BY e.sequence DESC LIMIT 1), ''),
 			COALESCE(u.username, ''), COALESCE(r.initiator, 0)
-		FROM record_history h
-		LEFT JOIN records rec ON rec.tbl = h.tbl AND rec.uid = h.uid
+		FROM ` + from + `
 		LEFT JOIN runs r ON r.uuid = h.run_uuid
 		LEFT JOIN configurations c ON c.uid = r.configuration
 		LEFT JOIN be_users u ON u.uid = h.user_uid
-		WHERE `+where+` ORDER BY h.id LIMIT `+fmt.Sprint(maxRows), args...)
+		WHERE ` + where
+	}
+	rows, err := store.Collect(ctx, db, func(sc store.Scanner) (row, error) {
+		var r row
+		var at, id int64
+		err := sc.Scan(&at, &id, &r.Table, &r.UID, &r.Field, &r.Old, &r.New, &r.user, &r.Run, &r.Page, &r.Language,
+			&r.Configuration, &r.ConfigName, &r.Model, &r.lineage, &r.approvals, &r.userName, &r.initiator)
+		r.At = store.Time(at).UTC()
+		return r, err
+	}, branch("record_history h LEFT JOIN records rec ON rec.tbl = h.tbl AND rec.uid = h.uid",
+		"COALESCE(CASE WHEN rec.tbl = 'pages' THEN (CASE WHEN rec.l10n_parent > 0 THEN rec.l10n_parent ELSE rec.uid END) ELSE rec.pid END, 0)",
+		"COALESCE(rec.language, 0)")+`
+		UNION ALL `+branch("cms_changes h", "h.page_uid", "h.language")+`
+		ORDER BY 1, 2 LIMIT `+fmt.Sprint(maxRows), append(args, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("changes: %w", err)
 	}

@@ -302,3 +302,44 @@ func History(ctx context.Context, q store.Querier, table string, uid int64) ([]H
 	}, `SELECT field, old_value, new_value, user_uid, run_uuid, created_at
 		FROM record_history WHERE tbl = ? AND uid = ? ORDER BY id`, table, uid)
 }
+
+// RecordAppliedTx records, inside the Waymark transaction tx that records
+// the write, the changes a writer into the site's own CMS (TYPO3) applied to
+// rec for req: one cms_changes row per field, with the value before (the one
+// the card showed) and after (the one the CMS holds), who it ran for, the
+// run, and the page and language rec was on. The export of applied changes
+// reads them; the record itself is the CMS's, and Waymark keeps no copy of it
+// or of its history. landing is where the change went (nil: live). retry
+// says the CMS found the changes applied already under req.Key (a retry of
+// the approved call): a change the run has recorded already is not again.
+func (w *Writer) RecordAppliedTx(ctx context.Context, tx *store.Tx, req WriteRequest, rec Record, changes []Change, landing *Landing, retry bool) error {
+	page := rec.PID
+	if rec.Table == "pages" {
+		page = rec.UID
+		if rec.L10nParent > 0 {
+			page = rec.L10nParent
+		}
+	}
+	var ws int64
+	if landing != nil {
+		ws = landing.Workspace
+	}
+	now := store.Micros(w.clock.Now())
+	for _, c := range changes {
+		if retry && req.Run != "" {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM cms_changes WHERE run_uuid = ? AND tbl = ? AND uid = ? AND field = ? AND old_value = ? AND new_value = ?`,
+				req.Run, req.Table, req.UID, c.Field, c.Old, c.New).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				continue // recorded by the attempt that committed
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO cms_changes (tbl, uid, field, old_value, new_value, user_uid, run_uuid, page_uid, language, workspace, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, req.Table, req.UID, c.Field, c.Old, c.New, req.User, req.Run, page, rec.Language, ws, now); err != nil {
+			return fmt.Errorf("record the change of %s:%d.%s: %w", req.Table, req.UID, c.Field, err)
+		}
+	}
+	return nil
+}

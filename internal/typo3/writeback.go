@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"waymark/internal/access"
@@ -68,9 +70,12 @@ func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.Wr
 	if content.IsBuiltin(r.Local.Source()) {
 		return content.Written{}, ErrNotBesideTYPO3
 	}
-	written, err := r.check(ctx, tx, req)
-	if err != nil || len(written.Changes) == 0 {
+	written, rec, err := r.check(ctx, tx, req)
+	if err != nil {
 		return written, err
+	}
+	if len(written.Changes) == 0 {
+		return r.retried(ctx, tx, req, rec, written)
 	}
 	key := req.Key
 	if key == "" {
@@ -92,13 +97,54 @@ func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.Wr
 	if _, err := r.TYPO3.ApplyAll(ctx, changes); err != nil {
 		return content.Written{}, r.explain(ctx, req, err)
 	}
+	// TYPO3 has committed: the export's account of the change commits with
+	// tx, as the run's record of the write does.
+	if err := r.Local.RecordAppliedTx(ctx, tx, req, rec, written.Changes, nil, false); err != nil {
+		return content.Written{}, err
+	}
 	return written, nil
 }
 
+// retried handles a write that finds TYPO3 holding the new values already
+// where the card showed others: the retry of an approved call whose TYPO3
+// commit stood and whose Waymark transaction did not (the process died
+// between the two). TYPO3's history holds the call's key: the changes are
+// answered as written and the export's account of them is recorded now. A
+// field someone else set to the same value in TYPO3 (no key) is no change.
+func (r *RecordWriter) retried(ctx context.Context, tx *store.Tx, req content.WriteRequest, rec content.Record, none content.Written) (content.Written, error) {
+	if req.Key == "" {
+		return none, nil
+	}
+	var changes []Change
+	var written []content.Change
+	for _, f := range slices.Sorted(maps.Keys(req.Fields)) {
+		shown, ok := req.Shown[f]
+		if nv := req.Fields[f]; ok && shown != nv && rec.Fields[f] == nv {
+			changes = append(changes, Change{Table: req.Table, UID: req.UID, Field: f, Old: shown, New: nv, UserID: req.User, Key: fieldKey(req.Key, f)})
+			written = append(written, content.Change{Field: f, Old: shown, New: nv})
+		}
+	}
+	if len(changes) == 0 {
+		return none, nil
+	}
+	_, err := r.TYPO3.ApplyAll(ctx, changes) // each key found: nothing is written again
+	var conflict *ConflictError
+	if errors.As(err, &conflict) {
+		return none, nil
+	}
+	if err != nil {
+		return content.Written{}, r.explain(ctx, req, err)
+	}
+	if err := r.Local.RecordAppliedTx(ctx, tx, req, rec, written, nil, true); err != nil {
+		return content.Written{}, err
+	}
+	return content.Written{Table: req.Table, UID: req.UID, Changes: written}, nil
+}
+
 // check makes the write's checks against the record read live from TYPO3
-// and returns the changes it would make: a field whose new value is the one
-// TYPO3 holds (and the card showed) is no change.
-func (r *RecordWriter) check(ctx context.Context, tx *store.Tx, req content.WriteRequest) (content.Written, error) {
+// and returns the changes it would make and the record read: a field whose
+// new value is the one TYPO3 holds (and the card showed) is no change.
+func (r *RecordWriter) check(ctx context.Context, tx *store.Tx, req content.WriteRequest) (content.Written, content.Record, error) {
 	rec, names, err := r.Local.CheckTx(ctx, tx, req)
 	if err == nil {
 		err = r.liveAccess(ctx, req.User)
@@ -107,9 +153,9 @@ func (r *RecordWriter) check(ctx context.Context, tx *store.Tx, req content.Writ
 		if r.gone(ctx) {
 			// The record or the rights could not be read: TYPO3 does not
 			// answer. Nothing was written.
-			return content.Written{}, fmt.Errorf("%w: TYPO3 database: %w", content.ErrUnreachable, err)
+			return content.Written{}, rec, fmt.Errorf("%w: TYPO3 database: %w", content.ErrUnreachable, err)
 		}
-		return content.Written{}, err
+		return content.Written{}, rec, err
 	}
 	out := content.Written{Table: req.Table, UID: req.UID, Changes: []content.Change{}}
 	for _, f := range names {
@@ -119,7 +165,7 @@ func (r *RecordWriter) check(ctx context.Context, tx *store.Tx, req content.Writ
 			out.Changes = append(out.Changes, content.Change{Field: f, Old: old, New: nv})
 		}
 	}
-	return out, nil
+	return out, rec, nil
 }
 
 // fieldKey is the correlation key of one field of an approved call: the

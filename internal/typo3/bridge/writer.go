@@ -108,8 +108,23 @@ func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.Wr
 			out.Changes = append(out.Changes, content.Change{Field: f, Old: old, New: nv})
 		}
 	}
+	retry := false
 	if len(out.Changes) == 0 {
-		return out, nil
+		// TYPO3 holds the new values already where the card showed others:
+		// the retry of an approved call whose TYPO3 commit stood and whose
+		// Waymark transaction did not (the process died between the two).
+		// Sent again with its key, the extension answers already_applied and
+		// the export's account is recorded now; a field someone else set to
+		// the same value (a conflict: no key) is no change.
+		for _, f := range names {
+			if shown, ok := req.Shown[f]; ok && req.Key != "" && shown != req.Fields[f] && rec.Fields[f] == req.Fields[f] {
+				out.Changes = append(out.Changes, content.Change{Field: f, Old: shown, New: req.Fields[f]})
+			}
+		}
+		if len(out.Changes) == 0 {
+			return out, nil
+		}
+		retry = true
 	}
 	key := req.Key
 	if key == "" {
@@ -151,6 +166,10 @@ func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.Wr
 	}
 	for _, t := range order {
 		applied, err := r.client.Apply(ctx, *reqs[t])
+		var refused *RefusedError
+		if retry && errors.As(err, &refused) && refused.Code == "conflict" {
+			return content.Written{Table: req.Table, UID: req.UID, Changes: []content.Change{}}, nil
+		}
 		if err != nil {
 			return content.Written{}, r.explain(req, t.table, fieldOf, err)
 		}
@@ -166,6 +185,11 @@ func (r *RecordWriter) WriteTx(ctx context.Context, tx *store.Tx, req content.Wr
 			}
 		}
 		out.Landing = landing(applied.Workspace)
+	}
+	// TYPO3 has committed: the export's account of the change (with the
+	// values TYPO3 holds) commits with tx, as the run's record of the write does.
+	if err := r.local.RecordAppliedTx(ctx, tx, req, rec, out.Changes, out.Landing, retry); err != nil {
+		return content.Written{}, err
 	}
 	return out, nil
 }

@@ -56,7 +56,7 @@ func TestALateResultOfALostTurnDoesNotTakeBackAnAnswerClaimedSince(t *testing.T)
 		defer s.Close()
 		// The turn's result, for the processing at turnAt, read by a recovery
 		// before another process settled the conversation.
-		s.applyWith(ctx, id, time.UnixMicro(turnAt), "run-1", "", nil, nil)
+		s.settle.applyWith(ctx, id, time.UnixMicro(turnAt), "run-1", "", nil, nil)
 		r, err := getRow(ctx, db, id)
 		if err != nil {
 			t.Fatal(err)
@@ -76,7 +76,7 @@ func TestALateResultOfALostTurnDoesNotTakeBackAnAnswerClaimedSince(t *testing.T)
 				t.Error(err)
 			}
 		}
-		s.applyWith(ctx, id, time.Time{}, "run-1", "", nil, nil)
+		s.settle.applyWith(ctx, id, time.Time{}, "run-1", "", nil, nil)
 		if r, err = getRow(ctx, db, id); err != nil {
 			t.Fatal(err)
 		}

@@ -244,3 +244,15 @@ func getRow(ctx context.Context, q store.Querier, id int64) (row, error) {
 	}
 	return r, err
 }
+
+// owned loads a conversation of the actor; others answer like unknown ones.
+func owned(ctx context.Context, q store.Querier, actor, id int64) (row, error) {
+	r, err := getRow(ctx, q, id)
+	if err != nil {
+		return row{}, err
+	}
+	if r.Owner != actor {
+		return row{}, ErrNotFound
+	}
+	return r, nil
+}

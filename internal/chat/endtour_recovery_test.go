@@ -112,7 +112,7 @@ func TestAnEndTourKilledAfterItsClaimIsCarriedOutByTheRecovery(t *testing.T) {
 					t.Fatalf("after the kill: status %v, ending %v, error %q; want processing on the end-tour's claim", r.Status, r.EndingTour, r.Error)
 				}
 				// Within the lease the claim is left alone.
-				if got, err := s.reconcile(ctx, r); err != nil || got.Status != Processing {
+				if got, err := s.recovery.reconcile(ctx, r); err != nil || got.Status != Processing {
 					t.Fatalf("a read within the lease = %v, %v; want processing", got.Status, err)
 				}
 				clk.Advance(agent.DefaultLease + time.Second)

@@ -68,11 +68,11 @@ type Summary struct {
 func (s *Service) Get(ctx context.Context, actor, id int64) (View, error) {
 	ctx, end := s.db.ReadScope(ctx)
 	defer end()
-	r, err := s.owned(ctx, actor, id)
+	r, err := owned(ctx, s.db, actor, id)
 	if err != nil {
 		return View{}, err
 	}
-	if r, err = s.reconcile(ctx, r); err != nil {
+	if r, err = s.recovery.reconcile(ctx, r); err != nil {
 		return View{}, err
 	}
 	return s.reads.view(ctx, r)

@@ -68,6 +68,37 @@ func (s *decisions) decide(ctx context.Context, r row, card Card, answer string,
 	s.settle.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, res.Answer, res.Status, s.settle.settleCard(r, card, answer, res.Calls, mayRecord, false, after))
 }
 
+// carryOut hands decision d on card to the runtime. An error that is not
+// the runtime's refusal (a *fault.Error) is a store error before the
+// decision took the run — Approve changes nothing until its guarded claim,
+// and a claim that failed rolled back — so the decision is carried out
+// again as store.RetryWait says (as persist does): the process continues
+// here. A refusal is never retried; it is handed back.
+func (s *decisions) carryOut(ctx context.Context, r row, card Card, d agent.Decision) (agent.Result, error) {
+	var res agent.Result
+	var err error
+	since := time.Now()
+	for n := 1; ; n++ {
+		res, err = s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
+		var refusal *fault.Error
+		if err == nil || errors.As(err, &refusal) || ctx.Err() != nil {
+			return res, err
+		}
+		wait, again := store.RetryWait(err, n, since)
+		if !again {
+			return res, err
+		}
+		s.log.Warn("decision failed; retrying", "conversation", r.ID, "run", card.RunUUID, "attempt", n, "wait", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return res, err
+		}
+	}
+}
+
 // settleOwn settles, as the editor's own, a decision the runtime refused as
 // no longer waiting because it had reached the run already: an attempt whose
 // commit was reported failed had landed (the database went away as it
@@ -118,37 +149,6 @@ func (s *decisions) settleOwn(ctx context.Context, r row, card Card) bool {
 	}
 	s.settle.applyWith(ctx, r.ID, r.UpdatedAt, card.RunUUID, st.Answer, &st, record)
 	return true
-}
-
-// carryOut hands decision d on card to the runtime. An error that is not
-// the runtime's refusal (a *fault.Error) is a store error before the
-// decision took the run — Approve changes nothing until its guarded claim,
-// and a claim that failed rolled back — so the decision is carried out
-// again as store.RetryWait says (as persist does): the process continues
-// here. A refusal is never retried; it is handed back.
-func (s *decisions) carryOut(ctx context.Context, r row, card Card, d agent.Decision) (agent.Result, error) {
-	var res agent.Result
-	var err error
-	since := time.Now()
-	for n := 1; ; n++ {
-		res, err = s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
-		var refusal *fault.Error
-		if err == nil || errors.As(err, &refusal) || ctx.Err() != nil {
-			return res, err
-		}
-		wait, again := store.RetryWait(err, n, since)
-		if !again {
-			return res, err
-		}
-		s.log.Warn("decision failed; retrying", "conversation", r.ID, "run", card.RunUUID, "attempt", n, "wait", wait, "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return res, err
-		}
-	}
 }
 
 // handBack returns the decision r waited for to the editor after the runtime

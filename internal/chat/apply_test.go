@@ -52,7 +52,7 @@ func TestALateResultOfALostTurnDoesNotTakeBackAnAnswerClaimedSince(t *testing.T)
 				t.Error(err)
 			}
 		}}
-		s := New(Deps{DB: db, Runtime: rt, Clock: clock.NewFake(time.Now())})
+		s := New(Deps{DB: db, Runtime: rt}, &Config{Clock: clock.NewFake(time.Now())})
 		defer s.Close()
 		// The turn's result, for the processing at turnAt, read by a recovery
 		// before another process settled the conversation.

@@ -95,7 +95,7 @@ func TestAnEndTourKilledAfterItsClaimIsCarriedOutByTheRecovery(t *testing.T) {
 				id := completedTour(t, db)
 				clk := clock.NewFake(time.Now())
 				ender := &hookEnder{hook: runtime.Goexit} // the request's process dies in the end
-				s := New(Deps{DB: db, Clock: clk, Ender: ender})
+				s := New(Deps{DB: db, Ender: ender}, &Config{Clock: clk})
 				defer s.Close()
 				done := make(chan struct{})
 				go func() {
@@ -148,7 +148,7 @@ func TestAnEndTourAndARecoveryMeetingEndTheTourOnce(t *testing.T) {
 			clk := clock.NewFake(time.Now())
 			entered, resume := make(chan struct{}), make(chan struct{})
 			ender := &hookEnder{hook: func() { close(entered); <-resume }}
-			s := New(Deps{DB: db, Clock: clk, Ender: ender})
+			s := New(Deps{DB: db, Ender: ender}, &Config{Clock: clk})
 			defer s.Close()
 			ended := make(chan error, 1)
 			go func() {
@@ -180,7 +180,7 @@ func TestAnEndTourAndARecoveryMeetingEndTheTourOnce(t *testing.T) {
 			clk := clock.NewFake(time.Now())
 			entered, resume := make(chan struct{}), make(chan struct{})
 			ender := &hookEnder{hook: func() { close(entered); <-resume }}
-			s := New(Deps{DB: db, Clock: clk, Ender: ender})
+			s := New(Deps{DB: db, Ender: ender}, &Config{Clock: clk})
 			defer s.Close()
 			ended := make(chan error, 1)
 			go func() {

@@ -398,7 +398,7 @@ type harness struct {
 
 func newHarness(t *testing.T, db *store.DB) *harness {
 	h := &harness{t: t, db: db, rt: newFakeRuntime(db), q: &fakeQueue{db: db}, clk: clock.NewFake(time.Now()), before: map[string]func(){}}
-	h.s = New(Deps{DB: db, Runtime: h.rt, Queue: h.q, Clock: h.clk, Ender: &hookEnder{}, Test: TestConfig{BeforeClaim: h.beforeClaim}})
+	h.s = New(Deps{DB: db, Runtime: h.rt, Queue: h.q, Ender: &hookEnder{}}, &Config{Clock: h.clk, Test: TestConfig{BeforeClaim: h.beforeClaim}})
 	t.Cleanup(h.s.Close)
 	return h
 }

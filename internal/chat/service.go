@@ -134,8 +134,6 @@ type Deps struct {
 	Skills    *skill.Store
 	Checker   *access.Checker
 	Points    PointKeeper
-	Clock     clock.Clock
-	Logger    *slog.Logger // nil: discard
 	// Ender ends the process of a run, for EndTour and SetSkill; may be nil.
 	Ender Ender
 	// Labeler describes outcome targets in the view; may be nil.
@@ -144,6 +142,12 @@ type Deps struct {
 	// job, in one transaction, for a chat worker of any process to carry out.
 	// Without a queue, jobs run on service goroutines.
 	Queue Queue
+}
+
+// Config tunes a chat service; the zero value (or nil) is the default.
+type Config struct {
+	Clock  clock.Clock  // nil: the wall clock
+	Logger *slog.Logger // nil: discard
 	// Lease is the runtime's lease, after which a turn whose job was taken
 	// by a process that stopped counts as lost (default agent.DefaultLease).
 	Lease time.Duration
@@ -159,23 +163,25 @@ type TestConfig struct {
 	BeforeClaim func(op string)
 }
 
-// New returns a chat service on d.
-func New(d Deps) *Service {
-	log := d.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// New returns a chat service on d, tuned by cfg (nil: the defaults).
+func New(d Deps, cfg *Config) *Service {
+	var c Config
+	if cfg != nil {
+		c = *cfg
 	}
+	log := cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	clk := cmp.Or[clock.Clock](c.Clock, clock.Real{})
 	src := content.OrBuiltin(d.Source)
 	dir := access.OrBuiltin(d.Directory)
-	lease := cmp.Or(d.Lease, agent.DefaultLease)
-	s := &Service{db: d.DB, rt: d.Runtime, clk: d.Clock, log: log, src: src, dir: dir, configs: d.Configs, skills: d.Skills,
-		checker: d.Checker, test: d.Test}
+	lease := cmp.Or(c.Lease, agent.DefaultLease)
+	s := &Service{db: d.DB, rt: d.Runtime, clk: clk, log: log, src: src, dir: dir, configs: d.Configs, skills: d.Skills,
+		checker: d.Checker, test: c.Test}
 	s.jobs = newJobs(d.DB, d.Queue, s.work)
-	s.settle = newSettler(d.DB, d.Runtime, d.Clock, log, d.Points)
-	s.tours = newTours(d.DB, d.Ender, d.Clock, log)
-	s.recovery = newRecovery(d.DB, d.Runtime, d.Clock, log, d.Queue, lease, s.jobs, s.settle, s.tours)
-	s.turns = newTurns(d.DB, d.Runtime, d.Clock, log, src, dir, d.Points, d.Queue != nil, s.jobs, s.recovery, s.settle, d.Test)
-	s.decisions = newDecisions(d.DB, d.Runtime, d.Clock, log, dir, s.jobs, s.recovery, s.settle, d.Test)
+	s.settle = newSettler(d.DB, d.Runtime, clk, log, d.Points)
+	s.tours = newTours(d.DB, d.Ender, clk, log)
+	s.recovery = newRecovery(d.DB, d.Runtime, clk, log, d.Queue, lease, s.jobs, s.settle, s.tours)
+	s.turns = newTurns(d.DB, d.Runtime, clk, log, src, dir, d.Points, d.Queue != nil, s.jobs, s.recovery, s.settle, c.Test)
+	s.decisions = newDecisions(d.DB, d.Runtime, clk, log, dir, s.jobs, s.recovery, s.settle, c.Test)
 	s.reads = newReads(d.DB, src, d.Runtime, d.Skills, d.Labeler)
 	return s
 }

@@ -77,7 +77,7 @@ func (s *decisions) decide(ctx context.Context, r row, card Card, answer string,
 func (s *decisions) carryOut(ctx context.Context, r row, card Card, d agent.Decision) (agent.Result, error) {
 	var res agent.Result
 	var err error
-	since := time.Now()
+	since := time.Now() // wall time: store.RetryWait measures an outage on it, as store.Retry does
 	for n := 1; ; n++ {
 		res, err = s.rt.Approve(ctx, r.Owner, card.RunUUID, d)
 		var refusal *fault.Error

@@ -106,7 +106,6 @@ type Service struct {
 	rt      stopper
 	clk     clock.Clock
 	log     *slog.Logger
-	src     content.Source
 	dir     access.Directory
 	configs *llmconfig.Store
 	skills  *skill.Store
@@ -174,7 +173,7 @@ func New(d Deps, cfg *Config) *Service {
 	src := content.OrBuiltin(d.Source)
 	dir := access.OrBuiltin(d.Directory)
 	lease := cmp.Or(c.Lease, agent.DefaultLease)
-	s := &Service{db: d.DB, rt: d.Runtime, clk: clk, log: log, src: src, dir: dir, configs: d.Configs, skills: d.Skills,
+	s := &Service{db: d.DB, rt: d.Runtime, clk: clk, log: log, dir: dir, configs: d.Configs, skills: d.Skills,
 		checker: d.Checker, test: c.Test}
 	s.jobs = newJobs(d.DB, d.Queue, s.work)
 	s.settle = newSettler(d.DB, d.Runtime, clk, log, d.Points)

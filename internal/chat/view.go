@@ -89,12 +89,19 @@ func (s *Service) List(ctx context.Context, actor int64) ([]View, error) {
 type reads struct {
 	db      *store.DB
 	src     content.Source
-	rt      Runtime
+	rt      liveRuns
 	skills  *skill.Store
 	labeler LabelFunc // may be nil
 }
 
-func newReads(db *store.DB, src content.Source, rt Runtime, skills *skill.Store, labeler LabelFunc) *reads {
+// liveRuns is what a read needs of the runtime: a running turn's reply so
+// far and its live progress.
+type liveRuns interface {
+	Draft(id string) string
+	Live(ctx context.Context, actor int64, id string) (progress, highlight map[string]any, err error)
+}
+
+func newReads(db *store.DB, src content.Source, rt liveRuns, skills *skill.Store, labeler LabelFunc) *reads {
 	return &reads{db: db, src: src, rt: rt, skills: skills, labeler: labeler}
 }
 

@@ -257,8 +257,8 @@ func New(ctx context.Context, db *store.DB, config *Config) (*App, error) {
 	catalogue := process.NewCatalogue(db, dir, configs, skills)
 	pages := site.New(db, src, checker)
 	conversations = chat.New(chat.Deps{DB: db, Source: src, Directory: dir, Runtime: rt, Configs: configs, Skills: skills, Checker: checker, Points: points,
-		Clock: clk, Logger: log, Ender: ender, Queue: q, Lease: rt.Lease(), Test: chat.TestConfig{BeforeClaim: cfg.Test.BeforeClaim},
-		Labeler: chatLabels(pages, dir)})
+		Ender: ender, Queue: q, Labeler: chatLabels(pages, dir)},
+		&chat.Config{Clock: clk, Logger: log, Lease: rt.Lease(), Test: chat.TestConfig{BeforeClaim: cfg.Test.BeforeClaim}})
 	campaigns := campaign.New(campaign.Deps{DB: db, Chat: conversations, Site: pages, Skills: skills, Configs: configs, Directory: dir, Queue: q},
 		&campaign.Config{Clock: clk, Logger: log})
 	build := buildinfo.Read(cfg.Version)

@@ -52,11 +52,11 @@ func TestALateResultOfALostTurnDoesNotTakeBackAnAnswerClaimedSince(t *testing.T)
 				t.Error(err)
 			}
 		}}
-		s := New(Deps{DB: db, Runtime: rt, Clock: clock.NewFake(time.Now())})
+		s := New(Deps{DB: db, Runtime: rt}, &Config{Clock: clock.NewFake(time.Now())})
 		defer s.Close()
 		// The turn's result, for the processing at turnAt, read by a recovery
 		// before another process settled the conversation.
-		s.applyWith(ctx, id, time.UnixMicro(turnAt), "run-1", "", nil, nil)
+		s.settle.applyWith(ctx, id, time.UnixMicro(turnAt), "run-1", "", nil, nil)
 		r, err := getRow(ctx, db, id)
 		if err != nil {
 			t.Fatal(err)
@@ -76,7 +76,7 @@ func TestALateResultOfALostTurnDoesNotTakeBackAnAnswerClaimedSince(t *testing.T)
 				t.Error(err)
 			}
 		}
-		s.applyWith(ctx, id, time.Time{}, "run-1", "", nil, nil)
+		s.settle.applyWith(ctx, id, time.Time{}, "run-1", "", nil, nil)
 		if r, err = getRow(ctx, db, id); err != nil {
 			t.Fatal(err)
 		}

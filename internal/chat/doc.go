@@ -3,7 +3,7 @@
 // hand-back, the outcomes of decided cards — and the open points of ADR-022.
 //
 // Open points are owned by package openpoint: the chat decides when a
-// decided card records or closes them (settleCard) and offers them again in
+// decided card records or closes them (settler.settleCard) and offers them again in
 // the system prompt of a process conversation.
 //
 // A conversation's status changes only by compare-and-set, and only by one
@@ -23,36 +23,48 @@
 // worker stopped is released on a read once its run is settled and no job of
 // it waits, at least one lease after the claim.
 //
-// The Service is a facade over three parts, each owning one kind of state
-// change and built by New with what it needs, on a shared base (base.go:
-// store, runtime, clock, log, the job queue and commit): turns (turn.go:
-// a message, its turn job, the run's result applied), decisions
-// (decide.go, question.go: an answer claimed, decided, settled or handed
-// back) and recovery (reconcile.go, reap.go: a decision taken elsewhere
-// handed back; a turn, decision or end-tour whose worker stopped restarted,
-// rescued or finished). Reads (view.go) change nothing.
+// The Service is a façade over small parts, each built by New with only the
+// dependencies it uses (its own fields, the runtime narrowed to the methods
+// it calls); a part that needs another holds it behind a small interface
+// declared where it is used, never embedded:
+//   - turns (turn.go, pagecontext.go): a message, its turn job, its run;
+//   - decisions (answer.go, decide.go, question.go): an answer claimed, then
+//     carried out by its job or handed back;
+//   - recovery (reconcile.go, reap.go): a decision taken elsewhere handed
+//     back; a turn, decision or end-tour whose worker stopped restarted,
+//     rescued or finished (reconciler is what turns and decisions need of it);
+//   - settler (settle.go, handover.go): a run's state onto the conversation,
+//     with a decided card's outcome and open points, in one transaction —
+//     the end every other part reaches; it depends on none of them;
+//   - jobs (job.go): a claim committed with its job (committer), the job
+//     worked on the queue or a goroutine of its own;
+//   - tours (tour.go): a tour's end; reads (view.go) change nothing.
 //
-// One card answer, from the request to its commit, each file entered once:
+// Following an answer. One card answer, from the handler to its commit,
+// reads top to bottom, each file entered once:
 //
 //  1. internal/httpapi/handle_conversations.go: the answer route decodes
-//     the body and calls Service.Answer (decisions').
-//  2. decide.go: Answer reads the conversation the actor owns (owned),
-//     hands back a decision taken elsewhere first (reconcile), checks the
-//     card (stale digest, offered answers, four-eyes), and claimDecision
-//     commits the event "claim answer", the editor's line and the
-//     decision's job in one transaction (commit) — the request's 202.
-//  3. base.go: owned and commit (the job recorded with the claim, on the
-//     queue or a service goroutine).
-//  4. reconcile.go: reconcile, only when the run was decided elsewhere.
-//  5. job.go: a chat worker takes the job (Work); while the claim holds it
-//     calls decide (decide.go, read in step 2: decide hands the decision to
-//     the runtime, carryOut; a refusal is handed back, the event "hand
-//     back"; an accepted one settles the card's outcome and open points,
-//     settleCard).
-//  6. turn.go: applyWith and settleRunWith commit the settlement with the
-//     run's state in one transaction ("card shown", "question asked",
-//     "reply applied", "run cancelled" or "run failed").
-//  7. transition.go: applyTx, the compare-and-set of each event.
+//     the body and calls Service.Answer.
+//  2. service.go: Service.Answer hands it to the decisions.
+//  3. answer.go: decisions.Answer checks the answer's word, reads the
+//     conversation the actor owns, brings it up to date, checks the card
+//     (stale digest, offered answers, four-eyes) and claimDecision commits
+//     the event "claim answer", the editor's line and the decision's job.
+//  4. conversation.go: owned reads the row (getRow).
+//  5. reconcile.go: reconcile; it changes the conversation only when the
+//     run was decided elsewhere (handover.go then).
+//  6. job.go: commit records the job in the claim's transaction (on the
+//     queue, or run on a goroutine once committed) — the request's 202.
+//  7. transition.go: applyTx checks the event against the table; casTx is
+//     its compare-and-set.
+//  8. transcript.go: the editor's line and the message count that keys the
+//     card's outcome.
+//
+// The decision's job then: job.go (Service.Work, work), decide.go (decide,
+// carryOut: the decision handed to the runtime; a refusal is handed back,
+// handBack), settle.go (applyWith, settleRunWith and settleCardTx: the run's
+// state, the card's outcome and its open points in one transaction),
+// transition.go (applyTx), transcript.go (the outcome and the reply's lines).
 //
 // The transition table (generated from transitions by
 // TestDocShowsTheTransitionTable; go test ./internal/chat -run

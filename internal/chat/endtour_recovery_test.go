@@ -95,7 +95,7 @@ func TestAnEndTourKilledAfterItsClaimIsCarriedOutByTheRecovery(t *testing.T) {
 				id := completedTour(t, db)
 				clk := clock.NewFake(time.Now())
 				ender := &hookEnder{hook: runtime.Goexit} // the request's process dies in the end
-				s := New(Deps{DB: db, Clock: clk, Ender: ender})
+				s := New(Deps{DB: db, Ender: ender}, &Config{Clock: clk})
 				defer s.Close()
 				done := make(chan struct{})
 				go func() {
@@ -112,7 +112,7 @@ func TestAnEndTourKilledAfterItsClaimIsCarriedOutByTheRecovery(t *testing.T) {
 					t.Fatalf("after the kill: status %v, ending %v, error %q; want processing on the end-tour's claim", r.Status, r.EndingTour, r.Error)
 				}
 				// Within the lease the claim is left alone.
-				if got, err := s.reconcile(ctx, r); err != nil || got.Status != Processing {
+				if got, err := s.recovery.reconcile(ctx, r); err != nil || got.Status != Processing {
 					t.Fatalf("a read within the lease = %v, %v; want processing", got.Status, err)
 				}
 				clk.Advance(agent.DefaultLease + time.Second)
@@ -148,7 +148,7 @@ func TestAnEndTourAndARecoveryMeetingEndTheTourOnce(t *testing.T) {
 			clk := clock.NewFake(time.Now())
 			entered, resume := make(chan struct{}), make(chan struct{})
 			ender := &hookEnder{hook: func() { close(entered); <-resume }}
-			s := New(Deps{DB: db, Clock: clk, Ender: ender})
+			s := New(Deps{DB: db, Ender: ender}, &Config{Clock: clk})
 			defer s.Close()
 			ended := make(chan error, 1)
 			go func() {
@@ -180,7 +180,7 @@ func TestAnEndTourAndARecoveryMeetingEndTheTourOnce(t *testing.T) {
 			clk := clock.NewFake(time.Now())
 			entered, resume := make(chan struct{}), make(chan struct{})
 			ender := &hookEnder{hook: func() { close(entered); <-resume }}
-			s := New(Deps{DB: db, Clock: clk, Ender: ender})
+			s := New(Deps{DB: db, Ender: ender}, &Config{Clock: clk})
 			defer s.Close()
 			ended := make(chan error, 1)
 			go func() {

@@ -398,7 +398,7 @@ type harness struct {
 
 func newHarness(t *testing.T, db *store.DB) *harness {
 	h := &harness{t: t, db: db, rt: newFakeRuntime(db), q: &fakeQueue{db: db}, clk: clock.NewFake(time.Now()), before: map[string]func(){}}
-	h.s = New(Deps{DB: db, Runtime: h.rt, Queue: h.q, Clock: h.clk, Ender: &hookEnder{}, Test: TestConfig{BeforeClaim: h.beforeClaim}})
+	h.s = New(Deps{DB: db, Runtime: h.rt, Queue: h.q, Ender: &hookEnder{}}, &Config{Clock: h.clk, Test: TestConfig{BeforeClaim: h.beforeClaim}})
 	t.Cleanup(h.s.Close)
 	return h
 }
@@ -463,7 +463,7 @@ func (h *harness) conversation(st Status, process bool, pending string, run *age
 		stored.UUID = pending
 		switch st {
 		case AwaitingApproval:
-			b, _ := json.Marshal(h.s.cardOf(r, stored))
+			b, _ := json.Marshal(h.s.settle.cardOf(r, stored))
 			card = string(b)
 		case AwaitingInput:
 			q := questionOf(stored)
@@ -471,7 +471,7 @@ func (h *harness) conversation(st Status, process bool, pending string, run *age
 			card = string(b)
 		}
 	}
-	now := h.s.now()
+	now := micros(h.s.clk)
 	var id int64
 	if err := h.db.QueryRow(ctx, `INSERT INTO conversations (owner_uid, configuration_uid, page_uid, language, process, status,
 		pending_run_uuid, card, created_at, updated_at) VALUES (?, 1, 0, 0, ?, ?, ?, ?, ?, ?) RETURNING id`,

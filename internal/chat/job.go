@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"waymark/internal/store"
@@ -54,6 +55,105 @@ type job struct {
 	After int64 `json:"after,omitempty"`
 }
 
+// jobs records each claimed message or decision together with its job, and
+// carries the job out: on the queue, or — without one — on a goroutine of
+// its own once the claim committed (commit). It owns those goroutines.
+type jobs struct {
+	db    *store.DB
+	queue Queue // nil: jobs run on the service's goroutines
+	// work carries out a committed job on a service goroutine (no queue).
+	work func(ctx context.Context, j job) error
+
+	ctx    context.Context // ends at close: the goroutines' context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // guards nothing; counts running jobs
+	wake   chan struct{}  // a chat job finished (wait)
+}
+
+func newJobs(db *store.DB, queue Queue, work func(ctx context.Context, j job) error) *jobs {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &jobs{db: db, queue: queue, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
+}
+
+// committer is what a part that claims a conversation needs of the jobs:
+// the claim and the job that carries it out, committed together.
+type committer interface {
+	commit(ctx context.Context, j *job, fn func(tx *store.Tx) (bool, error)) (bool, error)
+}
+
+var _ committer = (*jobs)(nil)
+
+// commit runs fn and, when it won, records j with it in one transaction
+// (as fn left it: fn may fill in what only its transaction knows). Without a
+// queue, j runs on a service goroutine once committed.
+func (q *jobs) commit(ctx context.Context, j *job, fn func(tx *store.Tx) (bool, error)) (bool, error) {
+	in := q.db.InTx
+	if q.queue != nil {
+		in = q.queue.InTx
+	}
+	var won bool
+	err := in(ctx, func(tx *store.Tx) error {
+		var err error
+		if won, err = fn(tx); err != nil || !won {
+			return err
+		}
+		if q.queue != nil {
+			return q.queue.InsertChatTx(ctx, tx, *j)
+		}
+		return nil
+	})
+	if err == nil && won && q.queue == nil {
+		q.wg.Add(1)
+		go func() {
+			defer q.wg.Done()
+			_ = q.work(q.ctx, *j)
+		}()
+	}
+	return won, err
+}
+
+// close stops the goroutines' context and waits for them.
+func (q *jobs) close() {
+	q.cancel()
+	q.wg.Wait()
+}
+
+// worked wakes wait.
+func (q *jobs) worked() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// waitLimit bounds Wait.
+const waitLimit = time.Minute
+
+// wait waits until no job runs or waits to run: the goroutines and, with a
+// queue, every chat job.
+func (q *jobs) wait() {
+	q.wg.Wait()
+	if q.queue == nil {
+		return
+	}
+	deadline := time.NewTimer(waitLimit)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := q.queue.ChatPending(context.Background(), q.db)
+		if err != nil || n == 0 {
+			return
+		}
+		select {
+		case <-q.wake:
+		case <-tick.C: // a job worked by another process, or finished by River's completer
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
 // Work carries out one chat job (the queue's handler). A job whose claim no
 // longer holds — the conversation was released as lost, or moved on — does
 // nothing. It returns an error only when nothing was done.
@@ -63,13 +163,15 @@ func (s *Service) Work(ctx context.Context, payload json.RawMessage) error {
 		s.log.Error("chat job unreadable; dropped", "err", err)
 		return nil
 	}
-	defer s.worked()
+	defer s.jobs.worked()
 	return s.work(ctx, j)
 }
 
+// work hands job j to the part that carries it out: a turn (turns), a card's
+// decision or a question's answer (decisions).
 func (s *Service) work(ctx context.Context, j job) error {
 	var r row
-	err := s.outlast(ctx, "read conversation", func() (err error) {
+	err := outlast(ctx, s.log, "read conversation", func() (err error) {
 		r, err = getRow(ctx, s.db, j.Conversation)
 		return err
 	})
@@ -85,7 +187,7 @@ func (s *Service) work(ctx context.Context, j job) error {
 	}
 	switch j.Op {
 	case opTurn:
-		return s.turn(ctx, r, j.At)
+		return s.turns.turn(ctx, r, j.At)
 	case opDecide, opSubmit:
 	default:
 		s.log.Error("chat job of unknown kind; dropped", "conversation", r.ID, "op", j.Op)
@@ -94,52 +196,20 @@ func (s *Service) work(ctx context.Context, j job) error {
 	before := r
 	before.Status, before.PendingRun = j.From, j.Run
 	if err := before.setDecision(j.Decision); err != nil {
-		s.fail(ctx, r, err)
+		s.settle.fail(ctx, r, err)
 		return nil
 	}
 	switch {
 	case j.Op == opDecide && before.Card != nil:
-		s.decide(ctx, before, *before.Card, j.Answer, j.After)
+		s.decisions.decide(ctx, before, *before.Card, j.Answer, j.After)
 	case j.Op == opSubmit && before.Question != nil:
-		s.submit(ctx, before, j.Values)
+		s.decisions.submit(ctx, before, j.Values)
 	default:
-		s.unclaim(ctx, before)
+		s.settle.unclaim(ctx, before)
 	}
 	return nil
 }
 
-// worked wakes Wait.
-func (s *Service) worked() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// waitLimit bounds Wait.
-const waitLimit = time.Minute
-
 // Wait waits until no turn or decision is running or waiting to run (tests):
 // the service's goroutines and, with a queue, every chat job.
-func (s *Service) Wait() {
-	s.wg.Wait()
-	if s.queue == nil {
-		return
-	}
-	deadline := time.NewTimer(waitLimit)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		n, err := s.queue.ChatPending(context.Background(), s.db)
-		if err != nil || n == 0 {
-			return
-		}
-		select {
-		case <-s.wake:
-		case <-tick.C: // a job worked by another process, or finished by River's completer
-		case <-deadline.C:
-			return
-		}
-	}
-}
+func (s *Service) Wait() { s.jobs.wait() }

@@ -207,7 +207,7 @@ var transitionCases = []transitionCase{
 			t.Fatal(err)
 		}
 		h.q.take(t) // its worker dies
-		h.clk.Advance(h.s.lease + 1)
+		h.clk.Advance(h.s.recovery.lease + 1)
 		if _, err := h.s.Get(ctx, owner, id); err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +235,7 @@ var transitionCases = []transitionCase{
 		if _, err := h.db.Exec(ctx, "UPDATE conversations SET last_run_uuid = 'run-7', error = 'budget_exceeded' WHERE id = ?", id); err != nil {
 			t.Fatal(err)
 		}
-		h.s.ender = failingEnder{}
+		h.s.tours.ender = failingEnder{}
 		if _, err := h.s.EndTour(ctx, owner, id); !errors.Is(err, errBoom) {
 			t.Fatalf("EndTour = %v, want the ender's error", err)
 		}

@@ -22,11 +22,11 @@ func (s *decisions) AnswerQuestion(ctx context.Context, actor, id int64, digest,
 	if (option == "") == (text == "") {
 		return fmt.Errorf("%w: give either option or text", ErrInvalid)
 	}
-	r, err := s.owned(ctx, actor, id)
+	r, err := owned(ctx, s.db, actor, id)
 	if err != nil {
 		return err
 	}
-	if r, err = s.reconcile(ctx, r); err != nil {
+	if r, err = s.recovery.reconcile(ctx, r); err != nil {
 		return err
 	}
 	if r.Status != AwaitingInput || r.Question == nil || digest != r.Question.TurnDigest {
@@ -43,7 +43,7 @@ func (s *decisions) AnswerQuestion(ctx context.Context, actor, id int64, digest,
 		}
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	s.beforeClaim("answer")
+	s.test.beforeClaim("answer")
 	return s.claimDecision(ctx, r, said, job{Op: opSubmit, Values: raw})
 }
 
@@ -54,5 +54,5 @@ func (s *decisions) submit(ctx context.Context, r row, values json.RawMessage) {
 		s.handBack(ctx, r, err)
 		return
 	}
-	s.applyWith(ctx, r.ID, r.UpdatedAt, r.PendingRun, res.Answer, res.Status, nil)
+	s.settle.applyWith(ctx, r.ID, r.UpdatedAt, r.PendingRun, res.Answer, res.Status, nil)
 }

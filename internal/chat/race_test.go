@@ -147,7 +147,7 @@ func TestAStopAndTheRepliesRaceOneWins(t *testing.T) {
 			claim := h.row(id).UpdatedAt
 			reply := func() error {
 				h.rt.set("run-7", agent.Status{Status: run.StatusCompleted, Answer: "Fertig."})
-				h.s.apply(ctx, id, claim, "run-7", "Fertig.")
+				h.s.settle.apply(ctx, id, claim, "run-7", "Fertig.")
 				return nil
 			}
 			race(t, h, id, "stop", reply, func() error { _, err := h.s.Stop(ctx, owner, id); return err }, ErrNotRunning)
@@ -167,7 +167,7 @@ func TestAStopAndTheRepliesRaceOneWins(t *testing.T) {
 			}
 			before := h.raw(id)
 			h.clk.Advance(time.Second)
-			h.s.apply(ctx, id, claim, "run-7", "Fertig.") // the cancelled run's late result
+			h.s.settle.apply(ctx, id, claim, "run-7", "Fertig.") // the cancelled run's late result
 			if got := h.raw(id); got != before {
 				t.Errorf("the late reply changed the stopped conversation:\n%s\nwas\n%s", got, before)
 			}
@@ -192,10 +192,10 @@ func TestALateRecoveryAndAClaimedAnswerRaceTheAnswerStands(t *testing.T) {
 				st := waitingForCard("d1")
 				id := h.conversation(Processing, true, "run-7", &st)
 				turnAt := h.row(id).UpdatedAt
-				h.clk.Advance(h.s.lease + time.Second)
+				h.clk.Advance(h.s.recovery.lease + time.Second)
 				if order == "the answer first" {
 					// Another process settled the turn; the editor answered.
-					h.s.apply(ctx, id, turnAt, "run-7", "")
+					h.s.settle.apply(ctx, id, turnAt, "run-7", "")
 					if err := h.s.Answer(ctx, owner, id, "d1", AnswerApprove); err != nil {
 						t.Fatal(err)
 					}
@@ -209,7 +209,7 @@ func TestALateRecoveryAndAClaimedAnswerRaceTheAnswerStands(t *testing.T) {
 					}
 				}
 				claimed := h.raw(id)
-				h.s.apply(ctx, id, turnAt, "run-7", "") // the recovery's late result for the turn
+				h.s.settle.apply(ctx, id, turnAt, "run-7", "") // the recovery's late result for the turn
 				if got := h.raw(id); got != claimed {
 					t.Errorf("the late recovery changed the claimed answer:\n%s\nwas\n%s", got, claimed)
 				}

@@ -1,16 +1,13 @@
 package chat
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"strconv"
-	"strings"
+	"log/slog"
 	"time"
 
 	"waymark/internal/agent"
+	"waymark/internal/clock"
 	"waymark/internal/run"
 	"waymark/internal/store"
 )
@@ -20,15 +17,36 @@ import (
 // or end-tour whose worker stopped restarted, rescued or finished
 // (recoverInterrupted), and the reaper's pass over them (Reap).
 type recovery struct {
-	*base
-	*turns
-	*decisions
+	db    *store.DB
+	rt    runWaits
+	clk   clock.Clock
+	log   *slog.Logger
+	queue Queue         // may be nil: no job to wait for, rescue or restart
+	lease time.Duration // the runtime's lease (Deps.Lease)
 
-	points PointKeeper
-	// finishEndTour carries out an end-tour whose request stopped (the
-	// Service's, which owns the end of a tour).
-	finishEndTour func(ctx context.Context, r row)
+	jobs   committer
+	settle *settler
+	tours  tourFinisher
 }
+
+// runWaits is what recovery needs of the runtime: whether a run still
+// waits for a decision, and its state.
+type runWaits interface {
+	WaitsFor(ctx context.Context, actor int64, id, digest string) (bool, error)
+	Status(ctx context.Context, actor int64, id string) (agent.Status, error)
+}
+
+// tourFinisher carries out an end-tour whose request stopped (tours).
+type tourFinisher interface {
+	finishEndTour(ctx context.Context, r row)
+}
+
+func newRecovery(db *store.DB, rt runWaits, clk clock.Clock, log *slog.Logger, queue Queue, lease time.Duration,
+	jobs committer, settle *settler, tours tourFinisher) *recovery {
+	return &recovery{db: db, rt: rt, clk: clk, log: log, queue: queue, lease: lease, jobs: jobs, settle: settle, tours: tours}
+}
+
+var _ reconciler = (*recovery)(nil)
 
 // reconcile brings a conversation up to date with a run it does not drive:
 //   - awaiting a decision whose run no longer waits for it — approved,
@@ -45,11 +63,11 @@ func (s *recovery) reconcile(ctx context.Context, r row) (row, error) {
 		if err != nil || !(st.Status.Terminal() || st.Status.Waiting()) {
 			return r, nil
 		}
-		record, err := s.settleDecided(ctx, r, st) // a card decided elsewhere, kept while the run went on
+		record, err := s.settle.settleDecided(ctx, r, st) // a card decided elsewhere, kept while the run went on
 		if err != nil {
 			s.log.Error("settle card decided elsewhere", "conversation", r.ID, "run", r.PendingRun, "err", err)
 		}
-		if err := s.settleRunWith(ctx, r, Processing, st, st.Answer, nil, record); err != nil {
+		if err := s.settle.settleRunWith(ctx, r, Processing, st, st.Answer, nil, record); err != nil {
 			return r, err
 		}
 		return getRow(ctx, s.db, r.ID)
@@ -65,7 +83,7 @@ func (s *recovery) reconcile(ctx context.Context, r row) (row, error) {
 		if err != nil || waitsFor(r, st) {
 			return r, nil
 		}
-		if err := s.handOver(ctx, r, r.Status, st); err != nil {
+		if err := s.settle.handOver(ctx, r, r.Status, st); err != nil {
 			return r, err
 		}
 		return getRow(ctx, s.db, r.ID)
@@ -89,127 +107,6 @@ func waitsFor(r row, st agent.Status) bool {
 	return st.Status.Waiting() && st.Pending != nil && st.Pending.TurnDigest == r.digest()
 }
 
-// handOver hands a decision taken elsewhere back to the conversation r (as
-// read while it waited; from is its status now, the caller's claim or the
-// status read): a notice says what became of the decision; a run that still
-// runs is followed (processing), one that paused again or ended gives the
-// conversation its state at once.
-func (s *recovery) handOver(ctx context.Context, r row, from Status, st agent.Status) error {
-	notice := s.decidedElsewhere(ctx, r, st)
-	if st.Status.Terminal() || st.Status.Waiting() {
-		// A card answered elsewhere is settled as one the editor answered
-		// (ADR-022): its outcome, and the open point a skip records or the
-		// points an applied write or Behalten closes, commit with the hand-over.
-		var record func(ctx context.Context, tx *store.Tx) error
-		if r.Card != nil {
-			var err error
-			if record, err = s.settleDecidedCard(ctx, r, r.Card, st); err != nil {
-				s.log.Error("settle card decided elsewhere", "conversation", r.ID, "run", r.PendingRun, "err", err)
-			}
-		}
-		return s.settleRunWith(ctx, r, from, st, st.Answer, &notice, record)
-	}
-	now := s.now()
-	// While the run goes on, the decided card is kept (row.Decided) so that
-	// the run's end settles it (reconcile).
-	follow := change{follows: true, keepCard: r.Card != nil}
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		won, err := applyTx(ctx, tx, r.ID, evDecidedElsewhere, from, follow.guarded(r, from), now)
-		if err != nil || !won {
-			return err
-		}
-		return addMessageTx(ctx, tx, r.ID, notice, now)
-	})
-}
-
-// The notices of a decision taken elsewhere (handOver).
-const (
-	NoticeApprovedElsewhere  = "approved_elsewhere"
-	NoticeDeniedElsewhere    = "denied_elsewhere"
-	NoticeSkippedElsewhere   = "skipped_elsewhere"
-	NoticeKeptElsewhere      = "kept_elsewhere"
-	NoticeVariantElsewhere   = "variant_elsewhere"
-	NoticeAnsweredElsewhere  = "answered_elsewhere"
-	NoticeCancelledElsewhere = "cancelled_elsewhere"
-	NoticeProcessEnded       = "process_ended"
-)
-
-// NoticeTourEnded closes the transcript of a tour the editor ended
-// (EndTour): what was applied stays, the chat goes on without a process.
-const NoticeTourEnded = "tour_ended"
-
-// decidedElsewhere reads from the run what became of the decision r waited
-// for: approved_elsewhere (with the records written since — identities
-// only), denied_elsewhere, answered_elsewhere, process_ended (the process
-// was ended, or its end stopped the resume), cancelled_elsewhere, or the
-// code of the failure that ended the run.
-func (s *recovery) decidedElsewhere(ctx context.Context, r row, st agent.Status) Message {
-	digest := r.digest()
-	code, ended := "", false
-	var written []string
-	evs, _ := s.rt.Events(ctx, r.Owner, st.UUID, 0, 0)
-	for _, e := range evs {
-		var p map[string]any
-		if json.Unmarshal(e.Payload, &p) != nil {
-			continue
-		}
-		switch {
-		case e.Kind == run.EventApproval && p["turnDigest"] == digest && code == "":
-			if approved, ok := p["approved"].(bool); ok && approved {
-				code = NoticeApprovedElsewhere
-			} else if ok {
-				code = NoticeDeniedElsewhere
-				switch agent.DenyReason(fmt.Sprint(p["reason"])) {
-				case agent.DenySkip:
-					code = NoticeSkippedElsewhere
-				case agent.DenyKeep:
-					code = NoticeKeptElsewhere
-				case agent.DenyVariant:
-					code = NoticeVariantElsewhere
-				}
-			}
-			// A decision someone else took says by whom: the code, "@" and
-			// the decider's uid (the reader's screen shows the name).
-			if by, ok := p["decidedBy"].(float64); ok && int64(by) != r.Owner && code != "" {
-				code += "@" + strconv.FormatInt(int64(by), 10)
-			}
-		case e.Kind == run.EventInput && p["turnDigest"] == digest && p["status"] == nil && code == "":
-			code = NoticeAnsweredElsewhere
-		case e.Kind == run.EventStatus && p["endProcess"] == true:
-			ended = true
-		case e.Kind == run.EventToolWrite && code == NoticeApprovedElsewhere:
-			var w struct {
-				Table  string   `json:"table"`
-				UID    int64    `json:"uid"`
-				Fields []string `json:"fields"`
-			}
-			if json.Unmarshal(e.Payload, &w) == nil {
-				written = append(written, fmt.Sprintf("%s:%d (%s)", w.Table, w.UID, strings.Join(w.Fields, ", ")))
-			}
-		}
-	}
-	switch {
-	case code != "":
-	case ended || st.TerminationReason == run.ReasonProcessEnded:
-		code = NoticeProcessEnded
-	case st.Status == run.StatusCancelled:
-		code = NoticeCancelledElsewhere
-	case r.Status == AwaitingInput && st.Status != run.StatusFailed:
-		code = NoticeAnsweredElsewhere // an input event the privacy level emptied
-	default:
-		code = failureCode(st)
-	}
-	if len(written) > 0 {
-		code += ": " + strings.Join(written, "; ")
-	}
-	return Message{Role: "assistant", Notice: code}
-}
-
-// failureCode names why a run ended failed: its refusal, else its reason.
-func failureCode(st agent.Status) string {
-	return cmp.Or(st.Refusal, string(st.TerminationReason), string(st.Status))
-}
-
 // recoverInterrupted releases a conversation whose turn or decision was
 // lost: the process working its job stopped. While its job
 // has had less than a lease, waits to be worked, or its run still runs (the
@@ -226,7 +123,7 @@ func (s *recovery) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		// No turn was lost: an end-tour's request stopped between its
 		// claim and its end. Restarting a turn here answered a message
 		// long answered and failed a completed tour (the crash run).
-		s.finishEndTour(ctx, r)
+		s.tours.finishEndTour(ctx, r)
 		return getRow(ctx, s.db, r.ID)
 	}
 	if r.PendingRun != "" {
@@ -259,19 +156,19 @@ func (s *recovery) recoverInterrupted(ctx context.Context, r row) (row, error) {
 		// conversation takes the run's state.
 		// Both commit in one transaction (applyWith).
 		var record func(ctx context.Context, tx *store.Tx) error
-		if err := s.persist(ctx, "settle decided card", func() error {
+		if err := persist(ctx, s.log, "settle decided card", func() error {
 			st, err := s.rt.Status(ctx, r.Owner, r.PendingRun)
 			if err != nil {
 				return err
 			}
-			record, err = s.settleDecided(ctx, r, st)
+			record, err = s.settle.settleDecided(ctx, r, st)
 			return err
 		}); err != nil {
 			s.log.Error("settle decided card", "conversation", r.ID, "run", r.PendingRun, "err", err)
 		}
-		s.applyWith(ctx, r.ID, r.UpdatedAt, r.PendingRun, "", nil, record)
+		s.settle.applyWith(ctx, r.ID, r.UpdatedAt, r.PendingRun, "", nil, record)
 	} else if !s.restartTurn(ctx, r) {
-		s.fail(ctx, r, errors.New("interrupted"))
+		s.settle.fail(ctx, r, errors.New("interrupted"))
 	}
 	return getRow(ctx, s.db, r.ID)
 }
@@ -340,8 +237,8 @@ func (s *recovery) restartTurn(ctx context.Context, r row) bool {
 	if err != nil || len(msgs) == 0 || msgs[len(msgs)-1].Notice == NoticeTurnRestarted {
 		return false
 	}
-	now, noRun := s.now(), ""
-	won, err := s.commit(ctx, &job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
+	now, noRun := micros(s.clk), ""
+	won, err := s.jobs.commit(ctx, &job{Op: opTurn, Conversation: r.ID, At: now}, func(tx *store.Tx) (bool, error) {
 		won, err := applyTx(ctx, tx, r.ID, evRestartTurn, Processing, change{seenRun: &noRun}.guarded(r, Processing), now)
 		if err != nil || !won {
 			return won, err

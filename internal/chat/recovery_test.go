@@ -42,7 +42,7 @@ func TestEachRecoveryPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.q.take(t)
-			h.clk.Advance(h.s.lease / 2)
+			h.clk.Advance(h.s.recovery.lease / 2)
 			unchangedBy(t, h, id, h.read(id))
 		}},
 		{"a job still waiting is left to its worker", func(t *testing.T, h *harness) {
@@ -50,12 +50,12 @@ func TestEachRecoveryPath(t *testing.T) {
 			if err := h.s.Send(ctx, owner, id, "Hallo"); err != nil {
 				t.Fatal(err)
 			}
-			h.clk.Advance(h.s.lease + time.Second)
+			h.clk.Advance(h.s.recovery.lease + time.Second)
 			unchangedBy(t, h, id, h.read(id))
 		}},
 		{"a run still running is left to the runtime's reaper", func(t *testing.T, h *harness) {
 			id := h.conversation(Processing, false, "run-7", &agent.Status{Status: run.StatusRunning})
-			h.clk.Advance(h.s.lease + time.Second)
+			h.clk.Advance(h.s.recovery.lease + time.Second)
 			unchangedBy(t, h, id, h.read(id))
 		}},
 		{"a turn lost after its run ended takes the run's reply", func(t *testing.T, h *harness) {
@@ -67,7 +67,7 @@ func TestEachRecoveryPath(t *testing.T) {
 			if err := h.db.InTx(ctx, func(tx *store.Tx) error { return KeepReplyTx(ctx, tx, runID, "Erledigt.") }); err != nil {
 				t.Fatal(err)
 			}
-			h.clk.Advance(h.s.lease + time.Second)
+			h.clk.Advance(h.s.recovery.lease + time.Second)
 			h.read(id)()
 			if r := h.want(id, Idle, ""); r.LastRun != runID {
 				t.Errorf("last run %q, want %s", r.LastRun, runID)
@@ -79,7 +79,7 @@ func TestEachRecoveryPath(t *testing.T) {
 		{"a turn lost after its run paused shows its card (the reaper)", func(t *testing.T, h *harness) {
 			st := waitingForCard("d1")
 			id := h.conversation(Processing, true, "run-7", &st)
-			h.clk.Advance(h.s.lease + time.Second)
+			h.clk.Advance(h.s.recovery.lease + time.Second)
 			if n, err := h.s.Reap(ctx); err != nil || n < 1 {
 				t.Fatalf("Reap = %d, %v; want the conversation released", n, err)
 			}
@@ -93,10 +93,10 @@ func TestEachRecoveryPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.q.take(t)
-			h.clk.Advance(h.s.lease + time.Second)
+			h.clk.Advance(h.s.recovery.lease + time.Second)
 			h.read(id)() // restarted
 			h.q.take(t)
-			h.clk.Advance(h.s.lease + time.Second)
+			h.clk.Advance(h.s.recovery.lease + time.Second)
 			h.read(id)()
 			h.want(id, Failed, "failed")
 		}},
@@ -106,7 +106,7 @@ func TestEachRecoveryPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.q.take(t)
-			h.clk.Advance(h.s.lease + time.Second)
+			h.clk.Advance(h.s.recovery.lease + time.Second)
 			unchangedBy(t, h, id, h.read(id))
 			if h.q.rescued != 1 || h.jobs() != 1 {
 				t.Fatalf("rescued %d, %d jobs; want the answer's job back", h.q.rescued, h.jobs())
@@ -124,7 +124,7 @@ func TestEachRecoveryPath(t *testing.T) {
 			}
 			h.q.take(t)
 			h.rt.set("run-7", agent.Status{Status: run.StatusCompleted, Answer: "Übernommen."}) // the runtime took it; the worker died
-			h.clk.Advance(h.s.lease + time.Second)
+			h.clk.Advance(h.s.recovery.lease + time.Second)
 			h.read(id)()
 			if r := h.want(id, Idle, ""); r.LastRun != "run-7" || r.Decided != nil {
 				t.Errorf("last run %q, decided %+v; want settled after run-7", r.LastRun, r.Decided)
@@ -140,7 +140,7 @@ func TestEachRecoveryPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.q.take(t)
-			h.clk.Advance(h.s.lease + time.Second)
+			h.clk.Advance(h.s.recovery.lease + time.Second)
 			unchangedBy(t, h, id, h.read(id))
 			if h.q.rescued != 1 {
 				t.Fatalf("rescued %d, want the answer's job back", h.q.rescued)

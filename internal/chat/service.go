@@ -85,23 +85,39 @@ var (
 // decision together with a chat job (Deps.Queue); turns and decisions execute
 // as those jobs on whichever process works them. Close waits for the jobs of
 // a service without a queue, which run on its own goroutines.
+//
+// Service is the façade over the chat's parts, each a small type given only
+// what it uses: turns (a message and its turn), decisions (an answer and its
+// decision), recovery (what moves a conversation on when its request or
+// worker did not), settle (a run's state onto the conversation, the end all
+// of them reach), jobs (a claim committed with its job), tours (a tour's
+// end) and reads (views). No part reaches another but through a field set
+// in New.
 type Service struct {
-	*base
-	*turns
-	*decisions
-	*recovery
+	turns     *turns
+	decisions *decisions
+	recovery  *recovery
+	settle    *settler
+	jobs      *jobs
+	tours     *tours
+	reads     *reads
 
-	src     content.Source
+	db      *store.DB
+	rt      stopper
+	clk     clock.Clock
+	log     *slog.Logger
 	dir     access.Directory
 	configs *llmconfig.Store
 	skills  *skill.Store
 	checker *access.Checker
-	points  PointKeeper
-	ender   Ender // may be nil
-	reads   *reads
+	test    TestConfig
+}
 
-	wake   chan struct{} // a chat job finished (Wait)
-	cancel context.CancelFunc
+// stopper is what the Service itself needs of the runtime: Stop's cancel.
+type stopper interface {
+	Draft(id string) string
+	Cancel(ctx context.Context, actor int64, id string) (bool, error)
+	CutShort(id string)
 }
 
 // Deps are what a chat service works with, all given to New (
@@ -117,8 +133,6 @@ type Deps struct {
 	Skills    *skill.Store
 	Checker   *access.Checker
 	Points    PointKeeper
-	Clock     clock.Clock
-	Logger    *slog.Logger // nil: discard
 	// Ender ends the process of a run, for EndTour and SetSkill; may be nil.
 	Ender Ender
 	// Labeler describes outcome targets in the view; may be nil.
@@ -127,6 +141,12 @@ type Deps struct {
 	// job, in one transaction, for a chat worker of any process to carry out.
 	// Without a queue, jobs run on service goroutines.
 	Queue Queue
+}
+
+// Config tunes a chat service; the zero value (or nil) is the default.
+type Config struct {
+	Clock  clock.Clock  // nil: the wall clock
+	Logger *slog.Logger // nil: discard
 	// Lease is the runtime's lease, after which a turn whose job was taken
 	// by a process that stopped counts as lost (default agent.DefaultLease).
 	Lease time.Duration
@@ -142,35 +162,54 @@ type TestConfig struct {
 	BeforeClaim func(op string)
 }
 
-// New returns a chat service on d.
-func New(d Deps) *Service {
-	ctx, cancel := context.WithCancel(context.Background())
-	log := d.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// New returns a chat service on d, tuned by cfg (nil: the defaults).
+func New(d Deps, cfg *Config) *Service {
+	var c Config
+	if cfg != nil {
+		c = *cfg
 	}
+	log := cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	clk := cmp.Or[clock.Clock](c.Clock, clock.Real{})
 	src := content.OrBuiltin(d.Source)
 	dir := access.OrBuiltin(d.Directory)
-	b := &base{db: d.DB, rt: d.Runtime, clk: d.Clock, log: log, queue: d.Queue, lease: cmp.Or(d.Lease, agent.DefaultLease),
-		ctx: ctx, hookBeforeClaim: d.Test.BeforeClaim}
-	s := &Service{base: b, src: src, dir: dir, configs: d.Configs, skills: d.Skills, checker: d.Checker, points: d.Points,
-		ender: d.Ender, reads: newReads(d.DB, src, d.Runtime, d.Skills, d.Labeler), cancel: cancel, wake: make(chan struct{}, 1)}
-	b.work = s.work
-	t := &turns{base: b, src: src, dir: dir, points: d.Points}
-	dc := &decisions{base: b, dir: dir, points: d.Points}
-	r := &recovery{base: b, points: d.Points, finishEndTour: s.finishEndTour}
-	t.decisions, t.recovery = dc, r
-	dc.turns, dc.recovery = t, r
-	r.turns, r.decisions = t, dc
-	s.turns, s.decisions, s.recovery = t, dc, r
+	lease := cmp.Or(c.Lease, agent.DefaultLease)
+	s := &Service{db: d.DB, rt: d.Runtime, clk: clk, log: log, dir: dir, configs: d.Configs, skills: d.Skills,
+		checker: d.Checker, test: c.Test}
+	s.jobs = newJobs(d.DB, d.Queue, s.work)
+	s.settle = newSettler(d.DB, d.Runtime, clk, log, d.Points)
+	s.tours = newTours(d.DB, d.Ender, clk, log)
+	s.recovery = newRecovery(d.DB, d.Runtime, clk, log, d.Queue, lease, s.jobs, s.settle, s.tours)
+	s.turns = newTurns(d.DB, d.Runtime, clk, log, src, dir, d.Points, d.Queue != nil, s.jobs, s.recovery, s.settle, c.Test)
+	s.decisions = newDecisions(d.DB, d.Runtime, clk, log, dir, s.jobs, s.recovery, s.settle, c.Test)
+	s.reads = newReads(d.DB, src, d.Runtime, d.Skills, d.Labeler)
 	return s
 }
 
 // Close stops accepting work and waits for running turns.
-func (s *Service) Close() {
-	s.cancel()
-	s.wg.Wait()
+func (s *Service) Close() { s.jobs.close() }
+
+// Send adds the editor's message and the job of its turn (turns.Send).
+func (s *Service) Send(ctx context.Context, actor, id int64, text string) error {
+	return s.turns.Send(ctx, actor, id, text)
 }
+
+// Answer records the editor's answer to the waiting card and the job that
+// carries it out (decisions.Answer, answer.go).
+func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer string) error {
+	return s.decisions.Answer(ctx, actor, id, digest, answer)
+}
+
+// AnswerQuestion answers the question the conversation waits for
+// (decisions.AnswerQuestion).
+func (s *Service) AnswerQuestion(ctx context.Context, actor, id int64, digest, option, text string) error {
+	return s.decisions.AnswerQuestion(ctx, actor, id, digest, option, text)
+}
+
+// QueuedResult takes the result of a queued run's segment (turns.QueuedResult).
+func (s *Service) QueuedResult(ctx context.Context, res agent.Result) { s.turns.QueuedResult(ctx, res) }
+
+// Reap settles conversations whose turn or decision was lost (recovery.Reap).
+func (s *Service) Reap(ctx context.Context) (int, error) { return s.recovery.Reap(ctx) }
 
 // chatConfig picks the configuration of a new conversation: the one with
 // identifier "chat" when the actor may use it, else the first usable one.
@@ -235,7 +274,7 @@ func (s *Service) Start(ctx context.Context, actor, page, language, skillUID, co
 			return View{}, err
 		}
 	}
-	now := s.now()
+	now := micros(s.clk)
 	var id int64
 	err = s.db.InTx(ctx, func(tx *store.Tx) error { // a write: under the store's write lock on SQLite
 		return tx.QueryRow(ctx, `INSERT INTO conversations (owner_uid, configuration_uid, page_uid, language, skill_uid, process, status,

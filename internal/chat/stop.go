@@ -24,17 +24,17 @@ func (s *Service) Stop(ctx context.Context, actor, id int64) (View, error) {
 // stop is Stop, tried again (tries times at most) when a queued turn's run
 // began between the read and the claim: then that run is cancelled.
 func (s *Service) stop(ctx context.Context, actor, id int64, tries int) (View, error) {
-	r, err := s.owned(ctx, actor, id)
+	r, err := owned(ctx, s.db, actor, id)
 	if err != nil {
 		return View{}, err
 	}
-	if r, err = s.reconcile(ctx, r); err != nil {
+	if r, err = s.recovery.reconcile(ctx, r); err != nil {
 		return View{}, err
 	}
 	if r.Status != Processing || r.EndingTour {
 		return View{}, ErrNotRunning // an end-tour's claim runs no turn
 	}
-	s.beforeClaim("stop")
+	s.test.beforeClaim("stop")
 	lastRun := r.LastRun
 	// The part of the reply that had streamed in stays in the transcript,
 	// marked as stopped (the model's next turn does not read it: transcript);
@@ -60,8 +60,8 @@ func (s *Service) stop(ctx context.Context, actor, id int64, tries int) (View, e
 	}
 	ctx = context.WithoutCancel(ctx)
 	var won bool
-	if err := s.persist(ctx, "stop", func() error {
-		now := s.now()
+	if err := persist(ctx, s.log, "stop", func() error {
+		now := micros(s.clk)
 		return s.db.InTx(ctx, func(tx *store.Tx) error {
 			var err error
 			if won, err = applyTx(ctx, tx, r.ID, evStop, Processing, c, now); err != nil || !won {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 
+	"waymark/internal/clock"
 	"waymark/internal/process"
 	"waymark/internal/run"
 	"waymark/internal/store"
@@ -13,6 +15,33 @@ import (
 // Ender ends the process of a run (process.Ender).
 type Ender interface {
 	EndProcess(ctx context.Context, actor int64, id string) (bool, run.Status, error)
+}
+
+// tours carries out the end of a tour, for the editor's EndTour and for a
+// recovery that finds an end-tour whose request stopped.
+type tours struct {
+	db    *store.DB
+	ender Ender // may be nil: no process to end
+	clk   clock.Clock
+	log   *slog.Logger
+}
+
+func newTours(db *store.DB, ender Ender, clk clock.Clock, log *slog.Logger) *tours {
+	return &tours{db: db, ender: ender, clk: clk, log: log}
+}
+
+var _ tourFinisher = (*tours)(nil)
+
+// endProcess ends the process of run id, if there is an Ender; a process
+// ended already is no error.
+func (s *tours) endProcess(ctx context.Context, owner int64, id string) error {
+	if s.ender == nil {
+		return nil
+	}
+	if _, _, err := s.ender.EndProcess(ctx, owner, id); err != nil && !errors.Is(err, process.ErrNotFound) {
+		return err
+	}
+	return nil
 }
 
 // EndTour ends a guided tour (item 11): a compare-and-set to idle that clears
@@ -29,20 +58,20 @@ type Ender interface {
 // take the claim for a turn lost before its run began and restart it (the
 // crash run: a completed tour ended failed with turn_restarted).
 func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
-	r, err := s.owned(ctx, actor, id)
+	r, err := owned(ctx, s.db, actor, id)
 	if err != nil {
 		return View{}, err
 	}
-	if r, err = s.reconcile(ctx, r); err != nil {
+	if r, err = s.recovery.reconcile(ctx, r); err != nil {
 		return View{}, err
 	}
 	if r.Status == Processing {
 		return View{}, ErrBusy
 	}
-	s.beforeClaim("end-tour")
+	s.test.beforeClaim("end-tour")
 	withdrawn := r.Status == AwaitingApproval || r.Status == AwaitingInput
 	if withdrawn {
-		if r, err = s.withdraw(ctx, r); err != nil {
+		if r, err = s.turns.withdraw(ctx, r); err != nil {
 			return View{}, err
 		}
 		withdrawn = r.Status == Processing // else handed back after a run that ended
@@ -52,7 +81,7 @@ func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 	}
 	var claim *int64 // the end-tour's own claim (not a withdrawal's)
 	if !withdrawn {
-		at, mark := s.now(), endingTour
+		at, mark := micros(s.clk), endingTour
 		won, err := applyTx(ctx, s.db, r.ID, evClaimEndTour, r.Status, change{err: &mark}, at)
 		if err != nil {
 			return View{}, err
@@ -62,11 +91,11 @@ func (s *Service) EndTour(ctx context.Context, actor, id int64) (View, error) {
 		}
 		claim = &at
 	}
-	if err := s.endTour(ctx, r, claim); err != nil {
+	if err := s.tours.endTour(ctx, r, claim); err != nil {
 		if withdrawn {
-			s.release(ctx, r)
+			s.settle.release(ctx, r)
 		} else {
-			s.giveBack(ctx, r, *claim)
+			s.tours.giveBack(ctx, r, *claim)
 		}
 		return View{}, err
 	}
@@ -83,10 +112,10 @@ const endingTour = "ending_tour"
 // r does not hold. The end changes the conversation only while that claim
 // holds: an end carried out by a recovery meanwhile, or a message claimed
 // after it, is left as it is.
-func (s *Service) endTour(ctx context.Context, r row, claim *int64) error {
+func (s *tours) endTour(ctx context.Context, r row, claim *int64) error {
 	ended := r.LastRun
-	if ended != "" && s.ender != nil {
-		if _, _, err := s.ender.EndProcess(ctx, r.Owner, ended); err != nil && !errors.Is(err, process.ErrNotFound) {
+	if ended != "" {
+		if err := s.endProcess(ctx, r.Owner, ended); err != nil {
 			return err
 		}
 	}
@@ -95,8 +124,8 @@ func (s *Service) endTour(ctx context.Context, r row, claim *int64) error {
 	// a store error is retried (persist), and one that persists releases
 	// the claim rather than leave the conversation processing with nothing
 	// to move it on.
-	return s.persist(ctx, "end tour", func() error {
-		now := s.now()
+	return persist(ctx, s.log, "end tour", func() error {
+		now := micros(s.clk)
 		return s.db.InTx(ctx, func(tx *store.Tx) error {
 			won, err := applyTx(ctx, tx, r.ID, evEndTour, Processing, change{skill: &zero, process: &no,
 				pendingRun: &empty, lastRun: &ended, progress: emptyJSON(), highlight: emptyJSON(), err: &empty, seenAt: claim}, now)
@@ -116,7 +145,7 @@ func (s *Service) endTour(ctx context.Context, r row, claim *int64) error {
 // died: the editor asked for the end, and the process may have been ended
 // already, so the end is completed, never restarted as a turn nor failed.
 // A failure leaves the claim to the next read or reaper pass.
-func (s *Service) finishEndTour(ctx context.Context, r row) {
+func (s *tours) finishEndTour(ctx context.Context, r row) {
 	at := r.UpdatedAt.UnixMicro()
 	if err := s.endTour(context.WithoutCancel(ctx), r, &at); err != nil {
 		s.log.Error("finish interrupted end-tour", "conversation", r.ID, "err", err)
@@ -128,10 +157,10 @@ func (s *Service) finishEndTour(ctx context.Context, r row) {
 // giveBack lets go of the claim taken at on conversation r when the request
 // fails after it: the conversation gets back the status and error r read,
 // only while that claim holds (a failure never leaves it stuck).
-func (s *Service) giveBack(ctx context.Context, r row, at int64) {
+func (s *tours) giveBack(ctx context.Context, r row, at int64) {
 	ctx = context.WithoutCancel(ctx)
-	if err := s.persist(ctx, "release", func() error {
-		_, err := applyTx(ctx, s.db, r.ID, evGiveBack, Processing, change{status: r.Status, err: &r.Error, seenAt: &at}, s.now())
+	if err := persist(ctx, s.log, "release", func() error {
+		_, err := applyTx(ctx, s.db, r.ID, evGiveBack, Processing, change{status: r.Status, err: &r.Error, seenAt: &at}, micros(s.clk))
 		return err
 	}); err != nil {
 		s.log.Error("release claim", "conversation", r.ID, "err", err)
@@ -142,11 +171,11 @@ func (s *Service) giveBack(ctx context.Context, r row, at int64) {
 // failed; a process the conversation held is ended first, so the next turn
 // starts the new one.
 func (s *Service) SetSkill(ctx context.Context, actor, id, skillUID int64) (View, error) {
-	r, err := s.owned(ctx, actor, id)
+	r, err := owned(ctx, s.db, actor, id)
 	if err != nil {
 		return View{}, err
 	}
-	if r, err = s.reconcile(ctx, r); err != nil {
+	if r, err = s.recovery.reconcile(ctx, r); err != nil {
 		return View{}, err
 	}
 	if r.Status != Idle && r.Status != Failed {
@@ -166,14 +195,14 @@ func (s *Service) SetSkill(ctx context.Context, actor, id, skillUID int64) (View
 			return View{}, err
 		}
 	}
-	if r.LastRun != "" && r.Process && s.ender != nil {
-		if _, _, err := s.ender.EndProcess(ctx, r.Owner, r.LastRun); err != nil && !errors.Is(err, process.ErrNotFound) {
+	if r.LastRun != "" && r.Process {
+		if err := s.tours.endProcess(ctx, r.Owner, r.LastRun); err != nil {
 			return View{}, err
 		}
 	}
 	empty := ""
 	won, err := applyTx(ctx, s.db, r.ID, evSetSkill, r.Status, change{skill: &skillUID, process: &isProcess, lastRun: &empty,
-		progress: emptyJSON(), highlight: emptyJSON()}, s.now())
+		progress: emptyJSON(), highlight: emptyJSON()}, micros(s.clk))
 	if err != nil {
 		return View{}, err
 	}
@@ -187,3 +216,7 @@ func emptyJSON() *json.RawMessage {
 	r := json.RawMessage("")
 	return &r
 }
+
+// NoticeTourEnded closes the transcript of a tour the editor ended
+// (EndTour): what was applied stays, the chat goes on without a process.
+const NoticeTourEnded = "tour_ended"

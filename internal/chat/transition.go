@@ -2,9 +2,11 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"waymark/internal/store"
@@ -209,3 +211,179 @@ func transitionTable() string {
 	}
 	return b.String()
 }
+
+// change is a compare-and-set of a conversation from one status to another
+// with the columns to set; it reports whether it won.
+type change struct {
+	status              Status
+	lastRun, pendingRun *string
+	card                **Card     // the card, when the new status is awaiting_approval
+	question            **Question // the question, when the new status is awaiting_input
+	follows             bool       // the conversation follows a run decided elsewhere
+	progress, highlight *json.RawMessage
+	err                 *string
+	// keepCard leaves the card column as it is: a claim of a card's
+	// decision or a question's answer (processing) keeps the card decided
+	// (row.Decided) or the question answered (row.Answered).
+	keepCard bool
+	skill    *int64
+	process  *bool
+	// seen, when set, makes the change win only while the conversation still
+	// waits for the very decision the caller read (the card column as stored);
+	// seenFollow only while it still follows the run it followed.
+	seen       *string
+	seenFollow *string
+	// seenRun, when set, makes the change win only while the conversation's
+	// pending run is this one: a late result of a run the conversation has
+	// moved past (a process that lost its lease and came back) changes nothing.
+	seenRun *string
+	// seenAt, when set, makes the change win only while the conversation is
+	// still in the state the caller read (its updated_at, unix
+	// microseconds): processing for one turn or decision is not processing
+	// for the next one on the same run.
+	seenAt *int64
+}
+
+// guarded adds to c the guard of a change that acts on r as read, not under
+// a claim of its own: from is r's status then. A caller holding the claim
+// (from differs) needs none.
+func (c change) guarded(r row, from Status) change {
+	switch {
+	case from != r.Status:
+	case from == AwaitingApproval || from == AwaitingInput:
+		c.seen = &r.card
+	case from == Processing:
+		// A result of the run is the state of one processing only — the
+		// turn, or a decision claimed on it since (the crash proof: a
+		// requeued turn's late result set a card back on the conversation
+		// after its editor had answered it).
+		at := r.UpdatedAt.UnixMicro()
+		c.seenAt = &at
+		if r.Follows {
+			c.seenFollow = &r.PendingRun
+		}
+	}
+	return c
+}
+
+// cardValue is the value change c gives the card column, and whether it
+// gives it one.
+//
+// The card column holds the decision the conversation waits for — a card
+// while awaiting approval, a question while awaiting input — and nothing
+// else: every change to a status that waits for none clears it (a decided,
+// withdrawn or handed-back card leaves) — except the claim of a card's
+// decision or a question's answer (keepCard), which keeps the card or
+// question until the decision is carried out.
+func (c change) cardValue() (string, bool) {
+	decision := ""
+	switch {
+	case c.keepCard:
+		return "", false
+	case c.status == AwaitingApproval && c.card != nil:
+		if *c.card != nil {
+			b, _ := json.Marshal(*c.card)
+			decision = string(b)
+		}
+	case c.status == AwaitingInput && c.question != nil:
+		if q := *c.question; q != nil {
+			b, _ := json.Marshal(storedQuestion{Question: *q, Schema: q.Schema})
+			decision = string(b)
+		}
+	case c.status == AwaitingApproval || c.status == AwaitingInput:
+		return "", false
+	}
+	return decision, true
+}
+
+// columns is the set of columns change c sets besides status and
+// updated_at (follows_run: only when it sets it; every other change clears
+// it).
+func (c change) columns() column {
+	var cols column
+	for _, x := range []struct {
+		set bool
+		col column
+	}{
+		{c.lastRun != nil, colLastRun}, {c.pendingRun != nil, colPendingRun}, {c.err != nil, colError},
+		{c.progress != nil, colProgress}, {c.highlight != nil, colHighlight}, {c.skill != nil, colSkill},
+		{c.process != nil, colProcess}, {c.follows, colFollows},
+	} {
+		if x.set {
+			cols |= x.col
+		}
+	}
+	if _, ok := c.cardValue(); ok {
+		cols |= colCard
+	}
+	return cols
+}
+
+// casTx is the compare-and-set of change c from status from: the one
+// statement that changes a conversation, applied by applyTx only (the
+// transition table). Every change not naming follows ends following a run.
+func casTx(ctx context.Context, q store.Querier, id int64, from Status, c change, now int64) (bool, error) {
+	set := "status = ?, updated_at = ?, follows_run = ?"
+	args := []any{string(c.status), now, c.follows}
+	str := func(col string, v *string) {
+		if v != nil {
+			set += ", " + col + " = ?"
+			args = append(args, *v)
+		}
+	}
+	str("last_run_uuid", c.lastRun)
+	str("pending_run_uuid", c.pendingRun)
+	str("error", c.err)
+	if decision, ok := c.cardValue(); ok {
+		str("card", &decision)
+	}
+	raw := func(col string, v *json.RawMessage) {
+		if v != nil {
+			s := string(*v)
+			str(col, &s)
+		}
+	}
+	raw("progress", c.progress)
+	raw("highlight", c.highlight)
+	if c.skill != nil {
+		set += ", skill_uid = ?"
+		args = append(args, *c.skill)
+	}
+	if c.process != nil {
+		set += ", process = ?"
+		args = append(args, *c.process)
+	}
+	where := " WHERE id = ? AND status = ?"
+	args = append(args, id, string(from))
+	if c.seen != nil {
+		where += " AND card = ?"
+		args = append(args, *c.seen)
+	}
+	if c.seenRun != nil {
+		where += " AND pending_run_uuid = ?"
+		args = append(args, *c.seenRun)
+	}
+	if c.seenFollow != nil {
+		where += " AND follows_run = ? AND pending_run_uuid = ?"
+		args = append(args, true, *c.seenFollow)
+	}
+	if c.seenAt != nil {
+		where += " AND updated_at = ?"
+		args = append(args, *c.seenAt)
+	}
+	res, err := q.Exec(ctx, "UPDATE conversations SET "+set+where, args...)
+	if err != nil {
+		return false, fmt.Errorf("conversation %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if n == 1 && err == nil {
+		// Wakes the conversation's waiters once committed (WaitChange).
+		if err := store.SignalAfter(ctx, q, changeKey(id)); err != nil {
+			return false, fmt.Errorf("conversation %d: %w", id, err)
+		}
+	}
+	return n == 1, err
+}
+
+// changeKey is the key of a conversation's change signal (store.Watch).
+func changeKey(id int64) string { return "conversation:" + strconv.FormatInt(id, 10) }

@@ -68,11 +68,11 @@ type Summary struct {
 func (s *Service) Get(ctx context.Context, actor, id int64) (View, error) {
 	ctx, end := s.db.ReadScope(ctx)
 	defer end()
-	r, err := s.owned(ctx, actor, id)
+	r, err := owned(ctx, s.db, actor, id)
 	if err != nil {
 		return View{}, err
 	}
-	if r, err = s.reconcile(ctx, r); err != nil {
+	if r, err = s.recovery.reconcile(ctx, r); err != nil {
 		return View{}, err
 	}
 	return s.reads.view(ctx, r)
@@ -89,12 +89,19 @@ func (s *Service) List(ctx context.Context, actor int64) ([]View, error) {
 type reads struct {
 	db      *store.DB
 	src     content.Source
-	rt      Runtime
+	rt      liveRuns
 	skills  *skill.Store
 	labeler LabelFunc // may be nil
 }
 
-func newReads(db *store.DB, src content.Source, rt Runtime, skills *skill.Store, labeler LabelFunc) *reads {
+// liveRuns is what a read needs of the runtime: a running turn's reply so
+// far and its live progress.
+type liveRuns interface {
+	Draft(id string) string
+	Live(ctx context.Context, actor int64, id string) (progress, highlight map[string]any, err error)
+}
+
+func newReads(db *store.DB, src content.Source, rt liveRuns, skills *skill.Store, labeler LabelFunc) *reads {
 	return &reads{db: db, src: src, rt: rt, skills: skills, labeler: labeler}
 }
 

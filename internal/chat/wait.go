@@ -76,14 +76,14 @@ func (s *Service) WaitChange(ctx context.Context, actor, id int64, after time.Ti
 // changedSince reports whether the conversation's updatedAt (unix
 // microseconds) is no longer want, after reconciling it as Get does.
 func (s *Service) changedSince(ctx context.Context, actor, id, want int64) (bool, error) {
-	r, err := s.owned(ctx, actor, id)
+	r, err := owned(ctx, s.db, actor, id)
 	if err != nil {
 		return false, err
 	}
 	if r.UpdatedAt.UnixMicro() != want {
 		return true, nil
 	}
-	if r, err = s.reconcile(ctx, r); err != nil {
+	if r, err = s.recovery.reconcile(ctx, r); err != nil {
 		return false, err
 	}
 	return r.UpdatedAt.UnixMicro() != want, nil

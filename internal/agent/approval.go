@@ -87,8 +87,19 @@ func (rt *Decider) Approve(ctx context.Context, actor int64, id string, d Decisi
 	}
 	calls := s.Calls
 	written := false // the first call ran with the claim
+	driveCtx := ctx
 	if fence != nil && calls[0].Effect == tool.EffectWrite {
-		written, err = rt.claimAndWrite(ctx, seg, &st, calls[0], s.Lang)
+		// The write's transaction reads the settings generation under the
+		// write lock (rights and tool state re-checked); a write that cannot
+		// move it hands it to the scope, and the next round offers its tools
+		// at it when nothing else runs in between (drive leaves the scope
+		// before the model call).
+		sctx, endScope := rt.db.SettingsScope(ctx)
+		defer endScope()
+		if len(calls) == 1 {
+			driveCtx = sctx
+		}
+		written, err = rt.claimAndWrite(sctx, seg, &st, calls[0], s.Lang)
 		if errors.Is(err, tool.ErrPreviewChanged) {
 			// The record changed after the check above: nothing was written
 			// or claimed; the card shows the record as it is now.
@@ -136,8 +147,11 @@ func (rt *Decider) Approve(ctx context.Context, actor int64, id string, d Decisi
 		}
 		wrote.add(c.Target)
 	}
+	if !written {
+		driveCtx = ctx
+	}
 	done := decided(seg, s.Calls)
-	res := rt.drive(ctx, seg, &st)
+	res := rt.drive(driveCtx, seg, &st)
 	res.Calls = done
 	return rt.withStatus(ctx, a, v, res), nil
 }

@@ -92,6 +92,10 @@ func (rt *Driver) drive(ctx context.Context, seg *segment, st *state) Result {
 	if err != nil {
 		return rt.fault(ctx, seg, err, res)
 	}
+	// A settings scope of the caller (the start's, the approved write's)
+	// served the tools offered; the rounds wait on the model, and every read
+	// after one must see the settings as they are then.
+	ctx = store.WithoutSettingsScope(ctx)
 	llmSpecs := make([]llm.ToolSpec, len(specs))
 	for i, s := range specs {
 		llmSpecs[i] = llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Schema}

@@ -93,6 +93,14 @@ func (rt *Starter) Run(ctx context.Context, actor int64, req Request) (Result, e
 	if err := req.validate(); err != nil {
 		return Result{}, err
 	}
+	// The configuration and the actor checked at the start and the tools the
+	// first round offers read one settings generation: nothing waits between
+	// them, and the run's insert cannot move it (store.Tx keeps it across
+	// such writes). The scope ends before anything that may wait — a start
+	// callback, a process's preparation, the first model call (drive leaves
+	// it once the tools are read).
+	ctx, endScope := rt.db.SettingsScope(ctx)
+	defer endScope()
 	cfg, found, err := rt.startConfig(ctx, actor, req)
 	if err != nil {
 		return Result{}, err
@@ -136,7 +144,11 @@ func (rt *Starter) Run(ctx context.Context, actor int64, req Request) (Result, e
 		return Result{}, fmt.Errorf("start run: %w", err)
 	}
 	if req.OnStart != nil {
+		endScope()
 		req.OnStart(r.UUID)
+	}
+	if req.isProcess() {
+		endScope()
 	}
 	st := &state{Messages: req.Messages, Language: req.Language, MaxIterations: req.MaxIterations}
 	if !rt.start(ctx, seg, st, found, req) {

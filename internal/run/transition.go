@@ -20,8 +20,9 @@ const (
 
 // Flush is what a segment commits with a guarded transition: its buffered
 // events and the usage it has not added yet. The transition's own UPDATE
-// advances the event sequence and adds the usage, so a flush costs one
-// INSERT of the events more, made only when the transition won.
+// advances the event sequence and adds the usage (its trigger writes the
+// usage row of the costs), so a flush costs one INSERT of the events more,
+// made only when the transition won.
 type Flush struct {
 	Events  []NewEvent
 	Usage   Usage
@@ -47,9 +48,8 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 	if f.Usage.PromptTokens < 0 || f.Usage.CompletionTokens < 0 || f.Usage.Iterations < 0 {
 		return false, invalid(op, id, "usage %+v is negative", f.Usage)
 	}
-	priced := f.Usage.PromptTokens > 0 || f.Usage.CompletionTokens > 0
-	if db, ok := q.(*store.DB); ok && (len(f.Events) > 0 || priced) {
-		// The UPDATE … RETURNING and the events' INSERTs are one
+	if db, ok := q.(*store.DB); ok && len(f.Events) > 0 {
+		// The UPDATE … RETURNING and the events' INSERT are one
 		// transaction, under the store's write lock on SQLite.
 		var won bool
 		err := db.InTx(ctx, func(tx *store.Tx) error {
@@ -69,6 +69,13 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 	if f.Usage != (Usage{}) {
 		set += ", prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, iterations = iterations + ?"
 		all = append(all, f.Usage.PromptTokens, f.Usage.CompletionTokens, f.Usage.Iterations)
+		if f.Usage.PromptTokens > 0 || f.Usage.CompletionTokens > 0 {
+			// The trigger of migration 00024 writes the usage row (the
+			// costs) from the tokens this UPDATE adds, dated usage_at: in
+			// the same statement, and only when it wins.
+			set += ", usage_at = ?"
+			all = append(all, store.Micros(s.clk.Now()))
+		}
 	}
 	if len(bodies) > 0 {
 		set += ", event_sequence = event_sequence + ?"
@@ -86,9 +93,6 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 		if err != nil {
 			return false, fmt.Errorf("%s run %s: %w", op, id, err)
 		}
-		if won == 1 && priced {
-			return true, s.recordUsage(ctx, q, id, f.Usage)
-		}
 		return won == 1, nil
 	}
 	if q.Dialect() == store.Postgres {
@@ -105,9 +109,6 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 	if err := s.insertEvents(ctx, q, id, last, f.Events, bodies); err != nil {
 		return false, err
 	}
-	if priced {
-		return true, s.recordUsage(ctx, q, id, f.Usage)
-	}
 	return true, nil
 }
 
@@ -116,24 +117,11 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 // data-modifying WITH, the events inserted from its returned sequence, so
 // they are inserted only when it won (one round trip instead of two). The
 // events' sequences are those insertEvents gives them. A priced flush's
-// usage row (recordUsage) is one more data-modifying WITH of the same
-// statement, made from the won row: inserted only when it won, as on SQLite.
+// usage row is written by the UPDATE's trigger (migration 00024).
 func (s *Store) guardedWithEvents(ctx context.Context, q store.Querier, id, op, query string, all []any, f Flush, bodies [][]byte) (bool, error) {
 	evs := f.Events
 	var b strings.Builder
-	if f.Usage.PromptTokens > 0 || f.Usage.CompletionTokens > 0 {
-		b.WriteString("WITH won AS (" + query + ` RETURNING event_sequence, uuid, configuration, initiator),
-			priced AS (INSERT INTO run_usage (run_uuid, conversation_id, configuration, model, initiator,
-				prompt_tokens, completion_tokens, cost, created_at)
-			SELECT won.uuid, COALESCE((SELECT MIN(v.id) FROM conversations v WHERE v.pending_run_uuid = won.uuid), 0),
-				won.configuration, COALESCE(c.model, ''), won.initiator, CAST(? AS BIGINT), CAST(? AS BIGINT),
-				(CAST(? AS BIGINT) * COALESCE(c.price_input_per_mtok, 0) + CAST(? AS BIGINT) * COALESCE(c.price_output_per_mtok, 0)) / 1000000.0,
-				CAST(? AS BIGINT)
-			FROM won LEFT JOIN configurations c ON c.uid = won.configuration) `)
-		all = append(all, f.Usage.PromptTokens, f.Usage.CompletionTokens, f.Usage.PromptTokens, f.Usage.CompletionTokens, store.Micros(s.clk.Now()))
-	} else {
-		b.WriteString("WITH won AS (" + query + " RETURNING event_sequence) ")
-	}
+	b.WriteString("WITH won AS (" + query + " RETURNING event_sequence) ")
 	b.WriteString("INSERT INTO run_events (run_uuid, sequence, kind, payload, created_at) ")
 	fmt.Fprintf(&b, "SELECT CAST(? AS TEXT), won.event_sequence - %d + e.k, e.kind, e.payload, CAST(? AS BIGINT) FROM won, (VALUES ", len(evs))
 	all = append(all, id, store.Micros(s.clk.Now()))

@@ -67,6 +67,7 @@ func (db *DB) MigrationStatus(ctx context.Context) (Schema, error) {
 // refused with ErrSchemaNewer (it lacks the down migrations for it).
 // It returns the versions it applied (up) or rolled back (down), in order.
 func (db *DB) MigrateTo(ctx context.Context, version int64) (done []int64, down bool, err error) {
+	defer db.forgetMovers() // the schema's triggers may have changed
 	p, err := db.provider()
 	if err != nil {
 		return nil, false, fmt.Errorf("migrations: %w", err)

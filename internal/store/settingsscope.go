@@ -30,16 +30,26 @@ func (db *DB) SettingsScope(ctx context.Context) (context.Context, func()) {
 	if !db.fast {
 		return ctx, func() {}
 	}
-	if s, ok := ctx.Value(settingsScopeKey{}).(*settingsScope); ok && s.db == db {
+	if s, ok := ctx.Value(settingsScopeKey{}).(*settingsScope); ok && s != nil && s.db == db {
 		return ctx, func() {}
 	}
 	s := &settingsScope{db: db}
 	return context.WithValue(ctx, settingsScopeKey{}, s), s.end
 }
 
+// WithoutSettingsScope returns ctx without its settings scope, if it has
+// one: what runs under it reads the generation again (for the rest of a
+// stretch that waits — a model call — after its first reads shared one).
+func WithoutSettingsScope(ctx context.Context) context.Context {
+	if s, ok := ctx.Value(settingsScopeKey{}).(*settingsScope); !ok || s == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, settingsScopeKey{}, (*settingsScope)(nil))
+}
+
 func settingsScopeOf(ctx context.Context, db *DB) *settingsScope {
 	s, ok := ctx.Value(settingsScopeKey{}).(*settingsScope)
-	if !ok || s.db != db {
+	if !ok || s == nil || s.db != db {
 		return nil
 	}
 	return s

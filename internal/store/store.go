@@ -75,6 +75,9 @@ type DB struct {
 	fault *Fault // Config.Fault: nil in production
 
 	caches sync.Map // *GenCache → its slot for this database (see GenCache)
+	// movers: on SQLite, the tables whose writes may move the settings
+	// generation, read from the schema at the first write (genneutral.go).
+	movers atomic.Pointer[genMovers]
 
 	signals signals // Watch and Signal: in-process wake-ups by key
 
@@ -412,6 +415,7 @@ var ErrSchemaNewer = errors.New("is newer than this waymark knows")
 // installation's migration lock (see WithMigrationLock), and refuses a
 // database whose schema is newer than the embedded migrations.
 func (db *DB) Migrate(ctx context.Context) error {
+	defer db.forgetMovers() // the schema's triggers may have changed
 	p, err := db.provider()
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
@@ -554,6 +558,7 @@ func (db *DB) Exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 	defer unlock()
 	db.scopeWrote(ctx)
 	defer db.scopeWrote(ctx)
+	db.schemaChange(q)
 	db.commits.Add(1)
 	db.ckpt.committed()
 	q = Rebind(db.dialect, q)
@@ -611,16 +616,37 @@ type Tx struct {
 	dialect Dialect
 	db      *DB
 	// gen is the settings generation read in this transaction since its last
-	// statement that was not a SELECT (which may have moved it); 0 unknown.
+	// statement that may have moved it (keepsGeneration); 0 unknown.
 	gen int64
+	// moved: a statement of the transaction may have moved the generation.
+	moved bool
 	// after runs once the transaction committed (AfterCommit).
 	after []func()
 }
 
-// wrote forgets the transaction's generation when q may have written.
+// wrote forgets the transaction's generation when q may have moved it: a
+// statement other than a plain SELECT, unless it is a write the schema
+// keeps apart from the generation (keepsGeneration).
 func (tx *Tx) wrote(q string) {
-	if tx.gen != 0 && !isSelect(q) {
-		tx.gen = 0
+	if isSelect(q) || tx.keepsGeneration(q) {
+		return
+	}
+	tx.gen, tx.moved = 0, true
+	if tx.db != nil {
+		tx.db.schemaChange(q)
+	}
+}
+
+// schemaChange forgets what db's schema said about the settings generation
+// (genMovers) when q may change the schema: a new trigger may move it.
+func (db *DB) schemaChange(q string) {
+	q = strings.TrimLeft(q, " \t\r\n")
+	if len(q) < 4 {
+		return
+	}
+	switch strings.ToUpper(q[:4]) {
+	case "CREA", "DROP", "ALTE":
+		db.forgetMovers()
 	}
 }
 
@@ -754,8 +780,21 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	defer unlock()
+	// A settings scope keeps its generation across a transaction that cannot
+	// have moved it (Tx.keepsGeneration): the one the transaction read, the
+	// generation at its commit (it held the one write lock from BEGIN
+	// IMMEDIATE to COMMIT), else the one kept before. Any other transaction
+	// drops it, before and after, as every write does.
+	settings := settingsScopeOf(ctx, db)
+	before := settings.kept()
+	var handover int64
 	db.scopeWrote(ctx)
-	defer db.scopeWrote(ctx)
+	defer func() {
+		db.scopeWrote(ctx)
+		if handover != 0 {
+			settings.keep(handover)
+		}
+	}()
 	conn, err := begunConn(ctx, cmp.Or(db.writer, db.SQL), "BEGIN IMMEDIATE")
 	if err != nil {
 		return err
@@ -780,6 +819,9 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	committed = true
 	db.commits.Add(1)
 	db.ckpt.committed()
+	if !tx.moved {
+		handover = cmp.Or(tx.gen, before)
+	}
 	tx.committed()
 	return nil
 }

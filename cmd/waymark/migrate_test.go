@@ -153,7 +153,7 @@ func TestMigrateToAnOlderVersionAndBackKeepsTheDataTheOlderSchemaHolds(t *testin
 				t.Fatalf("fixture rows %v, want a page record and a configuration", before)
 			}
 			states, summary := statusLines(t, url)
-			if len(states) < 10 || states["24"] != "applied" || !strings.HasPrefix(summary, "schema version 24 on ") || !strings.HasSuffix(summary, "knows up to 24") {
+			if len(states) < 10 || states["25"] != "applied" || !strings.HasPrefix(summary, "schema version 25 on ") || !strings.HasSuffix(summary, "knows up to 25") {
 				t.Fatalf("status after import: %v, %q", states, summary)
 			}
 			code, stdout, stderr := cli(t, "migrate", "--to", "4", "--db", url)
@@ -173,11 +173,11 @@ func TestMigrateToAnOlderVersionAndBackKeepsTheDataTheOlderSchemaHolds(t *testin
 			if got := fixtureRows(t, url); !maps.Equal(got, before) {
 				t.Errorf("rows at version 4 = %v, want %v", got, before)
 			}
-			if code, stdout, stderr := cli(t, "migrate", "--to", "24", "--db", url); code != 0 || !strings.Contains(stdout, "migrated up to version 24") {
-				t.Fatalf("migrate --to 24 = %d, %q, %q", code, stdout, stderr)
+			if code, stdout, stderr := cli(t, "migrate", "--to", "25", "--db", url); code != 0 || !strings.Contains(stdout, "migrated up to version 25") {
+				t.Fatalf("migrate --to 25 = %d, %q, %q", code, stdout, stderr)
 			}
 			if got := fixtureRows(t, url); !maps.Equal(got, before) {
-				t.Errorf("rows back at version 24 = %v, want %v", got, before)
+				t.Errorf("rows back at version 25 = %v, want %v", got, before)
 			}
 			// The application starts on it: the key still opens the sealed provider key.
 			if code, _, stderr := cli(t, "import", "--db", url, writeFixture(t)); code != 0 {
@@ -199,7 +199,7 @@ func TestMigrateToRefusesAnUnknownVersionAndChangesNothing(t *testing.T) {
 				args []string
 				want string
 			}{
-				{[]string{"--to", "99"}, "unknown schema version 99: the newest this waymark knows is 24"},
+				{[]string{"--to", "99"}, "unknown schema version 99: the newest this waymark knows is 25"},
 				{[]string{"--to", "12"}, "unknown schema version 12: not one of this waymark's migrations"},
 				{[]string{"--to", "0"}, `--to "0": want a schema version`},
 				{[]string{"--to", "latest"}, `--to "latest": want a schema version`},
@@ -211,7 +211,7 @@ func TestMigrateToRefusesAnUnknownVersionAndChangesNothing(t *testing.T) {
 					t.Errorf("migrate %v = %d, %q; want exit 2 and %q", c.args, code, stderr, c.want)
 				}
 			}
-			if _, summary := statusLines(t, url); !strings.HasPrefix(summary, "schema version 24 on ") {
+			if _, summary := statusLines(t, url); !strings.HasPrefix(summary, "schema version 25 on ") {
 				t.Errorf("after refused migrations: %q", summary)
 			}
 		})

@@ -70,7 +70,7 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 		set += ", prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, iterations = iterations + ?"
 		all = append(all, f.Usage.PromptTokens, f.Usage.CompletionTokens, f.Usage.Iterations)
 		if f.Usage.PromptTokens > 0 || f.Usage.CompletionTokens > 0 {
-			// The trigger of migration 00024 writes the usage row (the
+			// The trigger of migration 00025 writes the usage row (the
 			// costs) from the tokens this UPDATE adds, dated usage_at: in
 			// the same statement, and only when it wins.
 			set += ", usage_at = ?"
@@ -117,7 +117,7 @@ func (s *Store) guarded(ctx context.Context, q store.Querier, id string, u updat
 // data-modifying WITH, the events inserted from its returned sequence, so
 // they are inserted only when it won (one round trip instead of two). The
 // events' sequences are those insertEvents gives them. A priced flush's
-// usage row is written by the UPDATE's trigger (migration 00024).
+// usage row is written by the UPDATE's trigger (migration 00025).
 func (s *Store) guardedWithEvents(ctx context.Context, q store.Querier, id, op, query string, all []any, f Flush, bodies [][]byte) (bool, error) {
 	evs := f.Events
 	var b strings.Builder

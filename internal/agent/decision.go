@@ -19,6 +19,9 @@ type Decision struct {
 	Approve    bool       `json:"approve"`
 	TurnDigest string     `json:"turnDigest"`
 	Reason     DenyReason `json:"reason,omitempty"`
+	// Instruction is the editor's wish for the variant ("kürzer"): the
+	// model receives it with the variant's denial. Only a variant takes one.
+	Instruction string `json:"instruction,omitempty"`
 }
 
 func (d Decision) validate() error {
@@ -29,6 +32,9 @@ func (d Decision) validate() error {
 	}
 	if d.Approve && d.Reason != "" {
 		return invalidf("reason: only a denial carries a reason")
+	}
+	if d.Instruction != "" && d.Reason != DenyVariant {
+		return invalidf("instruction: only a variant takes one")
 	}
 	if d.TurnDigest == "" {
 		return invalidf("turnDigest: required")
@@ -48,11 +54,16 @@ func decided(seg *segment, calls []pendingCall) []CallResult {
 	return out
 }
 
-// denial is the tool result a declined call gets: a fixed token the model can rely on.
-func denial(decidedBy string, reason DenyReason) tool.Result {
+// denial is the tool result a declined call gets: a fixed token the model
+// can rely on. A variant's instruction comes beside it, marked as the
+// editor's wish for the next proposal.
+func denial(decidedBy string, reason DenyReason, instruction string) tool.Result {
 	c := map[string]string{"error": "approval_denied", "decided_by": decidedBy}
 	if reason != "" {
 		c["reason"] = string(reason)
+	}
+	if reason == DenyVariant && instruction != "" {
+		c["editor_wish_for_variant"] = instruction
 	}
 	return tool.Result{Content: c, IsError: true}
 }

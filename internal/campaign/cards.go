@@ -29,8 +29,9 @@ const (
 	MaxCardLimit     = 200
 	// MaxAnswers is how many cards one answer may name.
 	MaxAnswers = 200
-	// MaxInstruction is the longest instruction of a variant, in characters.
-	MaxInstruction = 500
+	// MaxInstruction is the longest instruction of a variant, in characters:
+	// the chat's own limit, which each card's answer passes through.
+	MaxInstruction = chat.MaxInstruction
 )
 
 // Card is one waiting card of a campaign's review list: the card its
@@ -205,7 +206,7 @@ func (s *Service) Answer(ctx context.Context, a *access.Actor, id int64, in Answ
 	out := make([]Result, 0, len(in.Cards))
 	for _, c := range in.Cards {
 		res := Result{Conversation: c.Conversation, TurnDigest: c.TurnDigest, Outcome: "answered"}
-		if err := s.answerOne(ctx, a, r, c, in.Answer); err != nil {
+		if err := s.answerOne(ctx, a, r, c, in.Answer, in.Instruction); err != nil {
 			if !refused(err) {
 				return nil, err // the store failed: the answers so far are taken, the rest are not
 			}
@@ -221,9 +222,10 @@ func (s *Service) Answer(ctx context.Context, a *access.Actor, id int64, in Answ
 }
 
 // answerOne answers one card: one of r's tours (else ErrNotFound), through
-// chat.Answer. A card of another kind (approve or cancel: a plain skill's
-// card) takes apply as approve and the other answers as its denial.
-func (s *Service) answerOne(ctx context.Context, a *access.Actor, r row, c CardRef, answer string) error {
+// chat.AnswerWith, a variant with its instruction. A card of another kind
+// (approve or cancel: a plain skill's card) takes apply as approve and the
+// other answers as its denial.
+func (s *Service) answerOne(ctx context.Context, a *access.Actor, r row, c CardRef, answer, instruction string) error {
 	var n int
 	if err := s.d.DB.QueryRow(ctx, "SELECT COUNT(*) FROM campaign_items WHERE campaign_id = ? AND conversation_id = ? AND conversation_id > 0",
 		r.ID, c.Conversation).Scan(&n); err != nil {
@@ -245,5 +247,5 @@ func (s *Service) answerOne(ctx context.Context, a *access.Actor, r row, c CardR
 	if v.Card.ApproveBlocked != "" && (answer == chat.AnswerApply || answer == chat.AnswerApprove) {
 		return chat.ErrNotOffered // it waits in the approver's inbox
 	}
-	return s.d.Chat.Answer(ctx, a.UID, c.Conversation, c.TurnDigest, answer)
+	return s.d.Chat.AnswerWith(ctx, a.UID, c.Conversation, c.TurnDigest, answer, chat.AnswerOptions{Instruction: instruction})
 }

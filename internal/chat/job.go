@@ -40,11 +40,13 @@ type job struct {
 	At int64 `json:"at"`
 	// From and Decision are the status and the card column the request read
 	// (decide, submit): the decision handed back if the runtime refuses it.
-	From     Status          `json:"from,omitempty"`
-	Decision string          `json:"decision,omitempty"`
-	Run      string          `json:"run,omitempty"`
-	Answer   string          `json:"answer,omitempty"`
-	Values   json.RawMessage `json:"values,omitempty"`
+	From     Status `json:"from,omitempty"`
+	Decision string `json:"decision,omitempty"`
+	Run      string `json:"run,omitempty"`
+	Answer   string `json:"answer,omitempty"`
+	// Instruction is a variant's wish for the model (decide).
+	Instruction string          `json:"instruction,omitempty"`
+	Values      json.RawMessage `json:"values,omitempty"`
 	// After is how many messages the conversation had once the claim
 	// added the editor's answer (decide): the decided card's outcome is
 	// keyed by it, as a recovery that settles the card counts them, so a
@@ -99,7 +101,7 @@ func (s *Service) work(ctx context.Context, j job) error {
 	}
 	switch {
 	case j.Op == opDecide && before.Card != nil:
-		s.decide(ctx, before, *before.Card, j.Answer, j.After)
+		s.decide(ctx, before, *before.Card, j.Answer, j.Instruction, j.After)
 	case j.Op == opSubmit && before.Question != nil:
 		s.submit(ctx, before, j.Values)
 	default:

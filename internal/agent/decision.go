@@ -1,6 +1,9 @@
 package agent
 
 import (
+	"unicode/utf8"
+
+	"waymark/internal/store"
 	"waymark/internal/tool"
 )
 
@@ -13,6 +16,9 @@ const (
 	DenySkip    DenyReason = "skip"    // not now: move on
 	DenyKeep    DenyReason = "keep"    // the current content stays: move on
 )
+
+// MaxInstruction is the longest instruction of a variant, in characters.
+const MaxInstruction = 500
 
 // Decision answers a waiting approval.
 type Decision struct {
@@ -32,6 +38,12 @@ func (d Decision) validate() error {
 	}
 	if d.Approve && d.Reason != "" {
 		return invalidf("reason: only a denial carries a reason")
+	}
+	if err := store.CheckText(d.Instruction); err != nil {
+		return store.ErrInvalidText.With("instruction: %w", err)
+	}
+	if utf8.RuneCountInString(d.Instruction) > MaxInstruction {
+		return invalidf("instruction: at most %d characters", MaxInstruction)
 	}
 	if d.Instruction != "" && d.Reason != DenyVariant {
 		return invalidf("instruction: only a variant takes one")

@@ -57,8 +57,9 @@ func (s *decisions) Answer(ctx context.Context, actor, id int64, digest, answer 
 	return s.AnswerWith(ctx, actor, id, digest, answer, AnswerOptions{})
 }
 
-// MaxInstruction is the longest instruction of a variant, in characters.
-const MaxInstruction = 500
+// MaxInstruction is the longest instruction of a variant, in characters:
+// the runtime's, which the variant's denial passes through.
+const MaxInstruction = agent.MaxInstruction
 
 // AnswerOptions are the optional parts of an answer to a card.
 type AnswerOptions struct {

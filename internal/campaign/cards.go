@@ -123,7 +123,7 @@ func (s *Service) Cards(ctx context.Context, a *access.Actor, id int64, f CardFi
 
 func cardOf(it item, v chat.View) Card {
 	c := Card{Conversation: v.ID, TurnDigest: v.Card.TurnDigest, Page: it.Page, Language: it.Language,
-		Answers: v.Card.Answers, ApproveBlocked: v.Card.ApproveBlocked, Fields: []CardField{}}
+		Answers: v.Card.Answers, ApproveBlocked: v.Card.ApproveBlocked, Fields: []CardField{}, Calls: v.Card.Calls}
 	if v.Tour != nil {
 		c.PageTitle = v.Tour.PageTitle
 	}

@@ -40,13 +40,11 @@ type job struct {
 	At int64 `json:"at"`
 	// From and Decision are the status and the card column the request read
 	// (decide, submit): the decision handed back if the runtime refuses it.
-	From     Status `json:"from,omitempty"`
-	Decision string `json:"decision,omitempty"`
-	Run      string `json:"run,omitempty"`
-	Answer   string `json:"answer,omitempty"`
-	// Instruction is a variant's wish for the model (decide).
-	Instruction string          `json:"instruction,omitempty"`
-	Values      json.RawMessage `json:"values,omitempty"`
+	From     Status          `json:"from,omitempty"`
+	Decision string          `json:"decision,omitempty"`
+	Run      string          `json:"run,omitempty"`
+	Answer   string          `json:"answer,omitempty"`
+	Values   json.RawMessage `json:"values,omitempty"`
 	// After is how many messages the conversation had once the claim
 	// added the editor's answer (decide): the decided card's outcome is
 	// keyed by it, as a recovery that settles the card counts them, so a
@@ -54,6 +52,8 @@ type job struct {
 	// added since — records the card no second time. Zero (a job of an
 	// older version): counted when the card is settled.
 	After int64 `json:"after,omitempty"`
+	// Instruction is a variant's wish for the model (decide).
+	Instruction string `json:"instruction,omitempty"`
 }
 
 // Work carries out one chat job (the queue's handler). A job whose claim no

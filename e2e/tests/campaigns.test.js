@@ -101,7 +101,7 @@ e2e('a campaign started from the dashboard reaches cards; two selected cards are
 
   // The tour of the variant's card: the editor's wish stands in its transcript.
   await page.goto(new URL(chatHref, page.url()).href);
-  await expect(page.getByText(`Andere Variante: ${wish}`)).toBeVisible();
+  await expect(page.locator('.outcome.variant .wish').getByText(`Dein Wunsch: „${wish}“`)).toBeVisible();
   await s.shot(page, 'campaign-variant-chat');
 
   // The same page on a phone.

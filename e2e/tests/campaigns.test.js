@@ -116,4 +116,4 @@ e2e('a campaign started from the dashboard reaches cards; two selected cards are
   await phone.getByRole('link', { name: 'Übersicht' }).click();
   await expect(phone.locator('#campaign-form')).toBeVisible();
   await view(s, phone, '#campaign-form', 'phone-dashboard-form');
-});
+}, { timeout: 300000 }); // a campaign's pages, a variant's new card and a bulk apply, on a laptop and a phone

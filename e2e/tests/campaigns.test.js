@@ -99,11 +99,6 @@ e2e('a campaign started from the dashboard reaches cards; two selected cards are
   await view(s, page, 'h1', 'laptop-top');
   await view(s, page, '#review', 'laptop-review');
 
-  // The tour of the variant's card: the editor's wish stands in its transcript.
-  await page.goto(new URL(chatHref, page.url()).href);
-  await expect(page.locator('.outcome.variant .wish').getByText(`Dein Wunsch: „${wish}“`)).toBeVisible();
-  await s.shot(page, 'campaign-variant-chat');
-
   // The same page on a phone.
   const phone = await s.user('erika-phone', { viewport: { width: 390, height: 844 } });
   await login(s, phone, 'erika');
@@ -116,4 +111,9 @@ e2e('a campaign started from the dashboard reaches cards; two selected cards are
   await phone.getByRole('link', { name: 'Übersicht' }).click();
   await expect(phone.locator('#campaign-form')).toBeVisible();
   await view(s, phone, '#campaign-form', 'phone-dashboard-form');
+
+  // The tour of the variant's card: the editor's wish stands in its transcript.
+  await page.goto(new URL(chatHref, page.url()).href);
+  await expect(page.locator('.outcome.variant .wish').getByText(`Dein Wunsch: „${wish}“`)).toBeVisible();
+  await s.shot(page, 'campaign-variant-chat');
 }, { timeout: 300000 }); // a campaign's pages, a variant's new card and a bulk apply, on a laptop and a phone

@@ -1,8 +1,9 @@
 // Campaigns in the web UI: erika starts one from the dashboard over the
 // demo's guide branch (pages whose description is missing), watches its
-// progress reach cards, selects two cards and applies them together, and
-// sees one result per card; the pages are axe-core clean and are looked at
-// on a laptop and a phone.
+// progress reach cards, sees each card's search-result preview, asks for
+// another variant of one card with a wish (which its tour's transcript
+// shows), selects two cards and applies them together, and sees one result
+// per card; the pages are axe-core clean and are looked at on a laptop and a phone.
 import { e2e, expect, login } from '../lib/e2e.js';
 import { expectNoSeriousViolations } from '../lib/axe.js';
 import { until } from '../lib/expect.js';
@@ -66,8 +67,31 @@ e2e('a campaign started from the dashboard reaches cards; two selected cards are
   if (await cards.count() < 2) throw new Error(`the review list shows ${await cards.count()} cards, want 2 or more`);
   await expect(cards.first().locator('ins').first()).toBeVisible();
   await expect(cards.first().getByRole('link', { name: 'Im Chat fortsetzen' })).toBeVisible();
+  // Each card shows its page's search result with the proposal, drawn by
+  // the chat card's own partial.
+  const serp = cards.first().getByRole('region', { name: 'Vorschau im Suchergebnis' });
+  await expect(serp).toBeVisible();
+  await expect(serp.locator('.serp-desktop .serp-title')).toBeVisible();
   await expectNoSeriousViolations(page, 'the campaign page with its review list');
   await s.shot(page, 'campaign-laptop');
+  await view(s, page, '#review', 'laptop-review-preview');
+
+  // "Andere Variante" for one card with a wish typed at that card: the
+  // result names it, and the tour's transcript shows the wish with the answer.
+  const wish = 'mit dem Ortsnamen';
+  const first = cards.first();
+  const firstTitle = (await first.locator('h3').textContent()).split('·')[0].trim();
+  const chatHref = await first.getByRole('link', { name: 'Im Chat fortsetzen' }).getAttribute('href');
+  await first.getByLabel('Wunsch für diese Variante (optional)').fill(wish);
+  await first.getByRole('button', { name: 'Andere Variante' }).click();
+  await expect(page.getByRole('region', { name: 'Vorschläge prüfen' }).locator('.results').getByText(`${firstTitle}: andere Variante angefragt`)).toBeVisible();
+  await expectNoSeriousViolations(page, 'the campaign page after a variant with a wish');
+  // The variant's new card joins the list again once the model proposed it.
+  await until(page, async () => {
+    await page.locator('#campaign-progress').getByRole('link', { name: /Vorschlagsliste aktualisieren/ }).click();
+    await page.getByRole('region', { name: 'Vorschläge prüfen' }).locator('article.review-card').first().waitFor({ timeout: 500 });
+    return await cards.count() >= 2;
+  }, 'two cards in the review list after the variant', 60000);
 
   const titles = [await cards.nth(0).locator('h3').textContent(), await cards.nth(1).locator('h3').textContent()]
     .map((t) => t.split('·')[0].trim());
@@ -95,4 +119,9 @@ e2e('a campaign started from the dashboard reaches cards; two selected cards are
   await phone.getByRole('link', { name: 'Übersicht' }).click();
   await expect(phone.locator('#campaign-form')).toBeVisible();
   await view(s, phone, '#campaign-form', 'phone-dashboard-form');
-});
+
+  // The tour of the variant's card: the editor's wish stands in its transcript.
+  await page.goto(new URL(chatHref, page.url()).href);
+  await expect(page.locator('.outcome.variant .wish').getByText(`Dein Wunsch: „${wish}“`)).toBeVisible();
+  await s.shot(page, 'campaign-variant-chat');
+}, { timeout: 300000 }); // a campaign's pages, a variant's new card and a bulk apply, on a laptop and a phone

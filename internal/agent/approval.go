@@ -42,7 +42,7 @@ func (rt *Decider) Approve(ctx context.Context, actor int64, id string, d Decisi
 		return Result{}, rt.denyFourEyes(context.WithoutCancel(ctx), r)
 	}
 	if !d.Approve && !offersReasons(s) {
-		d.Reason = "" // a reason the card does not offer is a plain denial (P.R5)
+		d.Reason, d.Instruction = "", "" // a reason the card does not offer is a plain denial (P.R5)
 	}
 	owner := rt.owner("resume")
 	seg := rt.newSegment(r, owner, cfg, len(r.Request) > 0)
@@ -78,8 +78,14 @@ func (rt *Decider) Approve(ctx context.Context, actor int64, id string, d Decisi
 		decidedBy = "run_owner"
 	}
 	before := len(seg.events)
-	seg.emit(run.EventApproval, map[string]any{"approved": d.Approve, "decidedBy": actor, "decider": decidedBy,
-		"reason": string(d.Reason), "turnDigest": s.Digest})
+	approval := map[string]any{"approved": d.Approve, "decidedBy": actor, "decider": decidedBy,
+		"reason": string(d.Reason), "turnDigest": s.Digest}
+	if d.Instruction != "" {
+		// Content: kept at privacy full only, where a continuation after a
+		// lost worker hands it to the model as this one does.
+		approval["instruction"] = d.Instruction
+	}
+	seg.emit(run.EventApproval, approval)
 	seg.emit(run.EventStatus, map[string]any{"status": run.StatusRunning})
 	var fence []byte
 	if d.Approve {
@@ -124,7 +130,7 @@ func (rt *Decider) Approve(ctx context.Context, actor int64, id string, d Decisi
 	}
 	if !d.Approve {
 		for _, c := range calls {
-			rt.answer(seg, &st, llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}, denial(decidedBy, d.Reason))
+			rt.answer(seg, &st, llm.ToolCall{ID: c.ID, Name: c.Tool, Arguments: string(c.Args)}, denial(decidedBy, d.Reason, d.Instruction))
 		}
 		done := decided(seg, s.Calls)
 		res := rt.drive(ctx, seg, &st)

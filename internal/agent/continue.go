@@ -28,13 +28,14 @@ const continuedNote = `{"note":"this call ran before an interruption; its result
 
 // recordedDecision is a decision of the waiting turn as its event stores it.
 type recordedDecision struct {
-	seq       int64
-	input     bool
-	approved  bool
-	reason    DenyReason
-	decider   string
-	values    json.RawMessage // an input's values, when stored (privacy full)
-	hasValues bool
+	seq         int64
+	input       bool
+	approved    bool
+	reason      DenyReason
+	instruction string // a variant's, when stored (privacy full)
+	decider     string
+	values      json.RawMessage // an input's values, when stored (privacy full)
+	hasValues   bool
 }
 
 // recordedCall is a call answered after the decision, as its tool event stores it.
@@ -105,7 +106,7 @@ func (rt *Decider) continueDecided(ctx context.Context, seg *segment) (Result, e
 				rt.recall(seg, &st, lc, rc)
 				continue
 			}
-			rt.answer(seg, &st, lc, denial(d.decider, d.reason))
+			rt.answer(seg, &st, lc, denial(d.decider, d.reason, d.instruction))
 		}
 		calls := decided(seg, s.Calls)
 		res = rt.drive(ctx, seg, &st)
@@ -144,6 +145,7 @@ func decisionOf(evs []run.Event, digest string, initiator int64) (recordedDecisi
 		var p struct {
 			Approved       *bool           `json:"approved"`
 			Reason         string          `json:"reason"`
+			Instruction    string          `json:"instruction"`
 			Decider        string          `json:"decider"`
 			DecidedBy      int64           `json:"decidedBy"`
 			TurnDigest     string          `json:"turnDigest"`
@@ -156,7 +158,7 @@ func decisionOf(evs []run.Event, digest string, initiator int64) (recordedDecisi
 		}
 		switch {
 		case e.Kind == run.EventApproval && p.Approved != nil && !p.PreviewChanged:
-			d := recordedDecision{seq: e.Sequence, approved: *p.Approved, reason: DenyReason(p.Reason), decider: p.Decider}
+			d := recordedDecision{seq: e.Sequence, approved: *p.Approved, reason: DenyReason(p.Reason), instruction: p.Instruction, decider: p.Decider}
 			if d.decider == "" {
 				d.decider = "other_user"
 				if p.DecidedBy == initiator {

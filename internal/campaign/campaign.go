@@ -22,7 +22,7 @@ type Chat interface {
 	Start(ctx context.Context, actor, page, language, skillUID, configUID int64) (chat.View, error)
 	Send(ctx context.Context, actor, id int64, text string) error
 	Get(ctx context.Context, actor, id int64) (chat.View, error)
-	Answer(ctx context.Context, actor, id int64, digest, answer string) error
+	AnswerWith(ctx context.Context, actor, id int64, digest, answer string, o chat.AnswerOptions) error
 	ConfigurationFor(ctx context.Context, actor int64) (llmconfig.Configuration, error)
 }
 

@@ -30,8 +30,9 @@ const (
 	MaxCardLimit     = 200
 	// MaxAnswers is how many cards one answer may name.
 	MaxAnswers = 200
-	// MaxInstruction is the longest instruction of a variant, in characters.
-	MaxInstruction = 500
+	// MaxInstruction is the longest instruction of a variant, in characters:
+	// the chat's own limit, which each card's answer passes through.
+	MaxInstruction = chat.MaxInstruction
 )
 
 // Card is one waiting card of a campaign's review list: the card its
@@ -158,7 +159,7 @@ func scanStoredCard(sc store.Scanner) (storedCard, error) {
 
 func cardOf(it item, v chat.View) Card {
 	c := Card{Conversation: v.ID, TurnDigest: v.Card.TurnDigest, Page: it.Page, Language: it.Language,
-		Answers: v.Card.Answers, ApproveBlocked: v.Card.ApproveBlocked, Fields: []CardField{}}
+		Answers: v.Card.Answers, ApproveBlocked: v.Card.ApproveBlocked, Fields: []CardField{}, Calls: v.Card.Calls}
 	if v.Tour != nil {
 		c.PageTitle = v.Tour.PageTitle
 	}
@@ -241,7 +242,7 @@ func (s *Service) Answer(ctx context.Context, a *access.Actor, id int64, in Answ
 	out := make([]Result, 0, len(in.Cards))
 	for _, c := range in.Cards {
 		res := Result{Conversation: c.Conversation, TurnDigest: c.TurnDigest, Outcome: "answered"}
-		if err := s.answerOne(ctx, a, r, c, in.Answer); err != nil {
+		if err := s.answerOne(ctx, a, r, c, in.Answer, in.Instruction); err != nil {
 			if !refused(err) {
 				return nil, err // the store failed: the answers so far are taken, the rest are not
 			}
@@ -257,9 +258,10 @@ func (s *Service) Answer(ctx context.Context, a *access.Actor, id int64, in Answ
 }
 
 // answerOne answers one card: one of r's tours (else ErrNotFound), through
-// chat.Answer. A card of another kind (approve or cancel: a plain skill's
-// card) takes apply as approve and the other answers as its denial.
-func (s *Service) answerOne(ctx context.Context, a *access.Actor, r row, c CardRef, answer string) error {
+// chat.AnswerWith, a variant with its instruction. A card of another kind
+// (approve or cancel: a plain skill's card) takes apply as approve and the
+// other answers as its denial.
+func (s *Service) answerOne(ctx context.Context, a *access.Actor, r row, c CardRef, answer, instruction string) error {
 	var n int
 	if err := s.d.DB.QueryRow(ctx, "SELECT COUNT(*) FROM campaign_items WHERE campaign_id = ? AND conversation_id = ? AND conversation_id > 0",
 		r.ID, c.Conversation).Scan(&n); err != nil {
@@ -281,5 +283,5 @@ func (s *Service) answerOne(ctx context.Context, a *access.Actor, r row, c CardR
 	if v.Card.ApproveBlocked != "" && (answer == chat.AnswerApply || answer == chat.AnswerApprove) {
 		return chat.ErrNotOffered // it waits in the approver's inbox
 	}
-	return s.d.Chat.Answer(ctx, a.UID, c.Conversation, c.TurnDigest, answer)
+	return s.d.Chat.AnswerWith(ctx, a.UID, c.Conversation, c.TurnDigest, answer, chat.AnswerOptions{Instruction: instruction})
 }

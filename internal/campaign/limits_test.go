@@ -28,7 +28,9 @@ func (c *busyChat) Send(context.Context, int64, int64, string) error { return ni
 func (c *busyChat) Get(_ context.Context, _, id int64) (chat.View, error) {
 	return chat.View{ID: id, Status: chat.Processing, Messages: []chat.Message{{Role: "user"}}}, nil
 }
-func (c *busyChat) Answer(context.Context, int64, int64, string, string) error { return nil }
+func (c *busyChat) AnswerWith(context.Context, int64, int64, string, string, chat.AnswerOptions) error {
+	return nil
+}
 func (c *busyChat) ConfigurationFor(context.Context, int64) (llmconfig.Configuration, error) {
 	return llmconfig.Configuration{}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"unicode/utf8"
 
 	"waymark/internal/access"
 	"waymark/internal/agent"
@@ -55,8 +56,36 @@ func newDecisions(db *store.DB, rt decider, clk clock.Clock, log *slog.Logger, d
 // plain denial (P.R5). On a four-eyes card the approval is blocked; the
 // denials still work.
 func (s *decisions) Answer(ctx context.Context, actor, id int64, digest, answer string) error {
+	return s.AnswerWith(ctx, actor, id, digest, answer, AnswerOptions{})
+}
+
+// MaxInstruction is the longest instruction of a variant, in characters:
+// the runtime's, which the variant's denial passes through.
+const MaxInstruction = agent.MaxInstruction
+
+// AnswerOptions are the optional parts of an answer to a card.
+type AnswerOptions struct {
+	// Instruction is the editor's wish for the variant ("kürzer", "mit dem
+	// Ortsnamen"): the model receives it with the variant's denial. Only a
+	// variant takes one; at most MaxInstruction characters.
+	Instruction string
+}
+
+// AnswerWith is Answer with o. Bad options are refused before anything
+// changes. A variant the card does not offer is a plain denial, and its
+// instruction goes with the variant.
+func (s *decisions) AnswerWith(ctx context.Context, actor, id int64, digest, answer string, o AnswerOptions) error {
 	if _, ok := labels[answer]; !ok {
 		return fmt.Errorf("%w: answer: want apply, variant, skip, keep, approve or cancel", ErrInvalid)
+	}
+	if err := store.CheckText(o.Instruction); err != nil {
+		return store.ErrInvalidText.With("instruction: %w", err)
+	}
+	if utf8.RuneCountInString(o.Instruction) > MaxInstruction {
+		return fmt.Errorf("%w: instruction: at most %d characters", ErrInvalid, MaxInstruction)
+	}
+	if o.Instruction != "" && answer != AnswerVariant {
+		return fmt.Errorf("%w: instruction: only a variant takes one", ErrInvalid)
 	}
 	ctx, end := s.db.SettingsScope(ctx) // the card's check and the answer's text read the editor once
 	defer end()
@@ -84,10 +113,14 @@ func (s *decisions) Answer(ctx context.Context, actor, id int64, digest, answer 
 		return ErrCannotApply // the card's call has a preview error
 	}
 	if !approve && !r.Card.offers(answer) {
-		answer = AnswerCancel // a reason the card does not offer is a plain denial
+		answer, o.Instruction = AnswerCancel, "" // a reason the card does not offer is a plain denial
+	}
+	said := s.answerText(ctx, actor, answer)
+	if o.Instruction != "" {
+		said += ": " + o.Instruction // the transcript shows the wish the model receives
 	}
 	s.test.beforeClaim("answer")
-	return s.claimDecision(ctx, r, s.answerText(ctx, actor, answer), job{Op: opDecide, Answer: answer})
+	return s.claimDecision(ctx, r, said, job{Op: opDecide, Answer: answer, Instruction: o.Instruction})
 }
 
 // claimDecision takes the decision r waits for (awaiting → processing, only

@@ -24,13 +24,13 @@ const (
 
 // decide executes a recorded decision through the runtime, then records or
 // closes open points and the card's outcome, then applies the run's state.
-func (s *decisions) decide(ctx context.Context, r row, card Card, answer string, after int64) {
+func (s *decisions) decide(ctx context.Context, r row, card Card, answer, instruction string, after int64) {
 	d := agent.Decision{TurnDigest: card.TurnDigest}
 	switch answer {
 	case AnswerApply, AnswerApprove:
 		d.Approve = true
 	case AnswerVariant:
-		d.Reason = agent.DenyVariant
+		d.Reason, d.Instruction = agent.DenyVariant, instruction
 	case AnswerSkip:
 		d.Reason = agent.DenySkip
 	case AnswerKeep:

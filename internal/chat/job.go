@@ -53,6 +53,8 @@ type job struct {
 	// added since — records the card no second time. Zero (a job of an
 	// older version): counted when the card is settled.
 	After int64 `json:"after,omitempty"`
+	// Instruction is a variant's wish for the model (decide).
+	Instruction string `json:"instruction,omitempty"`
 }
 
 // jobs records each claimed message or decision together with its job, and
@@ -201,7 +203,7 @@ func (s *Service) work(ctx context.Context, j job) error {
 	}
 	switch {
 	case j.Op == opDecide && before.Card != nil:
-		s.decisions.decide(ctx, before, *before.Card, j.Answer, j.After)
+		s.decisions.decide(ctx, before, *before.Card, j.Answer, j.Instruction, j.After)
 	case j.Op == opSubmit && before.Question != nil:
 		s.decisions.submit(ctx, before, j.Values)
 	default:

@@ -199,6 +199,12 @@ func (s *Service) Answer(ctx context.Context, actor, id int64, digest, answer st
 	return s.decisions.Answer(ctx, actor, id, digest, answer)
 }
 
+// AnswerWith is Answer with its optional parts (decisions.AnswerWith): a
+// variant's instruction for the model.
+func (s *Service) AnswerWith(ctx context.Context, actor, id int64, digest, answer string, o AnswerOptions) error {
+	return s.decisions.AnswerWith(ctx, actor, id, digest, answer, o)
+}
+
 // AnswerQuestion answers the question the conversation waits for
 // (decisions.AnswerQuestion).
 func (s *Service) AnswerQuestion(ctx context.Context, actor, id int64, digest, option, text string) error {

@@ -109,8 +109,8 @@ func (s *Server) handleConversationMessage(w http.ResponseWriter, r *http.Reques
 }
 
 // handleConversationAnswer answers POST /api/conversations/{id}/answer → 202:
-// {turnDigest, answer} for a card, {turnDigest, option} or {turnDigest, text}
-// for a question.
+// {turnDigest, answer} for a card (a variant with an optional instruction),
+// {turnDigest, option} or {turnDigest, text} for a question.
 func (s *Server) handleConversationAnswer(w http.ResponseWriter, r *http.Request) error {
 	id, err := conversationID(r)
 	if err != nil {
@@ -124,10 +124,12 @@ func (s *Server) handleConversationAnswer(w http.ResponseWriter, r *http.Request
 	switch {
 	case body.Answer != "" && (body.Option != "" || body.Text != ""):
 		return errBadRequest.With("answer: give answer for a card, or option or text for a question")
+	case body.Instruction != "" && body.Answer == "":
+		return errBadRequest.With("instruction: only a variant takes one")
 	case body.Option != "" || body.Text != "":
 		err = s.chat.AnswerQuestion(r.Context(), uid, id, body.TurnDigest, body.Option, body.Text)
 	default:
-		err = s.chat.Answer(r.Context(), uid, id, body.TurnDigest, body.Answer)
+		err = s.chat.AnswerWith(r.Context(), uid, id, body.TurnDigest, body.Answer, chat.AnswerOptions{Instruction: body.Instruction})
 	}
 	if err != nil {
 		return err
@@ -220,6 +222,8 @@ type (
 		Answer     string `json:"answer"`
 		Option     string `json:"option"`
 		Text       string `json:"text"`
+		// Instruction: a variant's wish for the model (chat.AnswerOptions).
+		Instruction string `json:"instruction"`
 	}
 	conversationSkillRequest struct {
 		Skill int64 `json:"skill"`

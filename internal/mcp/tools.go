@@ -35,6 +35,7 @@ type (
 		Conversation int64  `json:"conversation" jsonschema:"id of the conversation"`
 		TurnDigest   string `json:"turnDigest" jsonschema:"the turnDigest of the card being answered, as the conversation shows it"`
 		Answer       string `json:"answer" jsonschema:"one of the answers the card offers: apply, variant, skip, keep (a process step) or approve, cancel"`
+		Instruction  string `json:"instruction,omitempty" jsonschema:"with variant: what the new proposal should do differently (at most 500 characters)"`
 	}
 	answerQuestionInput struct {
 		Conversation int64  `json:"conversation" jsonschema:"id of the conversation"`
@@ -113,7 +114,7 @@ func (s *Server) addTools(srv *sdk.Server, who whoFunc) {
 			return s.carryOn(ctx, req, a, in.Conversation)
 		}))
 	sdk.AddTool(srv, &sdk.Tool{Name: "answer_card", Title: "Answer a card", Annotations: answering, OutputSchema: conversationSchema,
-		Description: "Answers the card a conversation waits for: apply (write the proposal), variant (ask for another proposal), skip, keep (leave the field as it is), approve or cancel — only an answer the card offers. Returns the conversation once the answer is carried out."},
+		Description: "Answers the card a conversation waits for: apply (write the proposal), variant (ask for another proposal, optionally with an instruction), skip, keep (leave the field as it is), approve or cancel — only an answer the card offers. Returns the conversation once the answer is carried out."},
 		tool(s, who, s.answerCard))
 	sdk.AddTool(srv, &sdk.Tool{Name: "answer_question", Title: "Answer a question", Annotations: talking, OutputSchema: conversationSchema,
 		Description: "Answers the question a conversation waits for, with one of its options or, when it takes free text, in the user's words."},
@@ -316,7 +317,7 @@ func (s *Server) processUID(ctx context.Context, a *access.Actor, name string, c
 }
 
 func (s *Server) answerCard(ctx context.Context, req *sdk.CallToolRequest, a *access.Actor, in answerCardInput) (result, error) {
-	if err := s.d.Chat.Answer(ctx, a.UID, in.Conversation, in.TurnDigest, in.Answer); err != nil {
+	if err := s.d.Chat.AnswerWith(ctx, a.UID, in.Conversation, in.TurnDigest, in.Answer, chat.AnswerOptions{Instruction: in.Instruction}); err != nil {
 		return result{}, err
 	}
 	return s.carryOn(ctx, req, a, in.Conversation)

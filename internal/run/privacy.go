@@ -204,7 +204,7 @@ var contentKeys = map[string]bool{
 	"toolresult": true, "prompt": true, "systemprompt": true, "answer": true, "messages": true,
 	"messagessent": true, "preview": true, "previews": true, "callpreviews": true, "values": true,
 	"value": true, "current": true, "proposed": true, "question": true, "text": true,
-	"thinking": true, "raw": true, "output": true, "error": true, "errormessage": true,
+	"thinking": true, "raw": true, "output": true, "error": true, "errormessage": true, "instruction": true,
 	"message": true, "summary": true, "body": true, "title": true, "description": true,
 }
 

@@ -491,6 +491,8 @@ type Answer struct {
 	Answer     string `json:"answer,omitempty"`
 	Option     string `json:"option,omitempty"`
 	Text       string `json:"text,omitempty"`
+	// Instruction goes with a variant: the editor's wish for it.
+	Instruction string `json:"instruction,omitempty"`
 }
 
 // StartConversation sends POST /api/conversations.

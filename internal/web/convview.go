@@ -61,6 +61,7 @@ type item struct {
 	Notice  string // a catalogue text
 	Outcome string // a catalogue text
 	Target  *site.Target
+	Wish    string // a variant's instruction, as the editor's answer carried it
 }
 
 type summaryLine struct {
@@ -157,6 +158,11 @@ func (u *UI) convView(ctx context.Context, me *user, v chat.View) *convView {
 	addOutcomes := func(n int64) {
 		for _, o := range byAfter[n] {
 			it := item{Role: "outcome", Kind: o.Outcome, Outcome: me.T.Get("outcome." + o.Outcome)}
+			if o.Outcome == chat.OutcomeVariant && n > 0 && int(n) <= len(v.Messages) {
+				// The answer reads "<label>: <wish>" (chat.AnswerWith); no
+				// answer's label holds ": ".
+				_, it.Wish, _ = strings.Cut(v.Messages[n-1].Content, ": ")
+			}
 			if l := o.Labels; l != nil {
 				it.Target = &site.Target{Table: o.Table, UID: o.UID, TableLabel: l.Table, RecordTitle: l.Record, FieldLabels: l.Fields}
 			}

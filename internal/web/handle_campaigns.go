@@ -277,6 +277,7 @@ type reviewCard struct {
 	Ref    string // conversation|digest, a checkbox's value
 	Fields []reviewField
 	Lang   string
+	Search *serpView // the page's search result with the proposal, as the chat's card shows it
 }
 
 type reviewField struct {
@@ -365,6 +366,11 @@ func (u *UI) campaignData(r *http.Request, me *user, q url.Values, withCards boo
 	for _, c := range list.Cards {
 		rc := reviewCard{Card: c, Ref: fmt.Sprintf("%d|%s", c.Conversation, c.TurnDigest)}
 		rc.Lang, _ = u.languageOf(ctx, me, c.Language)
+		for _, call := range c.Calls {
+			if rc.Search == nil {
+				rc.Search = searchView(me, call.SearchPreview)
+			}
+		}
 		if rc.PageTitle == "" {
 			rc.PageTitle = me.T.Get("chat.pageNumber", c.Page)
 		}
@@ -486,6 +492,12 @@ func (u *UI) handleCampaignAnswers(w http.ResponseWriter, r *http.Request, me *u
 	if one := r.PostFormValue("one"); one != "" {
 		ans, ref, _ := strings.Cut(one, "|")
 		in.Answer, refs = ans, []string{ref}
+		// One card's variant takes the wish typed at that card; without one,
+		// the list's wish for the selected cards.
+		conv, _, _ := strings.Cut(ref, "|")
+		if own := strings.TrimSpace(r.PostFormValue("instruction-" + conv)); own != "" {
+			in.Instruction = own
+		}
 	}
 	if in.Answer != chat.AnswerVariant {
 		in.Instruction = ""

@@ -170,7 +170,9 @@ func (u *UI) handleInboxDecide(w http.ResponseWriter, r *http.Request, me *user)
 	case "approve":
 		d.Approve = true
 	case "cancel":
-	case "variant", "skip", "keep":
+	case "variant":
+		d.Reason, d.Instruction = agent.DenyVariant, strings.TrimSpace(r.PostFormValue("instruction"))
+	case "skip", "keep":
 		d.Reason = agent.DenyReason(answer)
 	default:
 		answer = "invalid"

@@ -43,6 +43,7 @@ var funcs = template.FuncMap{
 	"slice3":  func(a, b, c string) []string { return []string{a, b, c} },
 	"treeOf":  func(nodes []site.Node, selected int64) treeData { return treeData{Nodes: nodes, Selected: selected} },
 	"cardOf":  func(p *page, c *cardView) cardData { return cardData{T: p.T, Card: c} },
+	"serpOf":  func(t catalog.T, s *serpView) serpData { return serpData{T: t, Search: s} },
 	"fieldOf": fieldOf,
 	"highlighted": func(p *previewView, table string, uid, alt int64) bool {
 		if p == nil || p.Highlight == "" {
@@ -60,6 +61,12 @@ type treeData struct {
 type cardData struct {
 	T    catalog.T
 	Card *cardView
+}
+
+// serpData is what the "serp" partial draws: a search-result preview in the reader's words.
+type serpData struct {
+	T      catalog.T
+	Search *serpView
 }
 
 func parseTemplates() (map[string]*template.Template, error) {

@@ -23,6 +23,7 @@ type (
 			Total, Pending, Running, Proposals, Skipped, Failed, Done int
 		} `json:"counts"`
 		EstimatedSecondsLeft *int64 `json:"estimatedSecondsLeft"`
+		WaitsForAnswers      bool   `json:"waitsForAnswers"`
 	}
 	campaignCard struct {
 		Conversation int64    `json:"conversation"`

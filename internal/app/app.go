@@ -260,7 +260,7 @@ func New(ctx context.Context, db *store.DB, config *Config) (*App, error) {
 		Ender: ender, Queue: q, Labeler: chatLabels(pages, dir)},
 		&chat.Config{Clock: clk, Logger: log, Lease: rt.Lease(), Test: chat.TestConfig{BeforeClaim: cfg.Test.BeforeClaim}})
 	campaigns := campaign.New(campaign.Deps{DB: db, Chat: conversations, Site: pages, Skills: skills, Configs: configs, Directory: dir, Queue: q},
-		&campaign.Config{Clock: clk, Logger: log})
+		&campaign.Config{Clock: clk, Logger: log, MaxOpenRuns: cfg.MaxOpenRuns})
 	build := buildinfo.Read(cfg.Version)
 	srv, err := httpapi.New(httpapi.Config{DB: db, Source: src, Directory: dir, Passwords: passwords, Logger: log, Clock: clk, Version: build.Version, Commit: build.Commit, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, TrustedProxies: cfg.TrustedProxies, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs, Campaigns: campaigns,

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"waymark/internal/access"
+	"waymark/internal/agent"
 	"waymark/internal/chat"
 	"waymark/internal/clock"
 	"waymark/internal/fault"
 	"waymark/internal/llmconfig"
+	"waymark/internal/run"
 	"waymark/internal/site"
 	"waymark/internal/skill"
 	"waymark/internal/store"
@@ -91,9 +93,16 @@ type Config struct {
 	Poll time.Duration
 	// Stale is how long an item may stay claimed without its tour before
 	// it is pending again (a process died between claim and start; default 2 min).
-	Stale  time.Duration
-	Clock  clock.Clock
-	Logger *slog.Logger
+	Stale time.Duration
+	// MaxOpenRuns is the runtime's cap of one user's open runs (default
+	// agent.DefaultMaxOpenRuns). Every tour waiting at its card holds one
+	// of its owner's, so a campaign starts a page only while the owner
+	// has room below the cap, keeping a tenth of it (at least one) for
+	// her own chats: a campaign larger than the cap waits for answers
+	// instead of failing its pages' tours at the cap.
+	MaxOpenRuns int
+	Clock       clock.Clock
+	Logger      *slog.Logger
 }
 
 // Service keeps campaigns and works them.
@@ -114,12 +123,26 @@ func New(d Deps, cfg *Config) *Service {
 	c.Slice = cmp.Or(c.Slice, 2*time.Second)
 	c.Poll = cmp.Or(c.Poll, 200*time.Millisecond)
 	c.Stale = cmp.Or(c.Stale, 2*time.Minute)
+	c.MaxOpenRuns = cmp.Or(c.MaxOpenRuns, agent.DefaultMaxOpenRuns)
 	s := &Service{d: d, cfg: c, clk: cmp.Or[clock.Clock](c.Clock, clock.Real{}), log: cmp.Or(c.Logger, slog.New(slog.DiscardHandler))}
 	s.d.Directory = access.OrBuiltin(d.Directory)
 	return s
 }
 
 func (s *Service) now() int64 { return s.clk.Now().UnixMicro() }
+
+// runRoom is how many more tours owner's campaigns may start now: her
+// room below the cap of open runs, less the share kept for her own chats
+// (Config.MaxOpenRuns). Zero or less: the campaign waits for answers.
+func (s *Service) runRoom(ctx context.Context, owner int64) (int, error) {
+	open := run.OpenStatuses()
+	var n int
+	if err := s.d.DB.QueryRow(ctx, "SELECT COUNT(*) FROM runs WHERE initiator = ? AND status IN (?, ?, ?)",
+		owner, string(open[0]), string(open[1]), string(open[2])).Scan(&n); err != nil {
+		return 0, err
+	}
+	return s.cfg.MaxOpenRuns - max(1, s.cfg.MaxOpenRuns/10) - n, nil
+}
 
 // actor loads a user as stored now; an unknown or disabled one is ErrNotFound.
 func (s *Service) actor(ctx context.Context, uid int64) (*access.Actor, error) {

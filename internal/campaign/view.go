@@ -32,9 +32,13 @@ type View struct {
 	EstimatedSecondsLeft *int64 `json:"estimatedSecondsLeft"`
 	// Spent is what the campaign's tours cost so far (their recorded model
 	// usage, in the configuration's currency), to set against Budget.
-	Spent     cost.Total `json:"spent"`
-	CreatedAt time.Time  `json:"createdAt"`
-	UpdatedAt time.Time  `json:"updatedAt"`
+	Spent cost.Total `json:"spent"`
+	// WaitsForAnswers: a running campaign with pages left starts none now
+	// because the owner's tours waiting at their cards fill her open runs
+	// (Config.MaxOpenRuns); answering cards lets it go on.
+	WaitsForAnswers bool      `json:"waitsForAnswers"`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
 }
 
 // Counts are a campaign's items by state.
@@ -175,6 +179,13 @@ func (s *Service) view(ctx context.Context, r row) (View, error) {
 	}
 	if v.Spent, err = spent(ctx, s.d.DB, r.ID); err != nil {
 		return View{}, err
+	}
+	if v.State == Running && v.Counts.Pending > 0 {
+		room, err := s.runRoom(ctx, r.Owner)
+		if err != nil {
+			return View{}, err
+		}
+		v.WaitsForAnswers = room <= 0
 	}
 	if left := v.Counts.Pending + v.Counts.Running; timed > 0 && left > 0 && (v.State == Running || v.State == Paused) {
 		mean := took / timed // microseconds a page's tour took to its first card

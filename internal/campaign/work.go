@@ -141,6 +141,13 @@ func (s *Service) step(ctx context.Context, r row) (int, error) {
 	}
 	free := min(r.Concurrency-busy, s.cfg.Limit-all)
 	if free > 0 {
+		room, err := s.runRoom(ctx, r.Owner)
+		if err != nil {
+			return 0, err
+		}
+		free = min(free, room)
+	}
+	if free > 0 {
 		pending, err := store.Collect(ctx, s.d.DB, scanItem, "SELECT "+itemColumns+" FROM campaign_items WHERE campaign_id = ? AND state = ? ORDER BY position LIMIT ?",
 			r.ID, string(ItemPending), free)
 		if err != nil {

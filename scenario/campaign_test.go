@@ -35,6 +35,9 @@ type (
 			Field, Current, Proposed string
 			Measure                  *struct{ Count, Min, Max int }
 		} `json:"fields"`
+		SearchPreview *struct {
+			Title, Description string
+		} `json:"searchPreview"`
 	}
 	campaignCards struct {
 		Cards []campaignCard `json:"cards"`
@@ -143,6 +146,10 @@ func TestACampaignOverASubtreeRunsEachPageToItsFirstCardAndSkipsPagesTheOwnerMay
 			}
 			if c.Kind == "" || len(c.Fields) == 0 || c.Fields[0].Proposed == "" || c.TurnDigest == "" {
 				t.Errorf("card %+v lacks its kind, field or proposal", c)
+			}
+			// A card that changes a description shows the search result with it.
+			if c.Fields[0].Field == "description" && (c.SearchPreview == nil || c.SearchPreview.Description != c.Fields[0].Proposed) {
+				t.Errorf("card of page %d: search preview %+v, want one with the proposed description %q", c.Page, c.SearchPreview, c.Fields[0].Proposed)
 			}
 		}
 		one := wt.Decode[campaignCards](t, erika.Must("GET", fmt.Sprintf("/api/campaigns/%d/cards?page=%d&limit=1", v.ID, list.Cards[0].Page), nil, http.StatusOK))

@@ -11,6 +11,7 @@ import (
 	"waymark/internal/access"
 	"waymark/internal/chat"
 	"waymark/internal/fault"
+	"waymark/internal/serp"
 	"waymark/internal/store"
 	"waymark/internal/tool"
 )
@@ -38,19 +39,23 @@ const (
 // Card is one waiting card of a campaign's review list: the card its
 // page's tour waits for, as the chat shows it.
 type Card struct {
-	Conversation   int64           `json:"conversation"`
-	TurnDigest     string          `json:"turnDigest"`
-	Page           int64           `json:"page"`
-	Language       int64           `json:"language"`
-	PageTitle      string          `json:"pageTitle"`
-	Kind           string          `json:"kind"`
-	Table          string          `json:"table"`
-	UID            int64           `json:"uid"`
-	Answers        []string        `json:"answers"`
-	ApproveBlocked string          `json:"approveBlocked"`
-	Fields         []CardField     `json:"fields"`
-	PreviewError   string          `json:"previewError,omitempty"`
-	Calls          []chat.CardCall `json:"-"`
+	Conversation   int64       `json:"conversation"`
+	TurnDigest     string      `json:"turnDigest"`
+	Page           int64       `json:"page"`
+	Language       int64       `json:"language"`
+	PageTitle      string      `json:"pageTitle"`
+	Kind           string      `json:"kind"`
+	Table          string      `json:"table"`
+	UID            int64       `json:"uid"`
+	Answers        []string    `json:"answers"`
+	ApproveBlocked string      `json:"approveBlocked"`
+	Fields         []CardField `json:"fields"`
+	PreviewError   string      `json:"previewError,omitempty"`
+	// SearchPreview is the page's search result with the proposed values
+	// (the first call's that changes a title or description), as the
+	// chat's card carries it.
+	SearchPreview *serp.Preview   `json:"searchPreview,omitempty"`
+	Calls         []chat.CardCall `json:"-"`
 }
 
 // CardField is one field a card changes: its current and proposed value and
@@ -169,6 +174,9 @@ func cardOf(it item, v chat.View) Card {
 			if call.Target != nil {
 				c.Table, c.UID = call.Target.Table, call.Target.UID
 			}
+		}
+		if call.SearchPreview != nil && c.SearchPreview == nil {
+			c.SearchPreview = call.SearchPreview
 		}
 		if call.PreviewError != "" && c.PreviewError == "" {
 			c.PreviewError = call.PreviewError

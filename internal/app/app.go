@@ -262,9 +262,11 @@ func New(ctx context.Context, db *store.DB, config *Config) (*App, error) {
 	campaigns := campaign.New(campaign.Deps{DB: db, Chat: conversations, Site: pages, Skills: skills, Configs: configs, Directory: dir, Queue: q},
 		&campaign.Config{Clock: clk, Logger: log, MaxOpenRuns: cfg.MaxOpenRuns})
 	build := buildinfo.Read(cfg.Version)
-	srv, err := httpapi.New(httpapi.Config{DB: db, Source: src, Directory: dir, Passwords: passwords, Logger: log, Clock: clk, Version: build.Version, Commit: build.Commit, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken, TrustedProxies: cfg.TrustedProxies, Tracer: cfg.Tracer, HashCost: cfg.HashCost, Runtime: rt, Skills: skills,
+	srv, err := httpapi.New(httpapi.Deps{DB: db, Source: src, Directory: dir, Passwords: passwords, Runtime: rt, Skills: skills,
 		Ender: ender, Catalogue: catalogue, Chat: conversations, OpenPoints: points, Site: pages, Configs: configs, Campaigns: campaigns,
-		TYPO3Bridge: bridgeOrNil(cfg.Bridge), PasswordLoginOff: cfg.Bridge != nil && !cfg.PasswordLogin})
+		TYPO3Bridge: bridgeOrNil(cfg.Bridge)},
+		&httpapi.Config{Logger: log, Clock: clk, Version: build.Version, Commit: build.Commit, SecureCookies: cfg.SecureCookies, MetricsToken: cfg.MetricsToken,
+			TrustedProxies: cfg.TrustedProxies, Tracer: cfg.Tracer, HashCost: cfg.HashCost, PasswordLoginOff: cfg.Bridge != nil && !cfg.PasswordLogin})
 	if err != nil {
 		return nil, err
 	}

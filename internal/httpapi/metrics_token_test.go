@@ -17,7 +17,7 @@ import (
 func TestMetricsTokenKeepsMetricsPrivate(t *testing.T) {
 	t.Parallel()
 	db := storetest.SQLite(t)
-	srv, err := httpapi.New(httpapi.Config{DB: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MetricsToken: "scrape-secret-1"})
+	srv, err := httpapi.New(httpapi.Deps{DB: db}, &httpapi.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MetricsToken: "scrape-secret-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

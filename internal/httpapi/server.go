@@ -28,8 +28,9 @@ import (
 	"waymark/internal/store"
 )
 
-// Config holds what the server needs. DB is required.
-type Config struct {
+// Deps are the parts the server serves. DB is required; a part left nil
+// leaves its routes out.
+type Deps struct {
 	DB *store.DB
 	// Source and Directory are the installation's content source and user
 	// directory (nil: the built-in ones); Passwords checks password logins
@@ -38,22 +39,6 @@ type Config struct {
 	Source    content.Source
 	Directory access.Directory
 	Passwords auth.PasswordDirectory
-	Logger    *slog.Logger         // nil: slog.Default()
-	Clock     clock.Clock          // nil: the wall clock
-	Registry  *prometheus.Registry // nil: a new registry with Go and process collectors
-	Version   string               // reported by /healthz and waymark_build_info
-	Commit    string               // likewise
-	// TrustedProxies are the networks of the reverse proxies in front of
-	// the server (--trusted-proxies; ParseTrustedProxies): only a request
-	// from one of them has its client named by X-Forwarded-For or Forwarded
-	// (clientIP). None: the peer is the client.
-	TrustedProxies []netip.Prefix
-	// MetricsToken, when set, is the bearer token GET /metrics requires
-	// (--metrics-token): metrics need not be public.
-	MetricsToken string
-	// SecureCookies marks the session cookie Secure even when the request
-	// came over plain HTTP (behind a TLS-terminating proxy;).
-	SecureCookies bool
 	// Runtime serves the runs API (/api/runs…, /api/inbox); nil leaves those routes out.
 	Runtime *agent.Runtime
 	// Skills serves the skills API (/api/skills…); nil leaves those routes out.
@@ -73,6 +58,30 @@ type Config struct {
 	// Configs serves the administration of configurations (/api/admin/configurations…)
 	// and the configurations a user may use (GET /api/configurations).
 	Configs *llmconfig.Store
+	// TYPO3Bridge, when set, lets backend users signed in to TYPO3 open
+	// Waymark with a ticket of the TYPO3 extension (POST /api/login/typo3,
+	// and the web UI's /typo3/enter); nil refuses tickets.
+	TYPO3Bridge TYPO3Bridge
+}
+
+// Config holds how the server behaves; nil or a zero field is its default.
+type Config struct {
+	Logger   *slog.Logger         // nil: slog.Default()
+	Clock    clock.Clock          // nil: the wall clock
+	Registry *prometheus.Registry // nil: a new registry with Go and process collectors
+	Version  string               // reported by /healthz and waymark_build_info
+	Commit   string               // likewise
+	// TrustedProxies are the networks of the reverse proxies in front of
+	// the server (--trusted-proxies; ParseTrustedProxies): only a request
+	// from one of them has its client named by X-Forwarded-For or Forwarded
+	// (clientIP). None: the peer is the client.
+	TrustedProxies []netip.Prefix
+	// MetricsToken, when set, is the bearer token GET /metrics requires
+	// (--metrics-token): metrics need not be public.
+	MetricsToken string
+	// SecureCookies marks the session cookie Secure even when the request
+	// came over plain HTTP (behind a TLS-terminating proxy;).
+	SecureCookies bool
 	// Tracer, when set, gives every request a server span;
 	// nil is tracing off and costs nothing.
 	Tracer trace.Tracer
@@ -81,10 +90,6 @@ type Config struct {
 	// auth.DefaultCost; tests pass auth.MinCost). A cost auth.CheckCost
 	// refuses fails New.
 	HashCost int
-	// TYPO3Bridge, when set, lets backend users signed in to TYPO3 open
-	// Waymark with a ticket of the TYPO3 extension (POST /api/login/typo3,
-	// and the web UI's /typo3/enter); nil refuses tickets.
-	TYPO3Bridge TYPO3Bridge
 	// PasswordLoginOff refuses password logins (beside TYPO3 with the
 	// bridge: editors sign in through TYPO3, second factor included).
 	PasswordLoginOff bool
@@ -133,15 +138,19 @@ type metrics struct {
 }
 
 // New builds a server with the routes of routes.go registered.
-func New(cfg Config) (*Server, error) {
-	if cfg.DB == nil {
-		return nil, errors.New("httpapi: Config.DB is required")
+func New(d Deps, c *Config) (*Server, error) {
+	if d.DB == nil {
+		return nil, errors.New("httpapi: Deps.DB is required")
+	}
+	var cfg Config
+	if c != nil {
+		cfg = *c
 	}
 	if err := auth.CheckCost(cfg.HashCost); err != nil {
 		return nil, fmt.Errorf("httpapi: Config.HashCost: %w", err)
 	}
 	s := &Server{
-		db:           cfg.DB,
+		db:           d.DB,
 		logger:       cmp.Or(cfg.Logger, slog.Default()),
 		clock:        cmp.Or[clock.Clock](cfg.Clock, clock.Real{}),
 		version:      cfg.Version,
@@ -149,21 +158,21 @@ func New(cfg Config) (*Server, error) {
 		metricsToken: cfg.MetricsToken,
 		tracer:       cfg.Tracer,
 		secure:       cfg.SecureCookies,
-		runtime:      cfg.Runtime,
-		skills:       cfg.Skills,
-		ender:        cfg.Ender,
-		catalogue:    cfg.Catalogue,
-		chat:         cfg.Chat,
-		campaigns:    cfg.Campaigns,
-		points:       cfg.OpenPoints,
-		site:         cfg.Site,
-		configs:      cfg.Configs,
+		runtime:      d.Runtime,
+		skills:       d.Skills,
+		ender:        d.Ender,
+		catalogue:    d.Catalogue,
+		chat:         d.Chat,
+		campaigns:    d.Campaigns,
+		points:       d.OpenPoints,
+		site:         d.Site,
+		configs:      d.Configs,
 		mux:          http.NewServeMux(),
-		src:          content.OrBuiltin(cfg.Source),
-		dir:          access.OrBuiltin(cfg.Directory),
+		src:          content.OrBuiltin(d.Source),
+		dir:          access.OrBuiltin(d.Directory),
 		hashCost:     cfg.HashCost,
 		trusted:      cfg.TrustedProxies,
-		bridge:       cfg.TYPO3Bridge,
+		bridge:       d.TYPO3Bridge,
 		noPassword:   cfg.PasswordLoginOff,
 	}
 	s.registry = cfg.Registry
@@ -173,9 +182,9 @@ func New(cfg Config) (*Server, error) {
 	if err := s.registerMetrics(); err != nil {
 		return nil, err
 	}
-	elsewhere := auth.Elsewhere{Passwords: cfg.Passwords}
-	if cfg.TYPO3Bridge != nil {
-		elsewhere.TYPO3Sessions = cfg.TYPO3Bridge
+	elsewhere := auth.Elsewhere{Passwords: d.Passwords}
+	if d.TYPO3Bridge != nil {
+		elsewhere.TYPO3Sessions = d.TYPO3Bridge
 	}
 	s.auth = auth.NewLimited(s.db, s.clock, elsewhere, auth.Limits{HashCost: cfg.HashCost})
 	// The screens' reads first: the authorization matrix calls the routes in

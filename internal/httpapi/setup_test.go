@@ -59,7 +59,6 @@ func newServer(t *testing.T, db *store.DB, with ...func(*httpapi.Config)) bundle
 	logs := &syncBuffer{}
 	clk := clock.NewFake(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	cfg := httpapi.Config{
-		DB:       db,
 		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Clock:    clk,
 		Version:  "test",
@@ -68,7 +67,7 @@ func newServer(t *testing.T, db *store.DB, with ...func(*httpapi.Config)) bundle
 	for _, f := range with {
 		f(&cfg)
 	}
-	srv, err := httpapi.New(cfg)
+	srv, err := httpapi.New(httpapi.Deps{DB: db}, &cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

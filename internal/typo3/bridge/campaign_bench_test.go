@@ -90,7 +90,9 @@ func BenchmarkCampaignAppliedBesideTYPO3(b *testing.B) {
 			t1 := time.Now()
 			res := editor.Must("POST", path+"/answers", map[string]any{"answer": "apply", "cards": refs}, 200)
 			response = append(response, time.Since(t1))
-			var answered struct{ Results []struct{ Outcome, Code string } }
+			var answered struct {
+				Results []struct{ Outcome, Code string }
+			}
 			if err := json.Unmarshal(res.Body, &answered); err != nil || len(answered.Results) != n {
 				b.Fatalf("answers: %v %s", err, res.Body)
 			}

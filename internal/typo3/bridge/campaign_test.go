@@ -25,7 +25,7 @@ type seeded struct {
 	Root, About, Services, Contact, Web int64
 }
 
-func seedOf(t *testing.T, r *typo3test.Real) seeded {
+func seedOf(t testing.TB, r *typo3test.Real) seeded {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(r.Dir, "seed.json"))
 	if err != nil {
@@ -41,7 +41,7 @@ func seedOf(t *testing.T, r *typo3test.Real) seeded {
 // importCampaignProcess gives TYPO3's group Editor a configuration (uid 10)
 // on the offline demo model with the demo's process "seo-optimieren"
 // (skill 1) attached, approved by TYPO3's administrator admin.
-func importCampaignProcess(t *testing.T, b *beside) {
+func importCampaignProcess(t testing.TB, b *beside) {
 	t.Helper()
 	var admin int64
 	if err := b.r.DB.QueryRow(b.r.Rebind("SELECT `uid` FROM `be_users` WHERE `username` = 'admin'")).Scan(&admin); err != nil {

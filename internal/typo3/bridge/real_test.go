@@ -34,7 +34,7 @@ type beside struct {
 	group  int64 // TYPO3's uid of the group "Editor"
 }
 
-func besideReal(t *testing.T, r *typo3test.Real) *beside {
+func besideReal(t testing.TB, r *typo3test.Real, opts ...waymarktest.Options) *beside {
 	t.Helper()
 	ctx := context.Background()
 	inst, err := live.New(ctx, r.DB, r.Dialect, r.Sites, nil)
@@ -48,7 +48,12 @@ func besideReal(t *testing.T, r *typo3test.Real) *beside {
 	if _, err := client.Ping(ctx); err != nil {
 		t.Fatalf("ping: %v", err)
 	}
-	env := waymarktest.New(t, storetest.SQLite(t), "", &waymarktest.Options{TYPO3: inst, Bridge: client})
+	o := waymarktest.Options{}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o.TYPO3, o.Bridge = inst, client
+	env := waymarktest.New(t, storetest.SQLite(t), "", &o)
 	b := &beside{r: r, env: env}
 	var group int64
 	if err := r.DB.QueryRow(r.Rebind("SELECT `uid` FROM `be_users` WHERE `username` = 'editor'")).Scan(&b.editor); err != nil {

@@ -20,14 +20,14 @@ import (
 func TestTheDemoGuideBranchHoldsACampaignTheOfflineModelAnswers(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		e := wt.New(t, db, string(demo.Fixture), &wt.Options{Workers: 2, ChatWorkers: 4})
-		if _, err := fixture.Import(t.Context(), db, demo.Branch(), "branch.json", e.App.FixtureOptions()); err != nil {
+		if _, err := fixture.Import(t.Context(), db, demo.Branch(demo.DefaultBranchPages), "branch.json", e.App.FixtureOptions()); err != nil {
 			t.Fatal(err)
 		}
 		erika := e.As("demo-token-erika")
 		v := wt.Decode[campaignView](t, erika.Must("POST", "/api/campaigns", map[string]any{
 			"process": "seo-optimieren", "rootPage": demo.BranchRoot, "depth": 1, "filter": "descriptionMissing", "concurrency": 4}, http.StatusCreated))
-		if v.Counts.Total != demo.BranchPages/2 {
-			t.Fatalf("pages without a description: %d, want %d", v.Counts.Total, demo.BranchPages/2)
+		if v.Counts.Total != demo.DefaultBranchPages/2 {
+			t.Fatalf("pages without a description: %d, want %d", v.Counts.Total, demo.DefaultBranchPages/2)
 		}
 		v = untilCampaign(t, erika, v.ID, "had four pages with proposals", func(v campaignView) bool { return v.Counts.Proposals >= 4 })
 		if v.EstimatedSecondsLeft == nil {

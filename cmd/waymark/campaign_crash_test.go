@@ -89,7 +89,7 @@ func guideBranch(t *testing.T, n int) []byte {
 		Pages   []json.RawMessage `json:"pages"`
 		Records []json.RawMessage `json:"records"`
 	}
-	if err := json.Unmarshal(demo.Branch(), &b); err != nil {
+	if err := json.Unmarshal(demo.Branch(demo.DefaultBranchPages), &b); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := json.Marshal(map[string]any{"pages": b.Pages[:n+1], "records": b.Records[:n]})

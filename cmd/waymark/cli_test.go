@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -198,5 +199,27 @@ func TestHealthzAndBuildInfoNameTheBuildWaymarkVersionPrints(t *testing.T) {
 	}
 	if want := `waymark_build_info{commit="` + m[2] + `",goversion="` + runtime.Version() + `",version="` + m[1] + `"} 1`; !strings.Contains(get("/metrics"), want) {
 		t.Errorf("/metrics lacks %s", want)
+	}
+}
+
+// The demo refuses a guide branch size or an open-runs cap out of range
+// with a usage error, before it makes a database or listens.
+func TestDemoRefusesABranchSizeOrOpenRunsCapOutOfRange(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--demo-pages", "-1"}, "--demo-pages must be 0 to 5000"},
+		{[]string{"--demo-pages", "5001"}, "--demo-pages must be 0 to 5000"},
+		{[]string{"--max-open-runs", "0"}, "--max-open-runs must be 1 or more"},
+	} {
+		db := filepath.Join(t.TempDir(), "demo.db")
+		code, _, stderr := cli(t, append([]string{"demo", "--addr", "127.0.0.1:0", "--db", db}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("demo %v = %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Errorf("demo %v made its database (%v)", c.args, err)
+		}
 	}
 }

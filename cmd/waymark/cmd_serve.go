@@ -88,6 +88,12 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 	if err := checkAddr(f.Addr); err != nil {
 		return err
 	}
+	if f.MaxOpenRuns < 1 {
+		return fmt.Errorf("%w: --max-open-runs must be 1 or more", errUsage)
+	}
+	if f.DemoPages < 0 || f.DemoPages > demo.MaxBranchPages {
+		return fmt.Errorf("%w: --demo-pages must be 0 to %d", errUsage, demo.MaxBranchPages)
+	}
 	raw := f.DB
 	if raw == "" {
 		dir, err := os.MkdirTemp("", "waymark-demo-")
@@ -111,6 +117,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 	// The offline model's replies stream into the transcript as they come.
 	cfg := f.appConfig(e, in)
 	cfg.Workers, cfg.TrustedProxies, cfg.ModelStream, cfg.DemoPace = 2, f.TrustedProxies, true, f.DemoPace
+	cfg.MaxOpenRuns = f.MaxOpenRuns
 	a, err := app.New(ctx, db, cfg)
 	if err != nil {
 		return err
@@ -128,7 +135,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("demo site: %w", err)
 		}
 		// The guide branch: enough pages with findings for a campaign.
-		b, err := fixture.Import(ctx, db, demo.Branch(), "branch.json", a.FixtureOptions())
+		b, err := fixture.Import(ctx, db, demo.Branch(f.DemoPages), "branch.json", a.FixtureOptions())
 		if err != nil {
 			return fmt.Errorf("demo site: guide branch: %w", err)
 		}
@@ -147,7 +154,7 @@ func cmdDemo(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(w, "\nLog in as erika (erika-demo-pass) and start a tour from the page picker or the dashboard.\n")
 		fmt.Fprintf(w, "A campaign over the guide branch (%d pages): curl -H 'Authorization: Bearer demo-token-erika' -H 'Content-Type: application/json' "+
-			"-d '{\"process\": \"seo-optimieren\", \"rootPage\": %d, \"depth\": 1, \"filter\": \"descriptionMissing\"}' %s/api/campaigns\n", demo.BranchPages, demo.BranchRoot, url)
+			"-d '{\"process\": \"seo-optimieren\", \"rootPage\": %d, \"depth\": 1, \"filter\": \"descriptionMissing\"}' %s/api/campaigns\n", f.DemoPages, demo.BranchRoot, url)
 		fmt.Fprintf(w, "API: curl -H 'Authorization: Bearer demo-token-erika' %s/api/me\n", url)
 		fmt.Fprintln(w, "Stop with Ctrl-C.")
 	})

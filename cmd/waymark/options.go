@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"waymark/internal/demo"
 
 	"waymark/internal/agent"
 	"waymark/internal/httpapi"
@@ -51,11 +52,12 @@ var optionTable = []option{
 	{flag: "data-dir", field: "DataDir", cmds: keyCmds, usage: "folder of the secret key file secret.key (default: the SQLite file's folder; on PostgreSQL this or WAYMARK_SECRET_KEY is required)"},
 	{env: "WAYMARK_SECRET_KEY", field: "SecretKey", cmds: keyCmds, secret: true, usage: "the secret key that seals provider API keys, 32 bytes as hex or base64 (wins over the file in --data-dir); the same in every process of an installation"},
 	{flag: "skills-root", field: "SkillsRoot", cmds: "serve worker import reap skill", usage: "folder every directory skill source must lie in (none: directory sources are refused)"},
-	{flag: "max-open-runs", def: strconv.Itoa(agent.DefaultMaxOpenRuns), field: "MaxOpenRuns", cmds: "serve", usage: "runs one user may have queued or waiting for a decision at once"},
+	{flag: "max-open-runs", def: strconv.Itoa(agent.DefaultMaxOpenRuns), field: "MaxOpenRuns", cmds: "serve demo", usage: "runs one user may have queued or waiting for a decision at once"},
 	{flag: "lease", def: agent.DefaultLease.String(), field: "Lease", cmds: "serve worker", usage: "run lease, renewed while a run waits on the model or a tool; a crashed process's runs are reaped about a lease later (at least 3s)"},
 	{flag: "mcp-form-wait", def: "30m0s", field: "MCPFormWait", cmds: "serve demo mcp", usage: "how long an MCP elicitation form (a card asked of the user) may stay open; an answer given within it is carried out even when the client gave up on the call"},
 	{flag: "mcp-form-progress", def: "15s", field: "MCPFormProgress", cmds: "serve demo mcp", usage: "how often a progress notification goes to an MCP call that asked for progress while its form is open, so clients that reset their request timeout on progress keep waiting"},
 	{flag: "model-stream", def: "false", field: "ModelStream", cmds: "serve worker", usage: "ask the model for streamed replies, for a gateway that closes connections silent while a long reply is generated (a reply is used once complete either way)"},
+	{flag: "demo-pages", def: strconv.Itoa(demo.DefaultBranchPages), field: "DemoPages", cmds: "demo", usage: "pages of the demo's generated guide branch below page 1000 (0 to 5000), for campaigns over many pages"},
 	{flag: "demo-pace", def: "0s", field: "DemoPace", cmds: "demo", usage: "the offline model sends its replies word by word with this pause between words (0: at once): to watch streamed text and try Stop"},
 	{flag: "shutdown-timeout", def: "30s", field: "ShutdownTimeout", cmds: "serve worker demo", usage: "on SIGTERM, how long running jobs and requests may take to finish before what is left is cancelled and handed to other workers at once"},
 	{flag: "purge-every", def: "1h", field: "PurgeEvery", cmds: "serve worker", usage: "purge as waymark purge does (--older-than, --waiting-older-than) at start and then this often, one process of the installation at a time (0: only by hand with waymark purge; else at least 1s)"},
@@ -99,20 +101,20 @@ var envExceptions = map[string]string{
 // config is what a command's options parse into; each option of
 // optionTable names its field. Args are the arguments after the flags.
 type config struct {
-	LogLevel                                             level
-	DB, Addr, DataDir, SecretKey, SkillsRoot             string
-	PublicURL, TLSCert, TLSKey, MetricsToken, CPUProfile string
-	Label, As, TYPO3, TYPO3Sites, Token                  string
-	TYPO3Bridge, TYPO3BridgeSecret                       string
-	MigrateTo, BackupTo, RestoreFrom                     string
-	Workers, ChatWorkers, MaxOpenRuns, MaxClientConns    int
-	WorkerProcesses, Conversations                       int
-	Lease, ShutdownTimeout, PurgeEvery, DemoPace         time.Duration
-	OlderThan, WaitingOlderThan, Duration                time.Duration
-	MCPFormWait, MCPFormProgress                         time.Duration
-	ModelStream, SecureCookies, StoreNoFastPaths         bool
-	MigrateStatus, TYPO3PasswordLogin                    bool
-	TrustedProxies                                       prefixes
+	LogLevel                                                     level
+	DB, Addr, DataDir, SecretKey, SkillsRoot                     string
+	PublicURL, TLSCert, TLSKey, MetricsToken, CPUProfile         string
+	Label, As, TYPO3, TYPO3Sites, Token                          string
+	TYPO3Bridge, TYPO3BridgeSecret                               string
+	MigrateTo, BackupTo, RestoreFrom                             string
+	Workers, ChatWorkers, MaxOpenRuns, MaxClientConns, DemoPages int
+	WorkerProcesses, Conversations                               int
+	Lease, ShutdownTimeout, PurgeEvery, DemoPace                 time.Duration
+	OlderThan, WaitingOlderThan, Duration                        time.Duration
+	MCPFormWait, MCPFormProgress                                 time.Duration
+	ModelStream, SecureCookies, StoreNoFastPaths                 bool
+	MigrateStatus, TYPO3PasswordLogin                            bool
+	TrustedProxies                                               prefixes
 }
 
 // envName is the variable of o.

@@ -14,9 +14,11 @@
 // median and slowest of: navigation start → first contentful paint, →
 // load event end, and the server's part of the same request (request sent →
 // first byte of the response, from PerformanceNavigationTiming), with the
-// cards shown. The demo's branch has 200 pages (demo.BranchPages), half of
-// them without a description, and the demo keeps the default cap of 100 open
-// runs per user: the list holds about 90–100 cards, not 1,000.
+// cards shown. PAGES (default 2000) sizes the demo's guide branch
+// (`waymark demo --demo-pages`; half of its pages lack a description, so
+// 2000 pages make 1,000 cards with the default filter), and the demo runs
+// with an open-runs cap above it (--max-open-runs), since every card waits
+// as one of erika's open runs.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,7 @@ import { join } from 'node:path';
 import { startDemo, api, logins } from '../lib/server.js';
 
 const repeats = Number(process.env.REPEATS || 5);
+const pages = Number(process.env.PAGES || 2000);
 const filter = process.env.FILTER ?? 'descriptionMissing';
 const perPage = 20; // the web list's page size (internal/web)
 
@@ -32,7 +35,9 @@ const ms = (x) => `${x.toFixed(0)} ms`;
 
 async function main() {
   if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`REPEATS=${process.env.REPEATS}: want a whole number of 1 or more`);
-  const server = process.env.WAYMARK_URL ? { url: process.env.WAYMARK_URL.replace(/\/$/, ''), stop: async () => {} } : await startDemo();
+  if (!Number.isInteger(pages) || pages < 1 || pages > 5000) throw new Error(`PAGES=${process.env.PAGES}: want a whole number of 1 to 5000`);
+  const server = process.env.WAYMARK_URL ? { url: process.env.WAYMARK_URL.replace(/\/$/, ''), stop: async () => {} }
+    : await startDemo({ timeoutMs: 120000, args: ['--demo-pages', String(pages), '--max-open-runs', String(pages + 100)] });
   const profile = mkdtempSync(join(tmpdir(), 'waymark-bench-profile-'));
   let ctx;
   try {

@@ -93,6 +93,14 @@ e2e('a campaign started from the dashboard reaches cards; two selected cards are
     return await cards.count() >= 2;
   }, 'two cards in the review list after the variant', 60000);
 
+  // Draw the list once more and wait until it is swapped in: a refresh of
+  // the loop above may still be under way, and the titles must be read
+  // from the list whose boxes are checked.
+  await Promise.all([
+    page.waitForResponse((r) => /\/campaigns\/\d+\/review/.test(r.url())),
+    page.locator('#campaign-progress').getByRole('link', { name: /Vorschlagsliste aktualisieren/ }).click(),
+  ]);
+  await page.waitForFunction(() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling'));
   const titles = [await cards.nth(0).locator('h3').textContent(), await cards.nth(1).locator('h3').textContent()]
     .map((t) => t.split('·')[0].trim());
   await cards.nth(0).getByRole('checkbox').check();

@@ -138,7 +138,7 @@ withDemo('waymark mcp serves the same tools over stdio as the user of WAYMARK_TO
   });
   try {
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 17);
+    assert.equal(tools.length, 18);
     const res = await call(client, 'start_tour', { page: 2, language: 0, process: 'seo-optimieren' });
     assert.equal(res.structuredContent?.status, 'idle', `${res.content[0].text}\n--- waymark mcp log ---\n${client.stderr().slice(-2000)}`);
     // The demo server (another process on the same database) shows erika the tour.

@@ -135,10 +135,8 @@ func (s *Service) now() int64 { return s.clk.Now().UnixMicro() }
 // room below the cap of open runs, less the share kept for her own chats
 // (Config.MaxOpenRuns). Zero or less: the campaign waits for answers.
 func (s *Service) runRoom(ctx context.Context, owner int64) (int, error) {
-	open := run.OpenStatuses()
-	var n int
-	if err := s.d.DB.QueryRow(ctx, "SELECT COUNT(*) FROM runs WHERE initiator = ? AND status IN (?, ?, ?)",
-		owner, string(open[0]), string(open[1]), string(open[2])).Scan(&n); err != nil {
+	n, err := run.CountOpen(ctx, s.d.DB, owner)
+	if err != nil {
 		return 0, err
 	}
 	return s.cfg.MaxOpenRuns - max(1, s.cfg.MaxOpenRuns/10) - n, nil

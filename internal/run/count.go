@@ -21,6 +21,11 @@ func OpenStatuses() []Status {
 // CountOpenTx counts initiator's open runs (OpenStatuses) through q, the
 // transaction that would store a new one.
 func (s *Store) CountOpenTx(ctx context.Context, q store.Querier, initiator int64) (int, error) {
+	return CountOpen(ctx, q, initiator)
+}
+
+// CountOpen counts initiator's open runs (OpenStatuses) through q.
+func CountOpen(ctx context.Context, q store.Querier, initiator int64) (int, error) {
 	var n int
 	open := OpenStatuses()
 	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM runs WHERE initiator = ? AND status IN (?, ?, ?)", initiator,

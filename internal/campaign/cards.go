@@ -79,33 +79,58 @@ type CardPage struct {
 // Cards lists the waiting cards of campaign id, in page-tree order, for its
 // owner or an administrator.
 func (s *Service) Cards(ctx context.Context, a *access.Actor, id int64, f CardFilter) (CardPage, error) {
-	if f.Limit == 0 {
-		f.Limit = DefaultCardLimit
-	}
-	if f.Limit < 1 || f.Limit > MaxCardLimit {
-		return CardPage{}, fmt.Errorf("%w: limit: want 1 to %d", ErrInvalid, MaxCardLimit)
-	}
-	if f.Offset < 0 {
-		return CardPage{}, fmt.Errorf("%w: offset: want 0 or more", ErrInvalid)
+	if err := f.check(); err != nil {
+		return CardPage{}, err
 	}
 	r, err := s.visible(ctx, a, id)
 	if err != nil {
 		return CardPage{}, err
 	}
-	if err := s.settleWaiting(ctx, r); err != nil {
-		return CardPage{}, err
+	return s.cards(ctx, r, f)
+}
+
+// Review is Get and Cards in one: the campaign with its counts and one
+// page of its review list, its waiting tours read once for both.
+func (s *Service) Review(ctx context.Context, a *access.Actor, id int64, f CardFilter) (View, CardPage, error) {
+	if err := f.check(); err != nil {
+		return View{}, CardPage{}, err
 	}
-	// The filters and the total are read from the cards as their
-	// conversations store them, in one statement; only the cards of the
-	// page asked for are read in full (the chat's read, which also
-	// reconciles them), so that a page of the list costs the same whether
-	// the campaign waits on 20 cards or on 1,000.
-	q, args := "SELECT "+prefixed("i.", itemColumns)+`, c.status, c.card FROM campaign_items i
-		JOIN conversations c ON c.id = i.conversation_id WHERE i.campaign_id = ? AND i.state = ?`, []any{r.ID, string(ItemProposals)}
-	if f.Page != 0 {
-		q, args = q+" AND i.page_uid = ?", append(args, f.Page)
+	r, err := s.visible(ctx, a, id)
+	if err != nil {
+		return View{}, CardPage{}, err
 	}
-	items, err := store.Collect(ctx, s.d.DB, scanStoredCard, q+" ORDER BY i.position, i.language", args...)
+	page, err := s.cards(ctx, r, f)
+	if err != nil {
+		return View{}, CardPage{}, err
+	}
+	v, err := s.view(ctx, r)
+	return v, page, err
+}
+
+// check sets the default limit and refuses a limit or offset out of range.
+func (f *CardFilter) check() error {
+	if f.Limit == 0 {
+		f.Limit = DefaultCardLimit
+	}
+	if f.Limit < 1 || f.Limit > MaxCardLimit {
+		return fmt.Errorf("%w: limit: want 1 to %d", ErrInvalid, MaxCardLimit)
+	}
+	if f.Offset < 0 {
+		return fmt.Errorf("%w: offset: want 0 or more", ErrInvalid)
+	}
+	return nil
+}
+
+// cards settles r's waiting tours and lists the cards of the page f asks for.
+// The filters and the total are read from the cards as their conversations
+// store them, in the statement that also finds the tours that moved on;
+// only the cards of the page asked for are read in full (the chat's read,
+// which also reconciles them), so that a page of the list costs the same
+// whether the campaign waits on 20 cards or on 1,000. Without a filter by
+// kind or field no stored card is read at all.
+func (s *Service) cards(ctx context.Context, r row, f CardFilter) (CardPage, error) {
+	filtered := f.Kind != "" || f.Field != ""
+	items, err := s.waiting(ctx, r, f.Page, filtered)
 	if err != nil {
 		return CardPage{}, err
 	}
@@ -114,21 +139,35 @@ func (s *Service) Cards(ctx context.Context, a *access.Actor, id int64, f CardFi
 	}
 	out := CardPage{Cards: []Card{}, Offset: f.Offset, Limit: f.Limit}
 	for _, it := range items {
-		if it.card == nil || !match(cardOf(it.item, chat.View{Card: it.card})) {
+		var read *chat.View // the chat's read of a tour that moved on
+		if it.movedOn {
+			v, gone, err := s.settleItem(ctx, r, it.item)
+			if err != nil {
+				return CardPage{}, err
+			}
+			if gone || v.Status != chat.AwaitingApproval || v.Card == nil {
+				continue
+			}
+			read, it.hasCard, it.card = &v, true, v.Card
+		}
+		if !it.hasCard || filtered && (it.card == nil || !match(cardOf(it.item, chat.View{Card: it.card}))) {
 			continue
 		}
 		if out.Total >= f.Offset && len(out.Cards) < f.Limit {
-			v, err := s.d.Chat.Get(ctx, r.Owner, it.Conversation)
-			if err != nil {
-				if refused(err) {
-					continue
+			if read == nil {
+				v, err := s.d.Chat.Get(ctx, r.Owner, it.Conversation)
+				if err != nil {
+					if refused(err) {
+						continue
+					}
+					return CardPage{}, err
 				}
-				return CardPage{}, err
+				read = &v
 			}
-			if v.Status != chat.AwaitingApproval || v.Card == nil {
+			if read.Status != chat.AwaitingApproval || read.Card == nil {
 				continue // it moved on since the statement above
 			}
-			c := cardOf(it.item, v)
+			c := cardOf(it.item, *read)
 			if !match(c) {
 				continue
 			}
@@ -139,21 +178,49 @@ func (s *Service) Cards(ctx context.Context, a *access.Actor, id int64, f CardFi
 	return out, nil
 }
 
-// storedCard is an item with the card its conversation waits on, as
-// stored (nil when it waits on none).
-type storedCard struct {
+// waitingItem is an item with proposals as the statement of waiting read
+// it: whether its tour moved on (its conversation no longer waits as
+// stored, or waits on a run that no longer waits), whether the
+// conversation stores a card it waits on, and that card when asked for
+// (nil when unreadable).
+type waitingItem struct {
 	item
-	card *chat.Card
+	movedOn, hasCard bool
+	card             *chat.Card
 }
 
-func scanStoredCard(sc store.Scanner) (storedCard, error) {
-	var it storedCard
-	var state, status, card string
-	if err := sc.Scan(&it.ID, &it.Campaign, &it.Page, &it.Language, &it.Conversation, &state, &it.Reason, &it.StartedAt, &status, &card); err != nil {
-		return storedCard{}, err
+// waiting reads r's items with proposals (of one page when page is not 0),
+// in page-tree order, with their cards when withCards.
+func (s *Service) waiting(ctx context.Context, r row, page int64, withCards bool) ([]waitingItem, error) {
+	card := "''"
+	if withCards {
+		card = "c.card"
+	}
+	q, args := "SELECT "+prefixed("i.", itemColumns)+`,
+		CASE WHEN c.id IS NULL OR c.status NOT IN ('awaiting_approval', 'awaiting_input')
+			OR u.uuid IS NULL AND c.pending_run_uuid <> '' OR u.status NOT IN ('waiting_for_approval', 'waiting_for_input') THEN 1 ELSE 0 END,
+		CASE WHEN c.status = 'awaiting_approval' AND octet_length(c.card) > 0 THEN 1 ELSE 0 END, `+card+`
+		FROM campaign_items i
+		LEFT JOIN conversations c ON c.id = i.conversation_id
+		LEFT JOIN runs u ON u.uuid = c.pending_run_uuid
+		WHERE i.campaign_id = ? AND i.state = ?`, []any{r.ID, string(ItemProposals)}
+	if page != 0 {
+		q, args = q+" AND i.page_uid = ?", append(args, page)
+	}
+	return store.Collect(ctx, s.d.DB, scanWaitingItem, q+" ORDER BY i.position, i.language", args...)
+}
+
+func scanWaitingItem(sc store.Scanner) (waitingItem, error) {
+	var it waitingItem
+	var state, card string
+	var movedOn, hasCard int
+	if err := sc.Scan(&it.ID, &it.Campaign, &it.Page, &it.Language, &it.Conversation, &state, &it.Reason, &it.StartedAt,
+		&movedOn, &hasCard, &card); err != nil {
+		return waitingItem{}, err
 	}
 	it.State = ItemState(state)
-	if chat.Status(status) == chat.AwaitingApproval && card != "" {
+	it.movedOn, it.hasCard = movedOn == 1, hasCard == 1
+	if it.hasCard && card != "" {
 		var c chat.Card
 		if json.Unmarshal([]byte(card), &c) == nil {
 			it.card = &c

@@ -363,28 +363,36 @@ func settled(v chat.View) (ItemState, string) {
 // waiting cards costs one statement here rather than a conversation read
 // per card.
 func (s *Service) settleWaiting(ctx context.Context, r row) error {
-	waiting, err := store.Collect(ctx, s.d.DB, scanItem, "SELECT "+prefixed("i.", itemColumns)+` FROM campaign_items i
-		LEFT JOIN conversations c ON c.id = i.conversation_id
-		LEFT JOIN runs u ON u.uuid = c.pending_run_uuid
-		WHERE i.campaign_id = ? AND i.state = ? AND (c.id IS NULL OR c.status NOT IN ('awaiting_approval', 'awaiting_input')
-			OR u.uuid IS NULL AND c.pending_run_uuid <> '' OR u.status NOT IN ('waiting_for_approval', 'waiting_for_input'))`,
-		r.ID, string(ItemProposals))
+	items, err := s.waiting(ctx, r, 0, false)
 	if err != nil {
 		return err
 	}
-	for _, it := range waiting {
-		v, err := s.d.Chat.Get(ctx, r.Owner, it.Conversation)
-		if err != nil {
-			if refused(err) {
-				continue // the owner is gone: her items stay as they were
-			}
-			return err
-		}
-		if to, reason := settled(v); to == ItemDone || to == ItemFailed {
-			if _, err := moveItem(ctx, s.d.DB, it.ID, to, reason, s.now(), ItemProposals); err != nil {
+	for _, it := range items {
+		if it.movedOn {
+			if _, _, err := s.settleItem(ctx, r, it.item); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// settleItem reads the conversation of an item with proposals whose tour
+// moved on and moves the item to done or failed when its tour ended so
+// (gone: the item has left the review list, or its owner is gone).
+func (s *Service) settleItem(ctx context.Context, r row, it item) (v chat.View, gone bool, err error) {
+	v, err = s.d.Chat.Get(ctx, r.Owner, it.Conversation)
+	if err != nil {
+		if refused(err) {
+			return chat.View{}, true, nil // the owner is gone: her items stay as they were
+		}
+		return chat.View{}, false, err
+	}
+	if to, reason := settled(v); to == ItemDone || to == ItemFailed {
+		if _, err := moveItem(ctx, s.d.DB, it.ID, to, reason, s.now(), ItemProposals); err != nil {
+			return chat.View{}, false, err
+		}
+		return v, true, nil
+	}
+	return v, false, nil
 }

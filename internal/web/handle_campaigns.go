@@ -303,11 +303,23 @@ func (u *UI) campaignID(r *http.Request) int64 {
 // another user's are campaign.ErrNotFound alike.
 func (u *UI) campaignData(r *http.Request, me *user, q url.Values, withCards bool) (*campaignData, error) {
 	ctx := r.Context()
-	v, err := u.Campaigns.Get(ctx, me.A, u.campaignID(r))
+	d := &campaignData{Limit: 20}
+	var v campaign.View
+	var list campaign.CardPage
+	var err error
+	if withCards {
+		d.PageFilter, _ = strconv.ParseInt(q.Get("page"), 10, 64)
+		d.Field, d.Kind = q.Get("field"), q.Get("kind")
+		d.Offset, _ = strconv.Atoi(q.Get("offset"))
+		d.Offset = max(d.Offset, 0)
+		v, list, err = u.Campaigns.Review(ctx, me.A, u.campaignID(r), campaign.CardFilter{Page: d.PageFilter, Field: d.Field, Kind: d.Kind, Offset: d.Offset, Limit: d.Limit})
+	} else {
+		v, err = u.Campaigns.Get(ctx, me.A, u.campaignID(r))
+	}
 	if err != nil {
 		return nil, err
 	}
-	d := &campaignData{View: v, Scope: u.scope(me, v), Limit: 20}
+	d.View, d.Scope = v, u.scope(me, v)
 	d.ProcessName = me.T.Get("campaign.processNumber", v.Process)
 	if list, err := u.Catalogue.ForActor(ctx, me.A.UID, v.Configuration); err == nil {
 		for _, e := range list {
@@ -353,14 +365,6 @@ func (u *UI) campaignData(r *http.Request, me *user, q url.Values, withCards boo
 	}
 	if !withCards {
 		return d, nil
-	}
-	d.PageFilter, _ = strconv.ParseInt(q.Get("page"), 10, 64)
-	d.Field, d.Kind = q.Get("field"), q.Get("kind")
-	d.Offset, _ = strconv.Atoi(q.Get("offset"))
-	d.Offset = max(d.Offset, 0)
-	list, err := u.Campaigns.Cards(ctx, me.A, v.ID, campaign.CardFilter{Page: d.PageFilter, Field: d.Field, Kind: d.Kind, Offset: d.Offset, Limit: d.Limit})
-	if err != nil {
-		return nil, err
 	}
 	d.Total = list.Total
 	for _, c := range list.Cards {

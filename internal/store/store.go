@@ -204,6 +204,12 @@ func ParseURL(raw string) (Target, error) {
 		q.Add("_pragma", "busy_timeout(10000)")
 		q.Add("_pragma", "foreign_keys(1)")
 		q.Add("_pragma", "synchronous(NORMAL)")
+		// Reads of the database file through a memory map (up to 256 MB of
+		// it) instead of a read call per page: a connection's page cache is
+		// dropped whenever another one commits, and a read that walks many
+		// rows (a campaign's waiting tours, 1,000 runs) otherwise copied
+		// each page in again (a review-list page 30 ms → 23 ms).
+		q.Add("_pragma", "mmap_size(268435456)")
 		// The writers' own checkpoint at 4,000 pages instead of 1,000: the
 		// background checkpointer (checkpoint.go) copies the log back long
 		// before, so a writer that crosses the threshold finds little left;

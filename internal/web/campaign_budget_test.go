@@ -61,3 +61,24 @@ func TestCampaignFormShowsTheCostEstimateBeforeTheStartAndTheProgressTheBudget(t
 		}
 	})
 }
+
+// A budget the form cannot read as a decimal number — "NaN", "Inf" and a
+// hexadecimal float, which Go's number parser takes — is refused on the
+// form, naming the budget, for the estimate and the start alike, and no
+// campaign starts.
+func TestCampaignFormRefusesABudgetThatIsNotADecimalNumber(t *testing.T) {
+	db := storetest.SQLite(t)
+	e := newEnv(t, db)
+	erika := login(t, e, "erika", "erika-pass-1234")
+	for _, budget := range []string{"NaN", "Inf", "-Inf", "0x1p-2", "zehn", "1,5,0"} {
+		for _, step := range []string{"estimate", "start"} {
+			form := campaignForm(seo, "1", "1", budget)
+			form.Set("step", step)
+			res := erika.post("/campaigns", form)
+			contains(t, step+" with budget "+budget, res, "„Budget“ muss eine Zahl sein. Es wurde keine Kampagne gestartet.")
+			if res.Header.Get("HX-Redirect") != "" || campaignCount(t, db) != 0 {
+				t.Fatalf("budget %q (%s) started a campaign: %q", budget, step, res.Header.Get("HX-Redirect"))
+			}
+		}
+	}
+}

@@ -157,10 +157,13 @@ func (u *UI) handleCampaignCreate(w http.ResponseWriter, r *http.Request, me *us
 	num("language", r.PostFormValue("language"), &lang)
 	f.Language = lang
 	if f.Budget != "" && bad == "" {
-		if _, err := strconv.ParseFloat(strings.Replace(f.Budget, ",", ".", 1), 64); err != nil {
+		// A decimal number, with a comma or a point: not "NaN", "Inf" or a
+		// hexadecimal float, which strconv reads as numbers too.
+		b := strings.Replace(f.Budget, ",", ".", 1)
+		if _, err := strconv.ParseFloat(b, 64); err != nil || !json.Valid([]byte(b)) {
 			bad = "budget"
 		} else {
-			req.Budget = json.RawMessage(strings.Replace(f.Budget, ",", ".", 1))
+			req.Budget = json.RawMessage(b)
 		}
 	}
 	if root == 0 {

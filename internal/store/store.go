@@ -204,12 +204,13 @@ func ParseURL(raw string) (Target, error) {
 		q.Add("_pragma", "busy_timeout(10000)")
 		q.Add("_pragma", "foreign_keys(1)")
 		q.Add("_pragma", "synchronous(NORMAL)")
-		// Reads of the database file through a memory map (up to 256 MB of
-		// it) instead of a read call per page: a connection's page cache is
-		// dropped whenever another one commits, and a read that walks many
-		// rows (a campaign's waiting tours, 1,000 runs) otherwise copied
-		// each page in again (a review-list page 30 ms → 23 ms).
-		q.Add("_pragma", "mmap_size(268435456)")
+		// A page cache of up to 8 MB per connection instead of SQLite's 2 MB:
+		// a read that walks many rows (a campaign's 1,000 waiting tours with
+		// their runs, one page each) no longer evicts its own pages and reads
+		// them again with a system call each (a review-list page 25–31 ms →
+		// 21–25 ms). A memory map of the file did as much for such reads but
+		// made the approval cycle a third slower.
+		q.Add("_pragma", "cache_size(-8192)")
 		// The writers' own checkpoint at 4,000 pages instead of 1,000: the
 		// background checkpointer (checkpoint.go) copies the log back long
 		// before, so a writer that crosses the threshold finds little left;

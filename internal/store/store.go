@@ -842,6 +842,12 @@ func begunConn(ctx context.Context, pool *sql.DB, begin string) (*sql.Conn, erro
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	if _, err := conn.ExecContext(ctx, begin); err != nil {
+		// The SQLite driver reports a context that ended during the call
+		// as the call's error even when the BEGIN ran: end whatever began,
+		// so that the pool is not handed a connection inside a transaction,
+		// whose first read would fix a snapshot every later statement on it
+		// sees (stale reads, and writes refused as SQLITE_BUSY_SNAPSHOT).
+		rollback(ctx, conn)
 		conn.Close()
 		return nil, fmt.Errorf("begin: %w", err)
 	}

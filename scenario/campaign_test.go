@@ -414,3 +414,56 @@ func TestBadAnswersToACampaignsCardsAreRefusedAndChangeNothing(t *testing.T) {
 		}
 	})
 }
+
+// A card whose run stopped waiting outside the review list — here its run
+// cancelled through the runs API — leaves the list at its next read: the
+// list no longer shows it nor counts it, with a filter by field too, and
+// the campaign counts its page as no longer waiting on an answer.
+func TestACardWhoseRunStoppedWaitingLeavesTheReviewListAndItsCount(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := wt.New(t, db, string(demo.Fixture), &wt.Options{Workers: 2, ChatWorkers: 4})
+		erika := e.As("demo-token-erika")
+		v := wt.Decode[campaignView](t, erika.Must("POST", "/api/campaigns", map[string]any{
+			"process": "seo-optimieren", "rootPage": 1, "depth": 2, "languages": []int64{0}, "concurrency": 3}, http.StatusCreated))
+		v = untilCampaign(t, erika, v.ID, "done", func(v campaignView) bool { return v.State == "done" })
+		cards := fmt.Sprintf("/api/campaigns/%d/cards", v.ID)
+		list := wt.Decode[campaignCards](t, erika.Must("GET", cards, nil, http.StatusOK))
+		if list.Total < 2 || v.Counts.Proposals != list.Total {
+			t.Fatalf("cards: %d, counts %+v: want at least two, one per page with proposals", list.Total, v.Counts)
+		}
+		gone := list.Cards[0]
+		conv := wt.Decode[struct {
+			PendingRun string `json:"pendingRunUuid"`
+		}](t, erika.Must("GET", fmt.Sprintf("/api/conversations/%d", gone.Conversation), nil, http.StatusOK))
+		if conv.PendingRun == "" {
+			t.Fatalf("conversation %d waits on no run", gone.Conversation)
+		}
+		erika.Must("POST", "/api/runs/"+conv.PendingRun+"/cancel", nil, http.StatusOK)
+
+		field := gone.Fields[0].Field
+		withField := 0 // the cards the filter by field showed before
+		for _, c := range list.Cards {
+			for _, f := range c.Fields {
+				if f.Field == field {
+					withField++
+					break
+				}
+			}
+		}
+		for path, want := range map[string]int{cards: list.Total - 1, cards + "?field=" + field: withField - 1} {
+			after := wt.Decode[campaignCards](t, erika.Must("GET", path, nil, http.StatusOK))
+			if after.Total != want || len(after.Cards) != after.Total {
+				t.Errorf("%s: %d cards (%d shown), want %d", path, after.Total, len(after.Cards), want)
+			}
+			for _, c := range after.Cards {
+				if c.Conversation == gone.Conversation {
+					t.Errorf("%s still shows the card of the cancelled run (conversation %d)", path, c.Conversation)
+				}
+			}
+		}
+		now := wt.Decode[campaignView](t, erika.Must("GET", fmt.Sprintf("/api/campaigns/%d", v.ID), nil, http.StatusOK))
+		if now.Counts.Proposals != v.Counts.Proposals-1 || now.Counts.Done+now.Counts.Failed != v.Counts.Done+v.Counts.Failed+1 {
+			t.Errorf("counts after the cancel: %+v, want one page moved from proposals (was %+v)", now.Counts, v.Counts)
+		}
+	})
+}

@@ -18,12 +18,6 @@ func OpenStatuses() []Status {
 	return []Status{StatusQueued, StatusWaitingForApproval, StatusWaitingForInput}
 }
 
-// CountOpenTx counts initiator's open runs (OpenStatuses) through q, the
-// transaction that would store a new one.
-func (s *Store) CountOpenTx(ctx context.Context, q store.Querier, initiator int64) (int, error) {
-	return CountOpen(ctx, q, initiator)
-}
-
 // CountOpen counts initiator's open runs (OpenStatuses) through q.
 func CountOpen(ctx context.Context, q store.Querier, initiator int64) (int, error) {
 	var n int

@@ -30,11 +30,11 @@ func TestTheRunStoreAnswersTheCountsOtherPackagesNeed(t *testing.T) {
 		}
 		b.in(t, run.StatusCompleted)
 
-		if n, err := b.store.CountOpenTx(b.ctx, db, 7); err != nil || n != 4 {
-			t.Errorf("CountOpenTx(7) = %d, %v; want 4 (one queued, three waiting)", n, err)
+		if n, err := run.CountOpen(b.ctx, db, 7); err != nil || n != 4 {
+			t.Errorf("CountOpen(7) = %d, %v; want 4 (one queued, three waiting)", n, err)
 		}
-		if n, err := b.store.CountOpenTx(b.ctx, db, 8); err != nil || n != 0 {
-			t.Errorf("CountOpenTx(8) = %d, %v; want 0", n, err)
+		if n, err := run.CountOpen(b.ctx, db, 8); err != nil || n != 0 {
+			t.Errorf("CountOpen(8) = %d, %v; want 0", n, err)
 		}
 		counts, err := b.store.CountByStatus(b.ctx)
 		if err != nil || counts[run.StatusQueued] != 1 || counts[run.StatusWaitingForApproval] != 3 ||

@@ -78,10 +78,26 @@ export class Session {
   // caret is left alone ('initial'): hiding it leaves style="" on inputs,
   // which htmx's attribute settling copies onto a swapped-in element of the
   // same id — an inline style the page's CSP refuses (a console error).
+  //
+  // A page with parts the browser renders only near the screen
+  // (content-visibility: auto, the review list's cards) is shot through a
+  // window as tall as the page, as a person scrolling through it sees every
+  // part; a full-page shot through the ordinary window leaves them blank.
   async shot(page, name) {
     this.shots += 1;
     const file = join(this.dir, `${String(this.shots).padStart(2, '0')}-${slug(name)}.png`);
-    await page.screenshot({ path: file, fullPage: true, caret: 'initial' });
+    const size = page.viewportSize();
+    const height = await page.evaluate(() => ([...document.querySelectorAll('body *')]
+      .some((e) => getComputedStyle(e).contentVisibility === 'auto') ? document.documentElement.scrollHeight : 0));
+    if (size && height > size.height) {
+      await page.setViewportSize({ width: size.width, height: Math.min(height, 16000) });
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    }
+    try {
+      await page.screenshot({ path: file, fullPage: true, caret: 'initial' });
+    } finally {
+      if (size && height > size.height) await page.setViewportSize(size);
+    }
     return file;
   }
 

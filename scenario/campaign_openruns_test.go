@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"waymark/internal/demo"
 	"waymark/internal/store"
@@ -39,8 +40,11 @@ func TestACampaignLargerThanItsOwnersOpenRunsWaitsForAnswersInsteadOfFailingPage
 			}
 		}
 		// She ends the waiting tours; each frees its run, and the campaign
-		// starts the pages left, until every page is worked.
+		// starts the pages left, until every page is worked. The campaign is
+		// done once no page is pending or running — its last tour may then
+		// still wait at its card, so she ends that one too.
 		ended := map[int64]bool{}
+		deadline := time.Now().Add(60 * time.Second)
 		for {
 			list := wt.Decode[campaignCards](t, erika.Must("GET", fmt.Sprintf("/api/campaigns/%d/cards", v.ID), nil, http.StatusOK))
 			for _, c := range list.Cards {
@@ -50,8 +54,11 @@ func TestACampaignLargerThanItsOwnersOpenRunsWaitsForAnswersInsteadOfFailingPage
 				}
 			}
 			v = wt.Decode[campaignView](t, erika.Must("GET", fmt.Sprintf("/api/campaigns/%d", v.ID), nil, http.StatusOK))
-			if v.State == "done" {
+			if v.State == "done" && v.Counts.Proposals == 0 {
 				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tours still waiting after %d ended: %+v", len(ended), v)
 			}
 			v = untilCampaign(t, erika, v.ID, "on with the pages left", func(c campaignView) bool {
 				return c.State == "done" || c.Counts.Proposals > 0 && len(ended) < 5

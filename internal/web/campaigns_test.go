@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"waymark/internal/llm/llmtest"
 	"waymark/internal/store"
 	"waymark/internal/store/storetest"
 	wt "waymark/internal/waymarktest"
@@ -141,5 +142,34 @@ func TestCampaignReviewListAnswersCardsAndNamesAStaleOne(t *testing.T) {
 		contains(t, "apply", applied, `class="answered"`, "übernommen")
 		none := erika.post(to+"/answers", url.Values{"answer": {"apply"}})
 		contains(t, "nothing selected", none, `role="alert"`, "Wähle mindestens einen Vorschlag aus.")
+	})
+}
+
+// A paused campaign does not say its pages are being worked: the time its
+// pages left would take is named as the time after the resume ("noch etwa"
+// is for a campaign that runs).
+func TestAPausedCampaignNamesItsTimeLeftAsTheTimeAfterTheResume(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		arrived, hold := make(chan struct{}), make(chan struct{})
+		e.LLM.Add(say("Alles gut."), llmtest.Reply{Content: "Alles gut.", Arrived: arrived, Hold: hold})
+		defer close(hold)
+		erika := login(t, e, "erika", "erika-pass-1234")
+		to := erika.post("/campaigns", campaignForm(seo, "1", "1", "")).Header.Get("HX-Redirect")
+		if !campaignPath.MatchString(to) {
+			t.Fatalf("the start led to %q", to)
+		}
+		select {
+		case <-arrived: // the first page is worked, the second's tour under way
+		case <-time.After(30 * time.Second):
+			t.Fatal("the second page's tour never asked the model")
+		}
+		running := erika.get(to + "/progress")
+		contains(t, "running", running, `data-state="running"`, "noch etwa 1 min")
+		paused := erika.post(to+"/pause", nil)
+		contains(t, "paused", paused, `data-state="paused"`, "<strong>pausiert</strong> · nach dem Fortsetzen noch etwa 1 min")
+		if strings.Contains(paused.Body, "· noch etwa") {
+			t.Errorf("the paused campaign says it is being worked: %s", paused.Body)
+		}
 	})
 }

@@ -337,7 +337,11 @@ func (u *UI) campaignData(r *http.Request, me *user, q url.Values, withCards boo
 		d.Percent = (d.Done + c.Proposals) * 100 / c.Total
 	}
 	if v.EstimatedSecondsLeft != nil {
-		d.Left = me.T.Get("campaign.left", max((*v.EstimatedSecondsLeft+59)/60, 1))
+		left := "campaign.left"
+		if v.State == campaign.Paused {
+			left = "campaign.leftOnResume" // nothing is worked until then
+		}
+		d.Left = me.T.Get(left, max((*v.EstimatedSecondsLeft+59)/60, 1))
 	}
 	if b, err := strconv.ParseFloat(string(v.Budget), 64); err == nil {
 		d.Spent = me.T.Get("campaign.spentOfBudget", money(me, v.Spent.Cost), money(me, b))

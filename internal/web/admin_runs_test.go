@@ -59,7 +59,7 @@ func TestAdministratorFindsAStuckTourAndEndsItsProcess(t *testing.T) {
 
 		page := admin.get("/admin/runs/" + id)
 		contains(t, "run page", page, "<dd>waiting for approval</dd>", "holds the process seo", "(privacy: metadata)",
-			"<strong>lineage</strong>", "<strong>llm</strong>", ">Cancel run</button>", ">End process</button>")
+			"<strong>lineage</strong>", "<strong>llm</strong>", ">Cancel run</button>", ">End process</button>", " out, 1 step</dd>")
 		// In the editor's terms: the page as a link to it, the process by name,
 		// the raw lineage only behind "Technical details"; cancel asks first.
 		contains(t, "run page in words", page, `<a href="/chat?page=1&amp;language=0">Home (page 1)</a>`, `<a href="/admin/skills/`, ">seo</a>",

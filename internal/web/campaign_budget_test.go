@@ -82,3 +82,33 @@ func TestCampaignFormRefusesABudgetThatIsNotADecimalNumber(t *testing.T) {
 		}
 	}
 }
+
+// The estimate of a campaign over one page speaks of one page, and after
+// one earlier tour of the process of that tour: never "1 Seiten" or "der 1
+// früheren Touren".
+func TestTheEstimateOfOnePageAfterOneEarlierTourSpeaksInTheSingular(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		e := newEnv(t, db)
+		e.LLM.Add(llmtest.Reply{Content: "Alles gut.", Usage: llm.Usage{PromptTokens: 1000, CompletionTokens: 200}})
+		erika := login(t, e, "erika", "erika-pass-1234")
+		form := campaignForm(seo, "1", "0", "")
+		form.Set("step", "estimate")
+		contains(t, "before any tour", erika.post("/campaigns", form),
+			"1 Seite × 30.000 Token rein und 2.000 raus pro Tour (ein Vorgabewert: dieser Prozess hat noch keine Tour).")
+		form.Set("step", "start")
+		m := campaignPath.FindStringSubmatch(erika.post("/campaigns", form).Header.Get("HX-Redirect"))
+		if m == nil {
+			t.Fatal("the campaign did not start")
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for e.As(wt.Erika).Must("GET", "/api/campaigns/"+m[1], nil, http.StatusOK).Map(t)["state"] != "done" {
+			if time.Now().After(deadline) {
+				t.Fatalf("campaign %s never done", m[1])
+			}
+			time.Sleep(50 * time.Millisecond) // polling the running application
+		}
+		form.Set("step", "estimate")
+		contains(t, "after one tour", erika.post("/campaigns", form),
+			"1 Seite × 1.000 Token rein und 200 raus pro Tour (die eine frühere Tour dieses Prozesses).")
+	})
+}

@@ -133,7 +133,8 @@ func TestCampaignReviewListAnswersCardsAndNamesAStaleOne(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond) // polling the running application's campaign
 		}
-		contains(t, "review list", page, "<ins>", `name="one" value="apply|`, "Im Chat fortsetzen")
+		contains(t, "review list", page, "<ins>", `name="one" value="apply|`, "Im Chat fortsetzen",
+			"Vorschlagsliste aktualisieren (1 Seite mit Vorschlägen)")
 		ref := regexp.MustCompile(`name="card" value="([^"]+)"`).FindStringSubmatch(page.Body)[1]
 		conv, _, _ := strings.Cut(ref, "|")
 		stale := erika.post(to+"/answers", url.Values{"answer": {"skip"}, "card": {conv + "|v1:stale"}})

@@ -204,10 +204,18 @@ func campaignEstimateText(me *user, e campaign.Estimate) *estimateText {
 	}
 	t := &estimateText{}
 	basis := me.T.Get("campaign.estimate.default")
-	if e.Basis == campaign.BasisEarlierTours {
+	switch {
+	case e.Basis == campaign.BasisEarlierTours && e.Tours == 1:
+		basis = me.T.Get("campaign.estimate.earlierOne")
+	case e.Basis == campaign.BasisEarlierTours:
 		basis = me.T.Get("campaign.estimate.earlier", e.Tours)
 	}
-	t.Tokens = me.T.Get("campaign.estimate.tokens", e.Pages, group(e.MeanTokensIn, sep), group(e.MeanTokensOut, sep), basis)
+	in, out := group(e.MeanTokensIn, sep), group(e.MeanTokensOut, sep)
+	if e.Pages == 1 {
+		t.Tokens = me.T.Get("campaign.estimate.tokensOne", in, out, basis)
+	} else {
+		t.Tokens = me.T.Get("campaign.estimate.tokens", e.Pages, in, out, basis)
+	}
 	if e.EstimatedCost == nil {
 		t.Cost = me.T.Get("campaign.estimate.unpriced")
 	} else {
